@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // End-to-end tests each start a real CLI (~0.4 s, one core); two forks match the 2-core CI machine.
+    pool: "forks",
+    maxWorkers: 2,
+  },
+});
