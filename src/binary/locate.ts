@@ -1,0 +1,111 @@
+/**
+ * Finds the pinned Claude Code binary and reads its version once per path.
+ * The wrapper package's postinstall (which copies the native binary into `bin/`) is skipped by npm 11
+ * unless approved, so the platform package is resolved directly first.
+ */
+import { accessSync, constants, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { execa } from "execa";
+import { CliNotFoundError, UnsupportedCliVersionError } from "../errors/index.js";
+import { type CliVersionFacts, VERIFIED_CLI_VERSIONS, factsFor, isVerifiedVersion } from "./versions.js";
+
+const require = createRequire(import.meta.url);
+
+function platformPackageNames(): string[] {
+  const arch = process.arch;
+  if (process.platform === "win32") return [`@anthropic-ai/claude-code-win32-${arch}`];
+  if (process.platform === "darwin") return [`@anthropic-ai/claude-code-darwin-${arch}`];
+  // glibc first; musl distributions fall through to the -musl package.
+  return [`@anthropic-ai/claude-code-linux-${arch}`, `@anthropic-ai/claude-code-linux-${arch}-musl`];
+}
+
+function resolvePackageDir(name: string): string | undefined {
+  try {
+    return dirname(require.resolve(`${name}/package.json`));
+  } catch {
+    return undefined;
+  }
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The bundled binary: platform package first, then the wrapper's `bin` entry. */
+export function locateBundledCli(): string {
+  const binaryName = process.platform === "win32" ? "claude.exe" : "claude";
+  const candidates: string[] = [];
+  for (const name of platformPackageNames()) {
+    const dir = resolvePackageDir(name);
+    if (dir) candidates.push(join(dir, binaryName));
+  }
+  const wrapperDir = resolvePackageDir("@anthropic-ai/claude-code");
+  if (wrapperDir) candidates.push(join(wrapperDir, "bin", "claude.exe"));
+  const found = candidates.find(isExecutableFile);
+  if (found) return found;
+  throw new CliNotFoundError(
+    undefined,
+    candidates.length === 0
+      ? "neither @anthropic-ai/claude-code nor its platform package is installed"
+      : `no executable binary among ${candidates.join(", ")}`,
+  );
+}
+
+export interface ResolvedCli {
+  path: string;
+  version: string;
+  verified: boolean;
+  facts: CliVersionFacts;
+}
+
+const versionCache = new Map<string, Promise<string>>();
+
+async function readVersion(path: string): Promise<string> {
+  let stdout: string;
+  try {
+    ({ stdout } = await execa(path, ["--version"], {
+      timeout: 15_000,
+      env: { DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" },
+      extendEnv: true,
+      stdin: "ignore",
+    }));
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const reason =
+      code === "ENOENT" ? "file not found" : code === "EACCES" ? "not executable" : `\`--version\` failed: ${(error as Error).message.split("\n")[0]}`;
+    throw new CliNotFoundError(path, reason, { cause: error });
+  }
+  const match = /^(\d+\.\d+\.\d+)\s+\(Claude Code\)/m.exec(stdout.trim());
+  if (!match) {
+    throw new CliNotFoundError(path, `it is not Claude Code (\`--version\` printed ${JSON.stringify(stdout.slice(0, 120))})`);
+  }
+  return match[1]!;
+}
+
+/** Reads `--version` once per path (cached, failures are not cached). */
+export function cliVersion(path: string): Promise<string> {
+  let pending = versionCache.get(path);
+  if (!pending) {
+    pending = readVersion(path);
+    versionCache.set(path, pending);
+    pending.catch(() => versionCache.delete(path));
+  }
+  return pending;
+}
+
+export async function resolveCli(options: { cliPath?: string; allowUnverifiedCli?: boolean }): Promise<ResolvedCli> {
+  const path = options.cliPath ?? locateBundledCli();
+  const version = await cliVersion(path);
+  const verified = isVerifiedVersion(version);
+  if (!verified && !options.allowUnverifiedCli) {
+    throw new UnsupportedCliVersionError(path, version, Object.keys(VERIFIED_CLI_VERSIONS));
+  }
+  return { path, version, verified, facts: factsFor(version) };
+}

@@ -1,0 +1,79 @@
+/**
+ * The Claude Code CLI versions this library has verified, and what each one does differently.
+ * Adding a version is one entry here plus recorded fixtures (docs/compatibility.md).
+ */
+
+export interface CliVersionFacts {
+  version: string;
+  /** Built-in plugins listed in `init.plugins` unless switched off through `--settings` enabledPlugins. */
+  builtinPlugins: readonly string[];
+  /** Built-in tool names, listed in `--disallowedTools` as a second layer behind `--tools=`. */
+  builtinTools: readonly string[];
+  /** Whether `--disable-slash-commands` exists. */
+  hasDisableSlashCommands: boolean;
+  /** 2.1.142 sends MCP `initialize` and `notifications/initialized` twice. */
+  duplicateMcpInitialize: boolean;
+  /** What the model aliases mean on this version (reported; the CLI resolves them itself). */
+  aliases: Readonly<Record<string, string>>;
+}
+
+const BUILTIN_TOOLS = [
+  "Agent",
+  "Task",
+  "AskUserQuestion",
+  "Bash",
+  "BashOutput",
+  "KillShell",
+  "Read",
+  "Edit",
+  "MultiEdit",
+  "Write",
+  "NotebookEdit",
+  "Glob",
+  "Grep",
+  "LS",
+  "WebFetch",
+  "WebSearch",
+  "TodoWrite",
+  "Skill",
+  "SlashCommand",
+  "ExitPlanMode",
+  "EnterPlanMode",
+  "ListMcpResourcesTool",
+  "ReadMcpResourceTool",
+  "PowerShell",
+] as const;
+
+export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = {
+  "2.1.330": {
+    version: "2.1.330",
+    builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-telemetry"],
+    builtinTools: BUILTIN_TOOLS,
+    hasDisableSlashCommands: true,
+    duplicateMcpInitialize: false,
+    aliases: { sonnet: "claude-sonnet-5-5", opus: "claude-opus-5-5", haiku: "claude-haiku-5-5" },
+  },
+  "2.1.142": {
+    version: "2.1.142",
+    builtinPlugins: [],
+    builtinTools: BUILTIN_TOOLS,
+    hasDisableSlashCommands: true,
+    duplicateMcpInitialize: true,
+    aliases: { sonnet: "claude-sonnet-4-6", opus: "claude-opus-4-7", haiku: "claude-haiku-4-5" },
+  },
+};
+
+/** The version `npm ci` installs (package.json pins it exactly). */
+export const PINNED_CLI_VERSION = "2.1.330";
+
+/**
+ * Facts for a version; an unverified version (allowed by the caller) borrows the pinned version's
+ * facts, which is the best guess and is why such runs are refused by default.
+ */
+export function factsFor(version: string): CliVersionFacts {
+  return VERIFIED_CLI_VERSIONS[version] ?? { ...VERIFIED_CLI_VERSIONS[PINNED_CLI_VERSION]!, version };
+}
+
+export function isVerifiedVersion(version: string): boolean {
+  return Object.hasOwn(VERIFIED_CLI_VERSIONS, version);
+}

@@ -1,0 +1,168 @@
+/**
+ * Every failure the library reports is a `ClaudeCodeError` subclass with a stable `code`.
+ * Messages say what happened (with the concrete value), then what to do.
+ */
+
+const BRAND = Symbol.for("ktx-claude-code.error");
+
+export interface ErrorDetails {
+  cause?: unknown;
+  /** Last lines of the CLI's stderr, when a CLI process was involved. */
+  stderrTail?: string;
+  /** Path of the transcript of the run, when one was recorded. */
+  transcriptPath?: string;
+}
+
+export class ClaudeCodeError extends Error {
+  readonly code: string = "claude_code_error";
+  readonly stderrTail: string | undefined;
+  transcriptPath: string | undefined;
+  readonly [BRAND] = true;
+
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
+    this.stderrTail = details.stderrTail;
+    this.transcriptPath = details.transcriptPath;
+  }
+
+  /** Works across duplicated copies of the package, unlike `instanceof`. */
+  static isInstance(value: unknown): value is ClaudeCodeError {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+}
+
+/** The caller passed something the runtime cannot use. */
+export class InvalidInputError extends ClaudeCodeError {
+  override readonly code = "invalid_input";
+}
+
+export class CliNotFoundError extends ClaudeCodeError {
+  override readonly code = "cli_not_found";
+  constructor(
+    readonly cliPath: string | undefined,
+    reason: string,
+    details: ErrorDetails = {},
+  ) {
+    super(
+      `Claude Code CLI not usable${cliPath ? ` at ${cliPath}` : ""}: ${reason}. ` +
+        `Reinstall dependencies (npm ci) so @anthropic-ai/claude-code and its platform package are present, or pass cliPath pointing at a Claude Code binary.`,
+      details,
+    );
+  }
+}
+
+export class UnsupportedCliVersionError extends ClaudeCodeError {
+  override readonly code = "unsupported_cli_version";
+  constructor(
+    readonly cliPath: string,
+    readonly version: string,
+    readonly verifiedVersions: readonly string[],
+  ) {
+    super(
+      `Claude Code CLI at ${cliPath} is version ${version}, which ktx-claude-code has not verified ` +
+        `(verified: ${verifiedVersions.join(", ")}). Use a verified version, or pass allowUnverifiedCli: true to run it anyway.`,
+    );
+  }
+}
+
+export class ClaudeCodeAuthError extends ClaudeCodeError {
+  override readonly code = "auth_failed";
+  constructor(detail: string, details: ErrorDetails = {}) {
+    super(
+      `Claude Code is not authenticated (${detail}). Authenticate Claude Code locally with the Claude Code CLI (run \`claude\` and log in), then rerun. ` +
+        `API keys in the environment are deliberately not used by the claude-code backend.`,
+      details,
+    );
+  }
+}
+
+export class ClaudeCodeApiError extends ClaudeCodeError {
+  override readonly code = "api_error";
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly terminalReason: string | undefined,
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+  }
+}
+
+export class CliCrashError extends ClaudeCodeError {
+  override readonly code = "cli_crashed";
+  constructor(
+    message: string,
+    readonly exitCode: number | undefined,
+    readonly signal: string | undefined,
+    details: ErrorDetails = {},
+  ) {
+    super(details.stderrTail ? `${message}\n--- CLI stderr (tail) ---\n${details.stderrTail}` : message, details);
+  }
+}
+
+/** The CLI wrote something that breaks the stream-json protocol (bad JSON, an oversized line, a missing reply). */
+export class ProtocolError extends ClaudeCodeError {
+  override readonly code = "protocol_error";
+}
+
+export class IsolationError extends ClaudeCodeError {
+  override readonly code = "isolation_violated";
+  constructor(readonly differences: readonly string[]) {
+    super(
+      `The Claude Code CLI did not start with the isolated surface ktx-claude-code asked for, so the run was stopped: ${differences.join("; ")}. ` +
+        `This usually means an unverified CLI version or a changed default; check docs/isolation.md and the CLI version.`,
+    );
+  }
+}
+
+export class StructuredOutputError extends ClaudeCodeError {
+  override readonly code = "structured_output_failed";
+  constructor(
+    message: string,
+    /** What came back: the structured output, the text, or the result message. */
+    readonly received: unknown,
+    readonly issues: readonly string[] = [],
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+  }
+}
+
+export class TimeoutError extends ClaudeCodeError {
+  override readonly code = "timeout";
+  constructor(
+    readonly kind: "overall" | "idle",
+    readonly timeoutMs: number,
+    details: ErrorDetails = {},
+  ) {
+    super(
+      kind === "overall"
+        ? `The Claude Code run did not finish within timeoutMs=${timeoutMs} ms and was stopped. Raise timeoutMs if the work is legitimately long.`
+        : `The Claude Code CLI wrote nothing for idleTimeoutMs=${timeoutMs} ms and was stopped. Check the stderr tail and the transcript; raise idleTimeoutMs if the model is legitimately slow.`,
+      details,
+    );
+  }
+}
+
+export class AbortError extends ClaudeCodeError {
+  override readonly code = "aborted";
+  constructor(reason?: unknown) {
+    super(`The Claude Code run was aborted by its AbortSignal${reason instanceof Error ? `: ${reason.message}` : ""}.`, {
+      cause: reason,
+    });
+  }
+}
+
+/** A tool-related failure surfaced to the caller (tool errors the model sees are not thrown). */
+export class ToolDefinitionError extends ClaudeCodeError {
+  override readonly code = "invalid_tool";
+}
+
+/** A text or object call used all its turns without finishing (loops report this as `budget` instead). */
+export class MaxTurnsError extends ClaudeCodeError {
+  override readonly code = "max_turns_reached";
+  constructor(readonly numTurns: number | undefined) {
+    super(`The call used all the turns it was allowed${numTurns ? ` (${numTurns})` : ""} without finishing; raise maxTurns if the model needs more tool calls.`);
+  }
+}

@@ -1,0 +1,21 @@
+export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./runtime/runtime.js";
+export { runClaudeCodeAuthProbe, type AuthProbeOptions, type AuthProbeResult, AUTH_FIX } from "./runtime/auth-probe.js";
+export { mapStopReason, type RunLoopStopReason } from "./runtime/stop-reason.js";
+export { buildCliArgs, checkInit } from "./runtime/isolation.js";
+export { RunFailedError } from "./runtime/result-errors.js";
+export type * from "./runtime/types.js";
+export { MODEL_ROLES } from "./runtime/types.js";
+export {
+  type KtxRuntimeToolDescriptor,
+  type KtxRuntimeToolSet,
+  type KtxToolOutput,
+  defineKtxTool,
+  fromAiSdkTools,
+  normalizeToolOutput,
+  ktxToolId,
+} from "./mcp/tools.js";
+export { createKtxClaudeCodeEnv, SCRUBBED_ENV_NAMES, SCRUBBED_ENV_PREFIXES, type ApiEndpoint } from "./transport/env.js";
+export { resolveCli, locateBundledCli, type ResolvedCli } from "./binary/locate.js";
+export { VERIFIED_CLI_VERSIONS, PINNED_CLI_VERSION, type CliVersionFacts } from "./binary/versions.js";
+export * from "./errors/index.js";
+export type { Logger } from "./session/logger.js";

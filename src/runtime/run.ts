@@ -1,0 +1,217 @@
+/**
+ * Executes one CLI run for any operation: builds the isolated surface, hosts the call's tools,
+ * checks `init`, follows steps and tool calls, and returns the result or throws one typed error.
+ */
+import { AbortError, ClaudeCodeError, IsolationError } from "../errors/index.js";
+import type { ResolvedCli } from "../binary/locate.js";
+import { createKtxMcpBridge } from "../mcp/bridge.js";
+import { type PreparedTool, KTX_MCP_SERVER_NAME, ktxToolId } from "../mcp/tools.js";
+import type { AssistantMessage, CliMessage, ResultMessage, SystemInitMessage, UserMessage } from "../protocol/messages.js";
+import { initializeRequest } from "../protocol/outbound.js";
+import type { Logger } from "../session/logger.js";
+import { type SessionEnd, type WireDirection, Session } from "../session/session.js";
+import type { ExitInfo } from "../transport/process.js";
+import { buildCliArgs, checkInit } from "./isolation.js";
+import { resultError } from "./result-errors.js";
+import { StepTracker, isSyntheticError } from "./steps.js";
+import type { ToolCallRecord } from "./types.js";
+
+export interface RunObserver {
+  start?(info: { cliPath: string; cliVersion: string; args: readonly string[]; cwd: string; env: Record<string, string> }): void;
+  wire?(direction: WireDirection, text: string): void;
+  exit?(exit: ExitInfo): void;
+}
+
+export interface RunSpec {
+  cli: ResolvedCli;
+  projectDir: string;
+  env: Record<string, string>;
+  apiKeyAllowed: boolean;
+  model: string;
+  maxTurns: number;
+  system: string;
+  prompt: string;
+  jsonSchema?: Record<string, unknown>;
+  tools: PreparedTool[];
+  toolTimeoutMs?: number;
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+  maxLineBytes?: number;
+  signal?: AbortSignal;
+  logger: Logger;
+  observer?: RunObserver;
+  onStepFinish?(stepIndex: number): void;
+}
+
+export interface RunOutput extends SessionEnd {
+  init: SystemInitMessage;
+  steps: number;
+  toolCalls: ToolCallRecord[];
+  toolFailures: number;
+  /** Synthetic assistant lines the CLI wrote for API failures. */
+  errorLines: AssistantMessage[];
+  /** Text of the last top-level model response. */
+  lastText: string;
+  /** Permission requests we denied (hostile or unknown tool asks). */
+  deniedTools: string[];
+}
+
+/** Follows the stream for one run (pure bookkeeping, no I/O). */
+class RunState {
+  init: SystemInitMessage | undefined;
+  readonly errorLines: AssistantMessage[] = [];
+  readonly toolCalls = new Map<string, ToolCallRecord>();
+  readonly durations = new Map<string, number>();
+  lastText = "";
+  private lastTextId: string | undefined;
+
+  constructor(readonly steps: StepTracker) {}
+
+  assistant(message: AssistantMessage): void {
+    if (isSyntheticError(message)) {
+      this.errorLines.push(message);
+      return;
+    }
+    if (message.parent_tool_use_id != null) return;
+    this.steps.assistant(message);
+    for (const block of message.message.content) {
+      if (block.type === "text") this.appendText(message.message.id, String((block as { text?: unknown }).text ?? ""));
+      if (block.type === "tool_use") {
+        const use = block as unknown as { id: string; name: string; input: unknown };
+        this.toolCalls.set(use.id, { toolUseId: use.id, name: use.name, input: use.input, ok: true });
+      }
+    }
+  }
+
+  user(message: UserMessage): void {
+    if (message.parent_tool_use_id != null || typeof message.message.content === "string") return;
+    for (const block of message.message.content) {
+      if (block.type !== "tool_result") continue;
+      const result = block as unknown as { tool_use_id: string; is_error?: boolean; content?: unknown };
+      const call = this.toolCalls.get(result.tool_use_id);
+      if (!call) continue;
+      call.durationMs = this.durations.get(result.tool_use_id);
+      if (result.is_error) {
+        call.ok = false;
+        call.error = toolResultText(result.content);
+      }
+    }
+  }
+
+  private appendText(messageId: string, text: string): void {
+    this.lastText = this.lastTextId === messageId ? this.lastText + text : text;
+    this.lastTextId = messageId;
+  }
+}
+
+function toolResultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part) => String((part as { text?: unknown }).text ?? "")).join("");
+  return JSON.stringify(content ?? "");
+}
+
+export async function executeRun(spec: RunSpec): Promise<RunOutput> {
+  if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
+  const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
+  const allowed = new Set(toolIds);
+  const deniedTools: string[] = [];
+  const bridge = spec.tools.length > 0 ? createKtxMcpBridge(spec.tools, {
+    toolTimeoutMs: spec.toolTimeoutMs,
+    onToolCall: (event) => {
+      if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
+    },
+  }) : undefined;
+  const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)));
+  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, cwd: spec.projectDir };
+
+  const args = buildCliArgs({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: expected.structuredOutput });
+  spec.observer?.start?.({ cliPath: spec.cli.path, cliVersion: spec.cli.version, args, cwd: spec.projectDir, env: spec.env });
+  const session: Session = new Session({
+    process: {
+      path: spec.cli.path,
+      args,
+      cwd: spec.projectDir,
+      env: spec.env,
+      maxLineBytes: spec.maxLineBytes,
+    },
+    control: {
+      mcpMessage: bridge ? (server, message, signal) => bridge.handleMcpMessage(server, message, signal) : undefined,
+      canUseTool: async (request) => {
+        const name = String(request.tool_name);
+        if (allowed.has(name)) return { behavior: "allow", updatedInput: request.input ?? {} };
+        deniedTools.push(name);
+        return {
+          behavior: "deny",
+          message: `Tool ${name} is not available in this KTX run. Only these tools exist: ${toolIds.join(", ") || "(none)"}.`,
+        };
+      },
+    },
+    onMessage: (message: CliMessage) => {
+      switch (message.kind) {
+        case "system_init": {
+          state.init = message.message;
+          const differences = checkInit(message.message, expected);
+          if (differences.length > 0) session.fail(new IsolationError(differences));
+          break;
+        }
+        case "assistant":
+          state.assistant(message.message);
+          break;
+        case "user":
+          state.user(message.message);
+          break;
+        case "result":
+          state.steps.end();
+          break;
+      }
+    },
+    onWire: spec.observer?.wire,
+    onExit: spec.observer?.exit,
+    timeoutMs: spec.timeoutMs,
+    idleTimeoutMs: spec.idleTimeoutMs,
+    signal: spec.signal,
+    logger: spec.logger,
+  });
+
+  try {
+    const end = await session.run(
+      initializeRequest({
+        systemPrompt: spec.system,
+        jsonSchema: spec.jsonSchema,
+        mcpServers: bridge ? [KTX_MCP_SERVER_NAME] : [],
+      }),
+      spec.prompt,
+    );
+    return finish(end, state, deniedTools);
+  } finally {
+    await bridge?.close();
+  }
+}
+
+function finish(end: SessionEnd, state: RunState, deniedTools: string[]): RunOutput {
+  const failure = resultError(end.result, state.errorLines, { stderrTail: end.stderrTail || undefined });
+  if (failure && !isBudget(end.result)) throw failure;
+  if (!state.init) {
+    throw new IsolationError(["the CLI sent no system/init message, so the isolation surface could not be verified"]);
+  }
+  const toolCalls = [...state.toolCalls.values()];
+  return {
+    ...end,
+    init: state.init,
+    steps: state.steps.steps,
+    toolCalls,
+    toolFailures: toolCalls.filter((call) => !call.ok).length,
+    errorLines: state.errorLines,
+    lastText: state.lastText,
+    deniedTools,
+  };
+}
+
+/** A max-turns end is an outcome for loops (`budget`), decided by the caller, not an exception here. */
+export function isBudget(result: ResultMessage): boolean {
+  return result.subtype === "error_max_turns" || result.terminal_reason === "max_turns" || result.stop_reason === "max_turns";
+}
+
+export function isClaudeCodeError(error: unknown): error is ClaudeCodeError {
+  return ClaudeCodeError.isInstance(error);
+}

@@ -1,0 +1,320 @@
+/**
+ * `ClaudeCodeRuntime`: KTX's LLM runtime port over the local Claude Code CLI. Each call is one
+ * isolated CLI run (see run.ts); this class resolves the CLI, models, environment and options.
+ */
+import { availableParallelism } from "node:os";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { z } from "zod";
+import { type ResolvedCli, resolveCli } from "../binary/locate.js";
+import { ClaudeCodeError, InvalidInputError, MaxTurnsError, StructuredOutputError } from "../errors/index.js";
+import { type PreparedTool, prepareToolSet } from "../mcp/tools.js";
+import type { KtxRuntimeToolSet } from "../mcp/tools.js";
+import { type Logger, silentLogger } from "../session/logger.js";
+import { type ApiEndpoint, type Env, createKtxClaudeCodeEnv } from "../transport/env.js";
+import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
+import { hostDiscovery } from "./isolation.js";
+import { RunLimiter } from "./limiter.js";
+import { planObjectSchema, validateObject } from "./object-schema.js";
+import { type RunOutput, executeRun } from "./run.js";
+import { mapStopReason } from "./stop-reason.js";
+import {
+  type CallOptions,
+  type KtxGenerateObjectInput,
+  type KtxGenerateObjectResult,
+  type KtxGenerateTextInput,
+  type KtxGenerateTextResult,
+  type KtxLlmRuntimePort,
+  MODEL_ROLES,
+  type ModelMap,
+  type ModelRole,
+  type RunInfo,
+  type RunLoopParams,
+  type RunLoopResult,
+} from "./types.js";
+
+export interface ClaudeCodeRuntimeOptions {
+  projectDir: string;
+  models: ModelMap;
+  cliPath?: string;
+  allowUnverifiedCli?: boolean;
+  /** Base environment for the CLI (default `process.env`); always scrubbed. */
+  env?: Env;
+  /** Explicit Messages API endpoint (tests, recording). Never read from the environment. */
+  apiEndpoint?: ApiEndpoint;
+  /** Default true; false lets the CLI make its non-essential calls (telemetry, error reports). */
+  disableNonessentialTraffic?: boolean;
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+  toolTimeoutMs?: number;
+  maxLineBytes?: number;
+  /** CLI processes allowed at once; more calls wait. Default: the machine's available parallelism. */
+  maxConcurrentRuns?: number;
+  /** Record every run's transcript into this directory. */
+  transcript?: { dir: string };
+  logger?: Logger;
+}
+
+const modelSchema = z.string().trim().min(1).regex(/^[A-Za-z0-9][A-Za-z0-9._:\-[\]/@]*$/, "not a model alias or id");
+
+const optionsSchema = z.strictObject({
+  projectDir: z.string().min(1),
+  models: z.strictObject(Object.fromEntries(MODEL_ROLES.map((role) => [role, role === "default" ? modelSchema : modelSchema.optional()]))),
+  cliPath: z.string().min(1).optional(),
+  allowUnverifiedCli: z.boolean().optional(),
+  env: z.record(z.string(), z.string().optional()).optional(),
+  apiEndpoint: z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }).optional(),
+  disableNonessentialTraffic: z.boolean().optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  idleTimeoutMs: z.number().int().nonnegative().optional(),
+  toolTimeoutMs: z.number().int().positive().optional(),
+  maxLineBytes: z.number().int().positive().optional(),
+  maxConcurrentRuns: z.number().int().positive().optional(),
+  transcript: z.strictObject({ dir: z.string().min(1) }).optional(),
+  logger: z.custom<Logger>((value) => typeof value === "object" && value !== null).optional(),
+});
+
+export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) throw new InvalidInputError(`Invalid ClaudeCodeRuntime options: ${z.prettifyError(parsed.error)}`);
+  const projectDir = resolve(options.projectDir);
+  let isDir = false;
+  try {
+    isDir = statSync(projectDir).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new InvalidInputError(`projectDir ${projectDir} is not an existing directory; pass the KTX project directory.`);
+  return { ...options, projectDir };
+}
+
+interface CallSpec extends CallOptions {
+  role: ModelRole;
+  system: string;
+  prompt: string;
+  maxTurns: number;
+  tools: PreparedTool[];
+  jsonSchema?: Record<string, unknown>;
+  onStepFinish?(stepIndex: number): void;
+}
+
+export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
+  readonly options: ClaudeCodeRuntimeOptions;
+  private readonly logger: Logger;
+  private readonly limiter: RunLimiter;
+  private readonly failuresByUnit = new Map<string, number>();
+  private cliPromise: Promise<ResolvedCli> | undefined;
+
+  constructor(options: ClaudeCodeRuntimeOptions) {
+    this.options = parseRuntimeOptions(options);
+    this.logger = options.logger ?? silentLogger;
+    this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
+  }
+
+  /** The model configured for `role` (falls back to `default`). */
+  resolveModel(role: ModelRole = "default"): string {
+    return this.options.models[role] ?? this.options.models.default;
+  }
+
+  /** Resolves and checks the CLI once per runtime (a failure is retried on the next call). */
+  cli(): Promise<ResolvedCli> {
+    if (!this.cliPromise) {
+      this.cliPromise = resolveCli(this.options);
+      this.cliPromise.catch(() => (this.cliPromise = undefined));
+    }
+    return this.cliPromise;
+  }
+
+  /** Failures of the tool calls of loops tagged with `telemetryTags.unitKey`. */
+  toolFailureCount(unitKey: string): number {
+    return this.failuresByUnit.get(unitKey) ?? 0;
+  }
+
+  async generateText(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult> {
+    requirePrompt(input.prompt);
+    if (input.temperature !== undefined) this.logger.debug("temperature is ignored: the Claude Code CLI has no temperature setting");
+    const tools = input.tools ? prepareToolSet(input.tools) : [];
+    const output = await this.call({
+      ...input,
+      role: input.role ?? "default",
+      system: input.system ?? "",
+      maxTurns: input.maxTurns ?? (tools.length > 0 ? 10 : 1),
+      tools,
+    });
+    throwOnBudget(output);
+    return { ...this.info(output), text: output.result.result ?? output.lastText, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
+  }
+
+  async generateObject<T>(input: KtxGenerateObjectInput<T>): Promise<KtxGenerateObjectResult<T>> {
+    requirePrompt(input.prompt);
+    if (!input.schema || typeof (input.schema as { safeParse?: unknown }).safeParse !== "function") {
+      throw new InvalidInputError("generateObject needs a zod schema in `schema`.");
+    }
+    const plan = planObjectSchema(input.schema);
+    const tools = input.tools ? prepareToolSet(input.tools) : [];
+    const output = await this.call({
+      ...input,
+      role: input.role ?? "default",
+      system: input.system ?? "",
+      // The model's answer plus the CLI's 5 schema retries and its one prose nudge.
+      maxTurns: input.maxTurns ?? (tools.length > 0 ? 16 : 8),
+      tools,
+      jsonSchema: plan.jsonSchema,
+    });
+    if (output.result.subtype === "error_max_structured_output_retries" || output.result.terminal_reason === "structured_output_retry_exhausted") {
+      throw new StructuredOutputError("The model did not produce output matching the schema within the CLI's retries.", output.result);
+    }
+    throwOnBudget(output);
+    const object = validateObject(input.schema, plan, output.result.structured_output, output.result.result ?? output.lastText);
+    return { ...this.info(output), object, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
+  }
+
+  /**
+   * Runs a tool loop under `stepBudget` model responses. Invalid input and tool definitions throw;
+   * every failure after the run started is returned as `stopReason: "error"` with `error`.
+   */
+  async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult> {
+    requirePrompt(params.userPrompt);
+    if (!Number.isInteger(params.stepBudget) || params.stepBudget < 1) {
+      throw new InvalidInputError(`stepBudget must be a positive integer, got ${params.stepBudget}.`);
+    }
+    const tools = prepareToolSet(params.toolSet);
+    const unitKey = params.telemetryTags?.unitKey;
+    let steps = 0;
+    try {
+      const output = await this.call({
+        ...params,
+        role: params.modelRole,
+        system: params.systemPrompt,
+        prompt: params.userPrompt,
+        maxTurns: params.stepBudget,
+        tools,
+        onStepFinish: (stepIndex) => {
+          steps = stepIndex;
+          this.notifyStep(params, stepIndex);
+        },
+      });
+      this.countFailures(unitKey, output.toolFailures);
+      const info = this.info(output);
+      return {
+        stopReason: mapStopReason(output.result),
+        numTurns: info.numTurns,
+        steps: output.steps,
+        toolCalls: output.toolCalls,
+        toolFailures: output.toolFailures,
+        usage: info.usage,
+        costUsd: info.costUsd,
+        sessionId: info.sessionId,
+        model: info.model,
+        text: output.result.result ?? output.lastText,
+        transcriptPath: info.transcriptPath,
+      };
+    } catch (error) {
+      if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
+      return {
+        stopReason: "error",
+        error,
+        numTurns: 0,
+        steps,
+        toolCalls: [],
+        toolFailures: 0,
+        usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+        costUsd: 0,
+        sessionId: "",
+        model: this.resolveModel(params.modelRole),
+        text: "",
+        transcriptPath: error.transcriptPath,
+      };
+    }
+  }
+
+  private notifyStep(params: RunLoopParams, stepIndex: number): void {
+    const warn = (error: unknown) => this.logger.warn(`onStepFinish threw at step ${stepIndex}; ignored: ${(error as Error)?.message ?? error}`);
+    try {
+      const pending = params.onStepFinish?.({ stepIndex, stepBudget: params.stepBudget });
+      if (pending && typeof (pending as Promise<void>).catch === "function") (pending as Promise<void>).catch(warn);
+    } catch (error) {
+      warn(error);
+    }
+  }
+
+  private countFailures(unitKey: string | undefined, failures: number): void {
+    if (unitKey === undefined || failures === 0) return;
+    this.failuresByUnit.set(unitKey, (this.failuresByUnit.get(unitKey) ?? 0) + failures);
+  }
+
+  private async call(spec: CallSpec): Promise<RunOutput & { transcriptPath?: string }> {
+    const role = spec.role;
+    if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
+    const cli = await this.cli();
+    return this.limiter.run(async () => {
+      const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);
+      const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
+        apiEndpoint: this.options.apiEndpoint,
+        disableNonessentialTraffic: this.options.disableNonessentialTraffic,
+      });
+      const model = this.resolveModel(role);
+      const transcript = transcriptDir
+        ? await openRunTranscript(transcriptDir, { secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint) })
+        : undefined;
+      try {
+        const output = await executeRun({
+          cli,
+          projectDir: this.options.projectDir,
+          env,
+          apiKeyAllowed: this.options.apiEndpoint !== undefined,
+          model,
+          maxTurns: spec.maxTurns,
+          system: spec.system,
+          prompt: spec.prompt,
+          jsonSchema: spec.jsonSchema,
+          tools: spec.tools,
+          toolTimeoutMs: this.options.toolTimeoutMs,
+          timeoutMs: spec.timeoutMs ?? this.options.timeoutMs,
+          idleTimeoutMs: this.options.idleTimeoutMs,
+          maxLineBytes: this.options.maxLineBytes,
+          signal: spec.signal,
+          logger: this.logger,
+          observer: transcript?.observer,
+          onStepFinish: spec.onStepFinish,
+        });
+        await transcript?.close();
+        return { ...output, transcriptPath: transcript?.path };
+      } catch (error) {
+        await transcript?.close();
+        if (ClaudeCodeError.isInstance(error) && transcript) error.transcriptPath = transcript.path;
+        throw error;
+      }
+    }, spec.signal);
+  }
+
+  private info(output: RunOutput & { transcriptPath?: string }): RunInfo {
+    const usage = output.result.usage ?? {};
+    return {
+      model: output.init.model,
+      sessionId: output.result.session_id ?? output.init.session_id,
+      numTurns: output.result.num_turns ?? output.steps,
+      usage: {
+        inputTokens: usage.input_tokens ?? 0,
+        outputTokens: usage.output_tokens ?? 0,
+        cacheReadInputTokens: usage.cache_read_input_tokens ?? 0,
+        cacheCreationInputTokens: usage.cache_creation_input_tokens ?? 0,
+      },
+      costUsd: output.result.total_cost_usd ?? 0,
+      cliVersion: output.init.claude_code_version ?? "",
+      hostDiscovery: hostDiscovery(output.init),
+      transcriptPath: output.transcriptPath,
+    };
+  }
+}
+
+function requirePrompt(prompt: unknown): void {
+  if (typeof prompt !== "string" || prompt.trim().length === 0) throw new InvalidInputError("The prompt must be a non-empty string.");
+}
+
+/** For text and object calls a max-turns end means the work did not finish. */
+function throwOnBudget(output: RunOutput): void {
+  if (mapStopReason(output.result) === "budget") throw new MaxTurnsError(output.result.num_turns);
+}
+
+export type { KtxRuntimeToolSet };

@@ -1,0 +1,42 @@
+/**
+ * Step boundary: one step is one top-level model response. The CLI writes one `assistant` line per
+ * content block, all sharing `message.id`, so steps are counted by distinct ids of lines with
+ * `parent_tool_use_id === null`; synthetic API-error lines are not model responses. A step finishes
+ * when the next response starts or the result arrives, i.e. after that turn's tool results.
+ */
+import type { AssistantMessage } from "../protocol/messages.js";
+
+export class StepTracker {
+  private currentId: string | undefined;
+  private finished = 0;
+
+  constructor(private readonly onStepFinish: (stepIndex: number) => void) {}
+
+  get steps(): number {
+    return this.finished;
+  }
+
+  assistant(message: AssistantMessage): void {
+    if (message.parent_tool_use_id != null || isSyntheticError(message)) return;
+    const id = message.message.id;
+    if (id === this.currentId) return;
+    this.finishCurrent();
+    this.currentId = id;
+  }
+
+  /** The run ended: the last response (and its tool results) is complete. */
+  end(): void {
+    this.finishCurrent();
+  }
+
+  private finishCurrent(): void {
+    if (this.currentId === undefined) return;
+    this.currentId = undefined;
+    this.finished += 1;
+    this.onStepFinish(this.finished);
+  }
+}
+
+export function isSyntheticError(message: AssistantMessage): boolean {
+  return message.is_api_error_message === true || message.error !== undefined || message.message.model === "<synthetic>";
+}

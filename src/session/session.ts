@@ -1,0 +1,291 @@
+/**
+ * One CLI run over the control protocol: sends `initialize` and the prompt, answers every control
+ * request the CLI sends (or an error envelope), cancels handlers on `control_cancel_request`, watches
+ * the overall/idle timeouts and the AbortSignal, and ends with the `result` or one typed error.
+ * A single recorded termination reason decides the error text.
+ */
+import {
+  AbortError,
+  ClaudeCodeError,
+  CliCrashError,
+  CliNotFoundError,
+  ProtocolError,
+  TimeoutError,
+} from "../errors/index.js";
+import { type CliMessage, type ResultMessage, parseCliMessage } from "../protocol/messages.js";
+import { type InitializeRequest, controlError, controlRequest, controlSuccess, userMessage } from "../protocol/outbound.js";
+import { CliProcess, type CliProcessOptions, type ExitInfo } from "../transport/process.js";
+import { type Logger, silentLogger } from "./logger.js";
+
+export interface ControlHandlers {
+  /** JSON-RPC for an in-process MCP server; resolves with the JSON-RPC reply. */
+  mcpMessage?(serverName: string, message: unknown, signal: AbortSignal): Promise<unknown>;
+  /** Permission question; resolves with `{behavior: "allow" | "deny", …}`. */
+  canUseTool(request: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
+}
+
+export type WireDirection = "out" | "in" | "stderr" | "dropped";
+
+export interface SessionOptions {
+  process: CliProcessOptions;
+  control: ControlHandlers;
+  onMessage(message: CliMessage): void;
+  /** Every line in both directions, before it is interpreted (transcripts). */
+  onWire?(direction: WireDirection, text: string): void;
+  /** Exit of the child, after the session's outcome is known (transcripts). */
+  onExit?(exit: ExitInfo): void;
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+  signal?: AbortSignal;
+  logger?: Logger;
+}
+
+export interface SessionEnd {
+  result: ResultMessage;
+  exit: ExitInfo;
+  stderrTail: string;
+}
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+
+let requestCounter = 0;
+const nextRequestId = () => `ktx_${process.pid}_${++requestCounter}`;
+
+export class Session {
+  private proc: CliProcess | undefined;
+  private failure: ClaudeCodeError | undefined;
+  private result: ResultMessage | undefined;
+  private sawInit = false;
+  private noiseLines: string[] = [];
+  private readonly inflight = new Map<string, AbortController>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private idleTimer: NodeJS.Timeout | undefined;
+  private settle!: () => void;
+  private readonly settled = new Promise<void>((resolve) => (this.settle = resolve));
+  private readonly logger: Logger;
+
+  constructor(private readonly options: SessionOptions) {
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Stops the run with `error` (first failure wins). */
+  fail(error: ClaudeCodeError): void {
+    if (this.failure || this.result) return;
+    this.failure = error;
+    this.settle();
+  }
+
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
+
+  async run(initialize: InitializeRequest, prompt: string): Promise<SessionEnd> {
+    const { signal } = this.options;
+    if (signal?.aborted) throw new AbortError(signal.reason);
+    const proc = new CliProcess(this.options.process, {
+      line: (text) => this.onLine(text),
+      oversizedLine: (bytes, limit) =>
+        this.fail(new ProtocolError(`The CLI wrote a ${bytes}-byte line, over maxLineBytes=${limit}; the message was dropped and the run stopped. Raise maxLineBytes if such output is expected.`)),
+      stderr: (text) => this.options.onWire?.("stderr", text),
+      writeDropped: (text, reason) => {
+        this.options.onWire?.("dropped", text);
+        this.logger.warn(`write to CLI dropped (${reason})`);
+      },
+      stdoutEnd: () => this.onStdoutEnd(),
+    });
+    this.proc = proc;
+    const onAbort = () => this.fail(new AbortError(signal?.reason));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    void proc.exited.then(() => this.settle());
+    this.startTimers();
+    try {
+      this.write(controlRequest(nextRequestId(), initialize));
+      this.write(userMessage(prompt));
+      await this.settled;
+      const exit = await proc.stop(!this.failure);
+      this.options.onExit?.(exit);
+      return this.outcome(exit, proc);
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      this.clearTimers();
+      for (const controller of this.inflight.values()) controller.abort(new Error("run ended"));
+      await proc.stop(false);
+    }
+  }
+
+  private outcome(exit: ExitInfo, proc: CliProcess): SessionEnd {
+    const stderrTail = proc.stderrTail();
+    if (this.failure) throw this.withTail(this.failure, stderrTail);
+    if (this.result) return { result: this.result, exit, stderrTail };
+    throw this.exitError(exit, stderrTail);
+  }
+
+  private withTail(error: ClaudeCodeError, stderrTail: string): ClaudeCodeError {
+    if (!error.stderrTail && stderrTail) (error as { stderrTail: string }).stderrTail = stderrTail;
+    return error;
+  }
+
+  private exitError(exit: ExitInfo, stderrTail: string): ClaudeCodeError {
+    if (exit.spawnError) {
+      const code = exit.spawnError.code;
+      const reason = code === "ENOENT" ? "file not found" : code === "EACCES" ? "not executable" : exit.spawnError.message;
+      return new CliNotFoundError(this.options.process.path, reason, { cause: exit.spawnError });
+    }
+    const stage = this.sawInit ? "before its result" : "before its init message";
+    const how = exit.signal
+      ? `was killed by ${exit.signal}`
+      : exit.exitCode === 0
+        ? "exited with code 0"
+        : `exited with code ${exit.exitCode}`;
+    const noise = this.noiseLines.length
+      ? ` It wrote ${this.noiseLines.length} line(s) that were not JSON, first: ${JSON.stringify(this.noiseLines[0]!.slice(0, 200))}.`
+      : "";
+    return new CliCrashError(
+      `The Claude Code CLI ${how} ${stage}.${noise} Check the stderr tail below and the transcript; rerun with a transcript dir to capture the stream.`,
+      exit.exitCode,
+      exit.signal,
+      { stderrTail },
+    );
+  }
+
+  private write(value: unknown): void {
+    if (!this.proc) return;
+    if (this.proc.send(value)) this.options.onWire?.("out", JSON.stringify(value));
+  }
+
+  private onLine(text: string): void {
+    this.options.onWire?.("in", text);
+    this.touchIdle();
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // Peers saw non-JSON noise on stdout: record it, keep reading; it is reported if the run fails.
+      this.noiseLines.push(text);
+      this.logger.warn(`ignored a non-JSON stdout line: ${text.slice(0, 200)}`);
+      return;
+    }
+    const parsed = parseCliMessage(value);
+    if (parsed.kind === "invalid") {
+      this.fail(new ProtocolError(`The CLI wrote a message that does not match the stream-json protocol: ${parsed.issues}\nLine: ${text.slice(0, 500)}`));
+      return;
+    }
+    this.route(parsed);
+  }
+
+  private route(message: CliMessage): void {
+    switch (message.kind) {
+      case "control_request":
+        void this.answer(message.message.request_id, message.message.request);
+        return;
+      case "control_cancel_request":
+        this.cancel(message.message.request_id);
+        return;
+      case "control_response":
+        this.onControlResponse(message.message.response);
+        return;
+      case "unknown_message":
+        this.logger.info(`passing through unknown CLI message type ${JSON.stringify(message.message.type)}`);
+        break;
+      case "system_init":
+        this.sawInit = true;
+        break;
+      case "result":
+        if (!this.failure) {
+          this.result = message.message;
+          // stdin stays open until the result (later control requests need it) and is closed right after.
+          this.proc?.endInput();
+        }
+        break;
+      default:
+        break;
+    }
+    try {
+      this.options.onMessage(message);
+    } catch (error) {
+      this.fail(ClaudeCodeError.isInstance(error) ? error : new ProtocolError(`handling a CLI message failed: ${(error as Error).message}`, { cause: error }));
+    }
+    if (this.result) this.settle();
+  }
+
+  private onControlResponse(response: { subtype: string; request_id: string; error?: unknown }): void {
+    // Our only request is `initialize`; an error there means the CLI refused our session setup.
+    if (response.subtype === "error") {
+      this.fail(new ProtocolError(`The CLI rejected the initialize request: ${String(response.error)}`));
+    }
+  }
+
+  private async answer(requestId: string, request: Record<string, unknown> & { subtype: string }): Promise<void> {
+    const controller = new AbortController();
+    this.inflight.set(requestId, controller);
+    this.pauseIdle();
+    try {
+      const response = await this.dispatch(request, controller.signal);
+      if (!controller.signal.aborted) this.write(controlSuccess(requestId, response));
+    } catch (error) {
+      if (!controller.signal.aborted) this.write(controlError(requestId, (error as Error).message ?? String(error)));
+    } finally {
+      this.inflight.delete(requestId);
+      this.touchIdle();
+    }
+  }
+
+  private async dispatch(request: Record<string, unknown> & { subtype: string }, signal: AbortSignal): Promise<unknown> {
+    const { control } = this.options;
+    switch (request.subtype) {
+      case "mcp_message": {
+        const server = String(request.server_name);
+        if (!control.mcpMessage) throw new Error(`No MCP server named ${JSON.stringify(server)} in this run`);
+        return { mcp_response: await control.mcpMessage(server, request.message, signal) };
+      }
+      case "can_use_tool":
+        return control.canUseTool(request, signal);
+      default:
+        throw new Error(`ktx-claude-code does not handle control request subtype ${JSON.stringify(request.subtype)}`);
+    }
+  }
+
+  /** A cancelled request gets no reply; its handler is aborted. */
+  private cancel(requestId: string): void {
+    this.inflight.get(requestId)?.abort(new Error("cancelled by the CLI"));
+  }
+
+  private onStdoutEnd(): void {
+    if (this.result || this.failure) return;
+    // Exit usually follows at once and gives the better message; only a CLI that lives on without stdout is stopped here.
+    const timer = setTimeout(() => {
+      if (this.proc?.isRunning) this.fail(new CliCrashError("The Claude Code CLI closed its stdout before its result but kept running; it was stopped.", undefined, undefined));
+    }, 1_000);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  private startTimers(): void {
+    const { timeoutMs } = this.options;
+    if (timeoutMs !== undefined && timeoutMs > 0) {
+      const timer = setTimeout(() => this.fail(new TimeoutError("overall", timeoutMs)), timeoutMs);
+      timer.unref();
+      this.timers.push(timer);
+    }
+    this.touchIdle();
+  }
+
+  /** The idle clock runs only while the CLI owes us output, not while we are answering it (a slow tool). */
+  private touchIdle(): void {
+    this.pauseIdle();
+    const idleMs = this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    if (idleMs <= 0 || this.inflight.size > 0 || this.result || this.failure) return;
+    this.idleTimer = setTimeout(() => this.fail(new TimeoutError("idle", idleMs)), idleMs);
+    this.idleTimer.unref();
+  }
+
+  private pauseIdle(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private clearTimers(): void {
+    this.pauseIdle();
+    for (const timer of this.timers) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Records one CLI run as a JSONL transcript. Records are appended to a write stream in the order
+ * they happen (recording never reorders or delays the protocol; the stream buffers).
+ */
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import type { RunObserver } from "../runtime/run.js";
+import { LIBRARY_VERSION } from "../version.js";
+import { TRANSCRIPT_FORMAT } from "./format.js";
+import { Redactor } from "./redact.js";
+
+export { secretValues } from "./redact.js";
+
+export interface RunTranscript {
+  path: string;
+  observer: RunObserver;
+  close(): Promise<void>;
+}
+
+export interface TranscriptOptions {
+  secrets: readonly string[];
+  /** File name without extension; default: timestamp + random suffix. */
+  name?: string;
+  scenario?: string;
+}
+
+export async function openRunTranscript(dir: string, options: TranscriptOptions): Promise<RunTranscript> {
+  mkdirSync(dir, { recursive: true });
+  const name = options.name ?? `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`;
+  const path = join(dir, `${name}.jsonl`);
+  const stream = createWriteStream(path, { flags: "w" });
+  const redactor = new Redactor(options.secrets);
+  const started = performance.now();
+  const offset = () => Math.round((performance.now() - started) * 1000) / 1000;
+  const write = (record: object) => stream.write(`${JSON.stringify(record)}\n`);
+
+  const observer: RunObserver = {
+    start: (info) => {
+      write({
+        kind: "header",
+        format: TRANSCRIPT_FORMAT,
+        library: `ktx-claude-code@${LIBRARY_VERSION}`,
+        cliPath: info.cliPath,
+        cliVersion: info.cliVersion,
+        args: info.args.map((arg) => redactor.redact(arg)),
+        envNames: Object.keys(info.env).sort(),
+        cwd: info.cwd,
+        startedAt: new Date().toISOString(),
+        ...(options.scenario ? { scenario: options.scenario } : {}),
+      });
+    },
+    wire: (direction, text) => write({ kind: direction, t: offset(), text: redactor.redact(text) }),
+    exit: (exit) => write({ kind: "exit", t: offset(), exitCode: exit.exitCode ?? null, signal: exit.signal ?? null }),
+  };
+  return { path, observer, close: () => closeStream(stream) };
+}
+
+function closeStream(stream: WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.closed) return resolve();
+    stream.end(() => resolve());
+  });
+}

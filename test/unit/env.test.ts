@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { KEPT_CREDENTIALS, SCRUBBED_ENV_NAMES, createKtxClaudeCodeEnv, isScrubbedEnvName } from "../../src/transport/env.js";
+
+describe("createKtxClaudeCodeEnv", () => {
+  const seeded = Object.fromEntries(SCRUBBED_ENV_NAMES.map((name) => [name, `value-of-${name}`]));
+
+  it("removes every denylisted variable and keeps PATH and HOME", () => {
+    const env = createKtxClaudeCodeEnv({ ...seeded, PATH: "/usr/bin", HOME: "/home/u" });
+    for (const name of SCRUBBED_ENV_NAMES) expect(env, name).not.toHaveProperty(name);
+    expect(env.PATH).toBe("/usr/bin");
+    expect(env.HOME).toBe("/home/u");
+  });
+
+  it("removes whole provider families by prefix, including names it has never seen", () => {
+    const env = createKtxClaudeCodeEnv({
+      ANTHROPIC_SOMETHING_NEW: "x",
+      AWS_CONTAINER_CREDENTIALS_FULL_URI: "x",
+      AZURE_CLIENT_SECRET: "x",
+      VERTEX_REGION_CLAUDE_5_5_SONNET: "x",
+      CLAUDE_CODE_USE_SOMETHING: "1",
+      CLAUDE_CODE_SKIP_BEDROCK_AUTH: "1",
+      CLAUDE_GATEWAY_LOG_LEVEL: "x",
+    });
+    expect(Object.keys(env).sort()).toEqual(["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER"]);
+  });
+
+  it("keeps the user's own Claude Code OAuth token", () => {
+    expect(KEPT_CREDENTIALS).toContain("CLAUDE_CODE_OAUTH_TOKEN");
+    const env = createKtxClaudeCodeEnv({ CLAUDE_CODE_OAUTH_TOKEN: "oauth-token-value" });
+    expect(env.CLAUDE_CODE_OAUTH_TOKEN).toBe("oauth-token-value");
+  });
+
+  it("removes the nested-session guard and NODE_OPTIONS", () => {
+    const env = createKtxClaudeCodeEnv({ CLAUDECODE: "1", NODE_OPTIONS: "--inspect", CLAUDE_CODE_ENTRYPOINT: "cli" });
+    expect(env).not.toHaveProperty("CLAUDECODE");
+    expect(env).not.toHaveProperty("NODE_OPTIONS");
+    expect(env).not.toHaveProperty("CLAUDE_CODE_ENTRYPOINT");
+  });
+
+  it("always disables the autoupdater and by default non-essential traffic, with an opt-out for the latter", () => {
+    expect(createKtxClaudeCodeEnv({ DISABLE_AUTOUPDATER: "0" }).DISABLE_AUTOUPDATER).toBe("1");
+    expect(createKtxClaudeCodeEnv({}).CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).toBe("1");
+    expect(createKtxClaudeCodeEnv({}, { disableNonessentialTraffic: false })).not.toHaveProperty("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC");
+  });
+
+  it("sets a base URL and key only from an explicit apiEndpoint, never from the environment", () => {
+    const fromEnv = createKtxClaudeCodeEnv({ ANTHROPIC_BASE_URL: "http://127.0.0.1:1", ANTHROPIC_API_KEY: "sk-parent" });
+    expect(fromEnv).not.toHaveProperty("ANTHROPIC_BASE_URL");
+    const explicit = createKtxClaudeCodeEnv(
+      { ANTHROPIC_BASE_URL: "http://127.0.0.1:1", ANTHROPIC_API_KEY: "sk-parent" },
+      { apiEndpoint: { baseUrl: "http://127.0.0.1:2", apiKey: "sk-test" } },
+    );
+    expect(explicit.ANTHROPIC_BASE_URL).toBe("http://127.0.0.1:2");
+    expect(explicit.ANTHROPIC_API_KEY).toBe("sk-test");
+  });
+
+  it("drops undefined values and does not mutate its input", () => {
+    const input = { A: "1", B: undefined, ANTHROPIC_API_KEY: "k" };
+    const env = createKtxClaudeCodeEnv(input);
+    expect(env).not.toHaveProperty("B");
+    expect(input.ANTHROPIC_API_KEY).toBe("k");
+  });
+
+  it("classifies names", () => {
+    expect(isScrubbedEnvName("ANTHROPIC_AUTH_TOKEN")).toBe(true);
+    expect(isScrubbedEnvName("AI_GATEWAY_API_KEY")).toBe(true);
+    expect(isScrubbedEnvName("HOME")).toBe(false);
+    expect(isScrubbedEnvName("CLAUDE_CODE_OAUTH_TOKEN")).toBe(false);
+  });
+});

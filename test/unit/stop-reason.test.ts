@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { RESULT_SUBTYPES, TERMINAL_REASONS } from "../../src/protocol/messages.js";
+import { mapStopReason } from "../../src/runtime/stop-reason.js";
+
+describe("mapStopReason", () => {
+  it("maps each result subtype (with no other signal)", () => {
+    const expected: Record<string, string> = {
+      success: "natural",
+      error_during_execution: "error",
+      error_max_turns: "budget",
+      error_max_budget_usd: "error",
+      error_max_structured_output_retries: "error",
+    };
+    for (const subtype of RESULT_SUBTYPES) {
+      expect(mapStopReason({ subtype, is_error: subtype !== "success" }), subtype).toBe(expected[subtype]);
+    }
+  });
+
+  it("never trusts subtype alone: success with is_error is an error (how the CLI reports Not logged in)", () => {
+    expect(mapStopReason({ subtype: "success", is_error: true, terminal_reason: "api_error" })).toBe("error");
+  });
+
+  it("maps every terminal_reason the pinned CLI lists, for an unknown subtype", () => {
+    for (const reason of TERMINAL_REASONS) {
+      const want = reason === "max_turns" ? "budget" : reason === "completed" ? "natural" : "error";
+      expect(mapStopReason({ subtype: "some_future_subtype", terminal_reason: reason }), reason).toBe(want);
+    }
+  });
+
+  it("reports a max-turns end as budget whichever field carries it", () => {
+    expect(mapStopReason({ subtype: "error_max_turns", is_error: true })).toBe("budget");
+    expect(mapStopReason({ subtype: "error_during_execution", terminal_reason: "max_turns" })).toBe("budget");
+    expect(mapStopReason({ subtype: "success", terminal_reason: "max_turns" })).toBe("budget");
+    expect(mapStopReason({ subtype: "success", stop_reason: "max_turns" })).toBe("budget");
+    expect(mapStopReason({ subtype: "unknown", stop_reason: "max_turns" })).toBe("budget");
+  });
+
+  it("uses stop_reason last", () => {
+    expect(mapStopReason({ subtype: "unknown" })).toBe("natural");
+    expect(mapStopReason({ subtype: "unknown", stop_reason: "refusal" })).toBe("error");
+    expect(mapStopReason({ subtype: "success", stop_reason: "end_turn" })).toBe("natural");
+  });
+});
