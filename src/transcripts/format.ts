@@ -40,3 +40,11 @@ export type HeaderRecord = z.infer<typeof headerRecordSchema>;
 export type WireRecord = z.infer<typeof wireRecordSchema>;
 export type ExitRecord = z.infer<typeof exitRecordSchema>;
 export type TranscriptRecord = z.infer<typeof transcriptRecordSchema>;
+
+/** Appended by the fixture recorder: what the runtime call returned, to compare replays against. */
+export const outcomeRecordSchema = z.looseObject({
+  kind: z.literal("outcome"),
+  scenario: z.string(),
+  outcome: z.record(z.string(), z.unknown()),
+});
+export type OutcomeRecord = z.infer<typeof outcomeRecordSchema>;

@@ -13,13 +13,16 @@ const PATTERNS: readonly RegExp[] = [
   /("(?:x-api-key|authorization|api[_-]?key|apiKey|access[_-]?token|accessToken|refresh[_-]?token|refreshToken|oauth[_-]?token|client[_-]?secret)"\s*:\s*")((?:[^"\\]|\\.)+)(")/gi,
 ];
 
+/** Credential-bearing names beyond the scrub's own (a KTX user's service tokens). */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
+
 /** Shortest secret value worth matching literally; shorter values ("1", "us-east-1") would shred the text. */
 const MIN_SECRET_LENGTH = 8;
 
 /** Values of credential-bearing variables in `env`, and the explicit endpoint's key. */
 export function secretValues(env: Env, apiEndpoint?: ApiEndpoint): string[] {
   const values = Object.entries(env)
-    .filter(([name]) => isScrubbedEnvName(name) || KEPT_CREDENTIALS.includes(name) || /TOKEN|SECRET|PASSWORD|API_KEY/i.test(name))
+    .filter(([name]) => isScrubbedEnvName(name) || KEPT_CREDENTIALS.includes(name) || SECRET_NAME.test(name))
     .map(([, value]) => value ?? "");
   if (apiEndpoint) values.push(apiEndpoint.apiKey);
   return [...new Set(values.filter((value) => value.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+/**
+ * Stand-in Claude Code CLI that plays the CLI side of a recorded transcript:
+ *   node replay-cli.js <transcript.jsonl> [claude args…]
+ * It writes the recorded CLI lines, waits wherever the recording has a line from the host, and checks
+ * each host line against the recording (normalised). A divergence is reported on stderr, exit 86.
+ */
+import { loadTranscript } from "./reader.js";
+import { Replay, REPLAY_DIVERGENCE_EXIT } from "./replay.js";
+
+async function main(): Promise<void> {
+  const [transcriptPath, ...args] = process.argv.slice(2);
+  if (!transcriptPath) {
+    process.stderr.write("usage: replay-cli <transcript.jsonl> [claude args…]\n");
+    process.exit(2);
+  }
+  const transcript = loadTranscript(transcriptPath);
+  if (args.includes("--version") || args.includes("-v")) {
+    process.stdout.write(`${transcript.header.cliVersion} (Claude Code)\n`);
+    return;
+  }
+  const replay = new Replay(transcript, {
+    writeStdout: (text) => process.stdout.write(text),
+    writeStderr: (text) => process.stderr.write(text),
+    cwd: process.cwd(),
+  });
+  process.stdin.on("data", (chunk: Buffer) => replay.pushInput(chunk));
+  process.stdin.on("end", () => replay.endInput());
+  process.stdin.on("error", () => replay.endInput());
+  const exit = await replay.play(args);
+  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  if (exit.signal) process.kill(process.pid, exit.signal as NodeJS.Signals);
+  process.exit(exit.exitCode ?? 0);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`replay-cli: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(REPLAY_DIVERGENCE_EXIT);
+});
