@@ -70,7 +70,7 @@ export class ClaudeCodeAuthError extends ClaudeCodeError {
   override readonly code = "auth_failed";
   constructor(detail: string, details: ErrorDetails = {}) {
     super(
-      `Claude Code is not authenticated (${detail}). Authenticate Claude Code locally with the Claude Code CLI (run \`claude\` and log in), then rerun. ` +
+      `Claude Code is not authenticated (${detail}). Authenticate Claude Code locally with the Claude Code CLI, then rerun (run \`claude\` once and log in). ` +
         `API keys in the environment are deliberately not used by the claude-code backend.`,
       details,
     );

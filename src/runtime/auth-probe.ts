@@ -25,7 +25,7 @@ export type AuthProbeResult =
   | { ok: false; message: string; error: ClaudeCodeError };
 
 export const AUTH_FIX =
-  "Authenticate Claude Code locally with the Claude Code CLI (run `claude` and log in), then rerun.";
+  "Authenticate Claude Code locally with the Claude Code CLI, then rerun (run `claude` once and log in).";
 
 export async function runClaudeCodeAuthProbe(options: AuthProbeOptions): Promise<AuthProbeResult> {
   const { projectDir, model, signal, timeoutMs, ...rest } = options;

@@ -72,6 +72,28 @@ function canonicalPath(path: string): string {
   }
 }
 
+function credentialLeak(keySource: string | undefined, expected: ExpectedSurface): string | undefined {
+  if (!keySource || expected.apiKeyAllowed) return undefined;
+  if (!isScrubbedEnvName(keySource) && keySource !== "apiKeyHelper") return undefined;
+  return `apiKeySource was ${JSON.stringify(keySource)}: an API credential reached the CLI although the environment was scrubbed`;
+}
+
+/**
+ * Checks the `account` block of the CLI's initialize reply, which arrives before the prompt is sent:
+ * a credential or provider other than the local session is refused before any API request.
+ */
+export function checkAccount(initializeResponse: Record<string, unknown>, expected: ExpectedSurface): string[] {
+  const account = initializeResponse.account as { apiKeySource?: unknown; apiProvider?: unknown } | undefined;
+  if (!account) return [];
+  const differences: string[] = [];
+  const leak = credentialLeak(typeof account.apiKeySource === "string" ? account.apiKeySource : undefined, expected);
+  if (leak) differences.push(leak);
+  if (typeof account.apiProvider === "string" && account.apiProvider !== "firstParty") {
+    differences.push(`apiProvider was ${JSON.stringify(account.apiProvider)}: the CLI would route to another provider than Anthropic`);
+  }
+  return differences;
+}
+
 /** Returns what differs between the init message and the surface we asked for (empty when isolated). */
 export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): string[] {
   const differences: string[] = [];
@@ -91,10 +113,8 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
   }
   const plugins = (init.plugins ?? []).map((plugin) => plugin.name);
   if (plugins.length > 0) differences.push(`plugins were ${JSON.stringify(plugins)}, expected none`);
-  const keySource = init.apiKeySource;
-  if (keySource && !expected.apiKeyAllowed && (isScrubbedEnvName(keySource) || keySource === "apiKeyHelper")) {
-    differences.push(`apiKeySource was ${JSON.stringify(keySource)}: an API credential reached the CLI although the environment was scrubbed`);
-  }
+  const leak = credentialLeak(init.apiKeySource, expected);
+  if (leak) differences.push(leak);
   if (init.cwd && canonicalPath(init.cwd) !== canonicalPath(expected.cwd)) {
     differences.push(`cwd was ${JSON.stringify(init.cwd)}, expected ${JSON.stringify(expected.cwd)}`);
   }

@@ -3,7 +3,7 @@
  * `subtype: "success"` with `is_error: true` and `terminal_reason: "api_error"`, so `subtype` alone
  * is never trusted.
  */
-import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, type ErrorDetails } from "../errors/index.js";
+import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, StructuredOutputError, type ErrorDetails } from "../errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../protocol/messages.js";
 
 /** A run the CLI ended with an error that is neither auth nor API (execution error, budget in USD, …). */
@@ -53,6 +53,14 @@ export function resultError(result: ResultMessage, errorLines: readonly Assistan
   if (!failed) return undefined;
   const detail = describe(result, errorLines);
   if (isAuthFailure(result, errorLines)) return new ClaudeCodeAuthError(detail, details);
+  if (result.subtype === "error_max_structured_output_retries" || result.terminal_reason === "structured_output_retry_exhausted") {
+    return new StructuredOutputError(
+      `The model did not produce output matching the schema within the CLI's retries: ${detail}. Simplify the schema or make the prompt state the expected shape.`,
+      result,
+      [],
+      details,
+    );
+  }
   if (result.terminal_reason === "api_error" || result.api_error_status != null || errorLines.length > 0) {
     const status = result.api_error_status ?? errorLines.find((line) => line.api_error_status != null)?.api_error_status ?? undefined;
     return new ClaudeCodeApiError(

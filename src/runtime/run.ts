@@ -11,7 +11,7 @@ import { initializeRequest } from "../protocol/outbound.js";
 import type { Logger } from "../session/logger.js";
 import { type SessionEnd, type WireDirection, Session } from "../session/session.js";
 import type { ExitInfo } from "../transport/process.js";
-import { buildCliArgs, checkInit } from "./isolation.js";
+import { buildCliArgs, checkAccount, checkInit } from "./isolation.js";
 import { resultError } from "./result-errors.js";
 import { StepTracker, isSyntheticError } from "./steps.js";
 import type { ToolCallRecord } from "./types.js";
@@ -145,6 +145,10 @@ export async function executeRun(spec: RunSpec): Promise<RunOutput> {
           message: `Tool ${name} is not available in this KTX run. Only these tools exist: ${toolIds.join(", ") || "(none)"}.`,
         };
       },
+    },
+    onInitialized: (response) => {
+      const differences = checkAccount(response, expected);
+      if (differences.length > 0) session.fail(new IsolationError(differences));
     },
     onMessage: (message: CliMessage) => {
       switch (message.kind) {

@@ -7,7 +7,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { type ResolvedCli, resolveCli } from "../binary/locate.js";
-import { ClaudeCodeError, InvalidInputError, MaxTurnsError, StructuredOutputError } from "../errors/index.js";
+import { ClaudeCodeError, InvalidInputError, MaxTurnsError } from "../errors/index.js";
 import { type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { KtxRuntimeToolSet } from "../mcp/tools.js";
 import { type Logger, silentLogger } from "../session/logger.js";
@@ -161,9 +161,6 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
       tools,
       jsonSchema: plan.jsonSchema,
     });
-    if (output.result.subtype === "error_max_structured_output_retries" || output.result.terminal_reason === "structured_output_retry_exhausted") {
-      throw new StructuredOutputError("The model did not produce output matching the schema within the CLI's retries.", output.result);
-    }
     throwOnBudget(output);
     const object = validateObject(input.schema, plan, output.result.structured_output, output.result.result ?? output.lastText);
     return { ...this.info(output), object, toolCalls: output.toolCalls, toolFailures: output.toolFailures };

@@ -32,6 +32,11 @@ export interface SessionOptions {
   onMessage(message: CliMessage): void;
   /** Every line in both directions, before it is interpreted (transcripts). */
   onWire?(direction: WireDirection, text: string): void;
+  /**
+   * Called with the CLI's reply to `initialize`, before the prompt is sent; calling `fail` from here
+   * ends the run before the model is ever asked anything.
+   */
+  onInitialized?(response: Record<string, unknown>): void;
   /** Exit of the child, after the session's outcome is known (transcripts). */
   onExit?(exit: ExitInfo): void;
   timeoutMs?: number;
@@ -57,6 +62,8 @@ export class Session {
   private result: ResultMessage | undefined;
   private sawInit = false;
   private noiseLines: string[] = [];
+  private initializeId: string | undefined;
+  private prompt: string | undefined;
   private readonly inflight = new Map<string, AbortController>();
   private readonly timers: NodeJS.Timeout[] = [];
   private idleTimer: NodeJS.Timeout | undefined;
@@ -99,8 +106,11 @@ export class Session {
     void proc.exited.then(() => this.settle());
     this.startTimers();
     try {
-      this.write(controlRequest(nextRequestId(), initialize));
-      this.write(userMessage(prompt));
+      // The prompt waits for the initialize reply so a wrong account or provider is refused before any
+      // API request; the CLI handles initialize first anyway, so this costs no measurable time.
+      this.initializeId = nextRequestId();
+      this.prompt = prompt;
+      this.write(controlRequest(this.initializeId, initialize));
       await this.settled;
       const exit = await proc.stop(!this.failure);
       this.options.onExit?.(exit);
@@ -208,11 +218,20 @@ export class Session {
     if (this.result) this.settle();
   }
 
-  private onControlResponse(response: { subtype: string; request_id: string; error?: unknown }): void {
+  private onControlResponse(response: { subtype: string; request_id: string; response?: unknown; error?: unknown }): void {
+    if (response.request_id !== this.initializeId || this.prompt === undefined) {
+      this.logger.warn(`ignored a control_response for unknown request ${response.request_id}`);
+      return;
+    }
     // Our only request is `initialize`; an error there means the CLI refused our session setup.
     if (response.subtype === "error") {
       this.fail(new ProtocolError(`The CLI rejected the initialize request: ${String(response.error)}`));
+      return;
     }
+    const prompt = this.prompt;
+    this.prompt = undefined;
+    this.options.onInitialized?.((response.response ?? {}) as Record<string, unknown>);
+    if (!this.failure) this.write(userMessage(prompt));
   }
 
   private async answer(requestId: string, request: Record<string, unknown> & { subtype: string }): Promise<void> {

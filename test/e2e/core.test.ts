@@ -1,0 +1,159 @@
+/** End to end: the real pinned CLI driven by the runtime against the scripted Messages API. */
+import { existsSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  ClaudeCodeAuthError,
+  IsolationError,
+  StructuredOutputError,
+  UnsupportedCliVersionError,
+  runClaudeCodeAuthProbe,
+} from "../../src/index.js";
+import { turn } from "../../src/testing/scripted-api.js";
+import { cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi, systemText, tempDir, testEnv } from "../support.js";
+
+afterEach(async () => {
+  expect(await remainingChildren()).toEqual([]);
+  await cleanup();
+});
+
+describe("generateText", () => {
+  it("returns the model's text and the model the CLI resolved, with our system prompt and no built-in tools", async () => {
+    const api = await scriptedApi([turn.text("hello from the scripted model")]);
+    const result = await runtimeFor(api).generateText({ prompt: "say hello", system: "You are a KTX test." });
+    expect(result.text).toBe("hello from the scripted model");
+    expect(result.model).toBe("claude-sonnet-5-5");
+    expect(result.cliVersion).toBe("2.1.330");
+    expect(api.messageRequests).toHaveLength(1);
+    const body = api.messageRequests[0]!.body;
+    expect(systemText(body)).toContain("You are a KTX test.");
+    const toolNames = (body.tools ?? []).map((tool: { name: string }) => tool.name);
+    for (const builtin of ["Bash", "Read", "Write", "Edit", "WebFetch", "Task", "Agent", "Skill", "Glob", "Grep"]) expect(toolNames).not.toContain(builtin);
+    expect(body.messages[0].content[0].text).toBe("say hello");
+  });
+
+  it("carries a 1 MiB system prompt over stdin", async () => {
+    const api = await scriptedApi([turn.text("ok")]);
+    const big = `BEGIN ${"k".repeat(1024 * 1024)} END`;
+    const result = await runtimeFor(api).generateText({ prompt: "go", system: big });
+    expect(result.text).toBe("ok");
+    expect(systemText(api.messageRequests[0]!.body)).toContain(big);
+  });
+});
+
+describe("generateObject", () => {
+  const schema = z.object({ answer: z.string(), n: z.number() });
+
+  it("returns the structured output validated and typed", async () => {
+    const api = await scriptedApi([turn.object({ answer: "forty-two", n: 42 })]);
+    const result = await runtimeFor(api).generateObject({ prompt: "answer", schema });
+    expect(result.object).toEqual({ answer: "forty-two", n: 42 });
+    const tools = api.messageRequests[0]!.body.tools.map((tool: { name: string }) => tool.name);
+    expect(tools).toContain("StructuredOutput");
+  });
+
+  it("fails with StructuredOutputError when the model keeps violating the schema (the CLI's own retries run out)", async () => {
+    const api = await scriptedApi([turn.object({ wrong: true })], { onExhausted: "repeat-last" });
+    const error = await runtimeFor(api).generateObject({ prompt: "answer", schema }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StructuredOutputError);
+    expect(api.messageRequests.length).toBeGreaterThan(1);
+  });
+
+  it("fails with StructuredOutputError carrying the object when only our zod schema rejects it", async () => {
+    const even = z.object({ n: z.number().refine((n) => n % 2 === 0, "must be even") });
+    const api = await scriptedApi([turn.object({ n: 3 })]);
+    const error = (await runtimeFor(api).generateObject({ prompt: "answer", schema: even }).catch((e: unknown) => e)) as StructuredOutputError;
+    expect(error).toBeInstanceOf(StructuredOutputError);
+    expect(error.received).toEqual({ n: 3 });
+    expect(error.message).toMatch(/must be even/);
+  });
+
+  it("fails with StructuredOutputError when the model answers in prose and the CLI still reports success", async () => {
+    const api = await scriptedApi([turn.text("I think the answer is 42.")], { onExhausted: "repeat-last" });
+    const error = (await runtimeFor(api).generateObject({ prompt: "answer", schema }).catch((e: unknown) => e)) as StructuredOutputError;
+    expect(error).toBeInstanceOf(StructuredOutputError);
+    expect(error.message).toMatch(/prose|StructuredOutput/);
+  });
+});
+
+describe("authentication and the scrubbed environment", () => {
+  it("reports a missing local session as ClaudeCodeAuthError even with ANTHROPIC_API_KEY in the parent env", async () => {
+    const runtime = runtimeFor(undefined, { env: testEnv({ ANTHROPIC_API_KEY: "sk-ant-parent-key-must-not-be-used" }) });
+    const error = await runtime.generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClaudeCodeAuthError);
+    expect((error as Error).message).toMatch(/Authenticate Claude Code locally/);
+  });
+
+  it("the auth probe answers ok:false with the fix, and ok:true against a working endpoint", async () => {
+    const failing = await runClaudeCodeAuthProbe({
+      projectDir: tempDir("probe"),
+      model: "sonnet",
+      env: testEnv({ ANTHROPIC_API_KEY: "sk-ant-parent-key-must-not-be-used", ANTHROPIC_AUTH_TOKEN: "also-not-used" }),
+    });
+    expect(failing.ok).toBe(false);
+    if (!failing.ok) expect(failing.message).toMatch(/authenticate Claude Code locally with the Claude Code CLI, then rerun/i);
+
+    const api = await scriptedApi([turn.text("OK")]);
+    const passing = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
+    expect(passing).toMatchObject({ ok: true, model: "claude-sonnet-5-5", cliVersion: "2.1.330" });
+  });
+
+  it("never sends a request to a base URL found in the parent environment", async () => {
+    const trap = await scriptedApi([turn.text("leaked")], { onExhausted: "repeat-last" });
+    const api = await scriptedApi([turn.text("through the explicit endpoint")]);
+    const parentEnv = testEnv({ ANTHROPIC_BASE_URL: trap.baseUrl, ANTHROPIC_API_KEY: "sk-ant-trap", ANTHROPIC_AUTH_TOKEN: "trap-token" });
+    const viaEndpoint = await runtimeFor(api, { env: parentEnv }).generateText({ prompt: "hi" });
+    expect(viaEndpoint.text).toBe("through the explicit endpoint");
+    const withoutEndpoint = await runtimeFor(undefined, { env: parentEnv }).generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    expect(withoutEndpoint).toBeInstanceOf(ClaudeCodeAuthError);
+    expect(trap.requests).toHaveLength(0);
+  });
+});
+
+describe("isolation check and version pinning", () => {
+  it("stops with IsolationError naming the difference when the CLI starts with built-in tools", async () => {
+    const api = await scriptedApi([turn.text("should not be reached")]);
+    // A CLI that ignores our tool restrictions (here: a wrapper dropping them).
+    const widened = script("claude-widened", `for a; do shift; case "$a" in --tools=*|--disallowedTools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
+    const error = (await runtimeFor(api, { cliPath: widened }).generateText({ prompt: "hi" }).catch((e: unknown) => e)) as IsolationError;
+    expect(error).toBeInstanceOf(IsolationError);
+    expect(error.message).toMatch(/tools were .*Bash/);
+    // init arrives with the turn, when the CLI has already sent its request; no answer is acted upon.
+    expect(api.messageRequests.length).toBeLessThanOrEqual(1);
+  });
+
+  it("refuses a credential that reaches the CLI before the prompt is sent", async () => {
+    const api = await scriptedApi([turn.text("should not be reached")]);
+    // A CLI that picks up an API key behind our back (here: a wrapper exporting one).
+    const keyed = script("claude-keyed", `ANTHROPIC_API_KEY=sk-ant-smuggled ANTHROPIC_BASE_URL='${api.baseUrl}' exec '${realCli()}' "$@"`);
+    const error = await runtimeFor(undefined, { cliPath: keyed }).generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IsolationError);
+    expect((error as Error).message).toMatch(/apiKeySource was "ANTHROPIC_API_KEY"/);
+    expect(api.messageRequests).toHaveLength(0);
+  });
+
+  it("stops with IsolationError when built-in plugins are left on", async () => {
+    const api = await scriptedApi([turn.text("should not be reached")]);
+    const plugins = script("claude-plugins", `for a; do shift; case "$a" in --settings=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
+    const error = await runtimeFor(api, { cliPath: plugins }).generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IsolationError);
+    expect((error as Error).message).toMatch(/plugins were .*cc-plugin/);
+  });
+
+  it("refuses an unverified CLI version unless allowUnverifiedCli, naming the verified ones", async () => {
+    const api = await scriptedApi([turn.text("ran anyway")]);
+    const future = script("claude-future", `case "$1" in --version) echo "9.9.9 (Claude Code)";; *) exec '${realCli()}' "$@";; esac`);
+    const refused = await runtimeFor(api, { cliPath: future }).generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(UnsupportedCliVersionError);
+    expect((refused as Error).message).toMatch(/9\.9\.9.*2\.1\.330/s);
+    expect(api.messageRequests).toHaveLength(0);
+    const allowed = await runtimeFor(api, { cliPath: future, allowUnverifiedCli: true }).generateText({ prompt: "hi" });
+    expect(allowed.text).toBe("ran anyway");
+  });
+
+  it("resolves the pinned binary from the platform package", () => {
+    const path = realCli();
+    expect(path).toMatch(/@anthropic-ai[/\\]claude-code-[a-z0-9-]+[/\\]claude$/);
+    expect(existsSync(path)).toBe(true);
+  });
+});

@@ -1,0 +1,102 @@
+/** Shared test set-up: isolated HOME and project dirs, the scripted API, child-process counting. */
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../src/index.js";
+import { locateBundledCli } from "../src/binary/locate.js";
+import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi } from "../src/testing/scripted-api.js";
+
+const cleanups: Array<() => unknown> = [];
+
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `ktx-${prefix}-`));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Environment for every CLI a test starts: an empty HOME, loopback only, no autoupdate. */
+export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: tempDir("home"),
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    ...extra,
+  };
+}
+
+export async function scriptedApi(script: Script, options?: ScriptedApiOptions): Promise<ScriptedMessagesApi> {
+  const api = await startScriptedMessagesApi(script, options);
+  cleanups.push(() => api.close());
+  return api;
+}
+
+export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partial<ClaudeCodeRuntimeOptions> = {}): ClaudeCodeRuntime {
+  return new ClaudeCodeRuntime({
+    projectDir: tempDir("project"),
+    models: { default: "sonnet" },
+    env: testEnv(),
+    ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
+    idleTimeoutMs: 30_000,
+    ...options,
+  });
+}
+
+/** An executable shell script (a stand-in or wrapper CLI). */
+export function script(name: string, body: string): string {
+  const path = join(tempDir("bin"), name);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+export const realCli = () => locateBundledCli();
+
+/** Live child processes of this test process (Linux /proc). */
+export function childPids(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) === process.pid && fields[0] !== "Z") pids.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return pids;
+}
+
+/** Waits briefly for children to be reaped (exit is asynchronous), then returns what is left. */
+export async function remainingChildren(timeoutMs = 3_000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let pids = childPids();
+  while (pids.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    pids = childPids();
+  }
+  return pids;
+}
+
+export async function cleanup(): Promise<void> {
+  while (cleanups.length) await cleanups.pop()!();
+}
+
+/** Text of every tool_result block the model received in a recorded API request. */
+export function toolResultsIn(body: any): Array<{ tool_use_id: string; is_error?: boolean; text: string }> {
+  const out: Array<{ tool_use_id: string; is_error?: boolean; text: string }> = [];
+  for (const message of body?.messages ?? []) {
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content) {
+      if (block.type !== "tool_result") continue;
+      const text = typeof block.content === "string" ? block.content : (block.content ?? []).map((part: any) => part.text ?? "").join("");
+      out.push({ tool_use_id: block.tool_use_id, is_error: block.is_error, text });
+    }
+  }
+  return out;
+}
+
+export function systemText(body: any): string {
+  return (body?.system ?? []).map((part: any) => part.text ?? "").join("\n");
+}
