@@ -19,3 +19,4 @@ export { resolveCli, locateBundledCli, type ResolvedCli } from "./binary/locate.
 export { VERIFIED_CLI_VERSIONS, PINNED_CLI_VERSION, type CliVersionFacts } from "./binary/versions.js";
 export * from "./errors/index.js";
 export type { Logger } from "./session/logger.js";
+export { createAgentRunnerPort, type AgentRunnerPort } from "./runtime/agent-runner-port.js";

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+/**
+ * `npm run demo`: a real generateText, generateObject and agent loop through the real pinned CLI,
+ * against the scripted Messages API on 127.0.0.1 (no account needed). `--live` uses your own local
+ * Claude Code session instead.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { ClaudeCodeRuntime } from "../runtime/runtime.js";
+import { ClaudeCodeError } from "../errors/index.js";
+import { startScriptedMessagesApi, turn, type ScriptedMessagesApi } from "../testing/scripted-api.js";
+
+const live = process.argv.includes("--live");
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const projectDir = mkdtempSync(join(tmpdir(), "ktx-demo-project-"));
+  const home = mkdtempSync(join(tmpdir(), "ktx-demo-home-"));
+  let api: ScriptedMessagesApi | undefined;
+  try {
+    if (!live) {
+      api = await startScriptedMessagesApi([
+        turn.text("Hello from the scripted model, through the real Claude Code CLI."),
+        turn.object({ title: "Orders", columns: ["id", "customer_id", "total"] }),
+        turn.tools({ name: "mcp__ktx__row_count", input: { table: "orders" } }),
+        turn.text("The orders table has 1204 rows."),
+      ]);
+      say(`scripted Messages API on ${api.baseUrl} (pass --live to use your local Claude Code session)`);
+    }
+    const runtime = new ClaudeCodeRuntime({
+      projectDir,
+      models: { default: "sonnet", triage: "haiku" },
+      // The scripted run gets an empty HOME so nothing of yours is read; --live uses your session.
+      env: live ? process.env : { PATH: process.env.PATH ?? "", HOME: home },
+      ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-demo-scripted" } } : {}),
+      timeoutMs: 120_000,
+    });
+    const cli = await runtime.cli();
+    say(`Claude Code CLI ${cli.version} (${cli.verified ? "verified" : "unverified"}) at ${cli.path}\n`);
+
+    let started = performance.now();
+    const text = await runtime.generateText({ prompt: "Say hello in one sentence.", system: "You are the KTX demo." });
+    say(`generateText  -> ${JSON.stringify(text.text)}  [model ${text.model}, ${Math.round(performance.now() - started)} ms]`);
+
+    started = performance.now();
+    const schema = z.object({ title: z.string(), columns: z.array(z.string()) });
+    const object = await runtime.generateObject({ prompt: "Describe a table called orders with three columns.", schema });
+    say(`generateObject -> ${JSON.stringify(object.object)}  [${Math.round(performance.now() - started)} ms]`);
+
+    started = performance.now();
+    const loop = await runtime.runAgentLoop({
+      modelRole: "default",
+      systemPrompt: "You are the KTX demo. Use the row_count tool, then answer.",
+      userPrompt: "How many rows does the orders table have?",
+      toolSet: [{ name: "row_count", description: "Rows in a table", inputSchema: z.object({ table: z.string() }), execute: ({ table }: { table: string }) => `${table}: 1204 rows` }],
+      stepBudget: 4,
+      onStepFinish: ({ stepIndex, stepBudget }) => {
+        say(`  step ${stepIndex}/${stepBudget}`);
+      },
+    });
+    say(`runAgentLoop  -> ${loop.stopReason}: ${JSON.stringify(loop.text)}; tool calls ${loop.toolCalls.map((c) => c.name).join(", ")}  [${Math.round(performance.now() - started)} ms]`);
+    if (api) say(`\nthe scripted API received ${api.messageRequests.length} Messages requests, all on loopback.`);
+  } finally {
+    await api?.close();
+    rmSync(projectDir, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${ClaudeCodeError.isInstance(error) ? `${error.name}: ${error.message}` : String((error as Error)?.stack ?? error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,12 @@
+/** Test helpers: `ktx-claude-code/testing`. */
+export {
+  startScriptedMessagesApi,
+  turn,
+  type Script,
+  type ScriptedTurn,
+  type ScriptedToolCall,
+  type ScriptedMessagesApi,
+  type ScriptedApiOptions,
+  type RecordedRequest,
+} from "./scripted-api.js";
+export { createReplayCli, REPLAY_CLI_SCRIPT } from "./replay.js";
