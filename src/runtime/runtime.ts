@@ -246,13 +246,14 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
     const cli = await this.cli();
     return this.limiter.run(async () => {
       const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);
+      const transcriptName = spec.transcript ? spec.transcript.name : undefined;
       const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
         apiEndpoint: this.options.apiEndpoint,
         disableNonessentialTraffic: this.options.disableNonessentialTraffic,
       });
       const model = this.resolveModel(role);
       const transcript = transcriptDir
-        ? await openRunTranscript(transcriptDir, { secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint) })
+        ? await openRunTranscript(transcriptDir, { name: transcriptName, secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint) })
         : undefined;
       try {
         const output = await executeRun({

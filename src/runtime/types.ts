@@ -33,8 +33,8 @@ export interface RunInfo {
 export interface CallOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
-  /** Record this call's transcript into `dir` (overrides the runtime option). */
-  transcript?: { dir: string } | false;
+  /** Record this call's transcript into `dir` (overrides the runtime option); `name` fixes the file name. */
+  transcript?: { dir: string; name?: string } | false;
 }
 
 export interface KtxGenerateTextInput extends CallOptions {

@@ -79,11 +79,10 @@ const ERROR_TYPES: Record<number, string> = {
 
 type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: unknown };
 
-let toolUseCounter = 0;
-
-function blocksOf(scripted: ScriptedTurn): Block[] {
+function blocksOf(scripted: ScriptedTurn, turnIndex: number): Block[] {
   if ("toolCalls" in scripted) {
-    const calls = scripted.toolCalls.map((call): Block => ({ type: "tool_use", id: call.id ?? `toolu_scripted_${++toolUseCounter}`, name: call.name, input: call.input }));
+    // Ids depend only on the turn and position, so recordings of the same script are comparable.
+    const calls = scripted.toolCalls.map((call, position): Block => ({ type: "tool_use", id: call.id ?? `toolu_scripted_${turnIndex}_${position}`, name: call.name, input: call.input }));
     return scripted.text ? [{ type: "text", text: scripted.text }, ...calls] : calls;
   }
   if ("text" in scripted && scripted.text !== undefined) return [{ type: "text", text: scripted.text }];
@@ -150,7 +149,7 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
     await sleep(scripted.delayMs);
     if ("error" in scripted) return sendError(response, scripted.error);
     const model = String(request.body?.model ?? options.model ?? "claude-scripted");
-    const blocks = blocksOf(scripted);
+    const blocks = blocksOf(scripted, request.turnIndex ?? 0);
     const stopReason = blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
     const usage = { input_tokens: roughTokens(request.body?.messages), output_tokens: 0 };
     const id = `msg_scripted_${request.turnIndex}`;

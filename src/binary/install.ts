@@ -1,0 +1,36 @@
+/**
+ * Installs other Claude Code versions on demand (fixture recording, drift reports) into a cache
+ * directory with npm, by exact version. They are never package dependencies, so `npm ci` keeps
+ * exactly one CLI.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { execa } from "execa";
+import { CliNotFoundError } from "../errors/index.js";
+
+export const DEFAULT_CLI_CACHE = fileURLToPath(new URL("../../.cache/cli", import.meta.url));
+
+function binaryIn(prefix: string): string | undefined {
+  const scope = join(prefix, "node_modules", "@anthropic-ai");
+  const candidates = [
+    join(scope, `claude-code-${process.platform}-${process.arch}`, "claude"),
+    join(scope, `claude-code-${process.platform}-${process.arch}-musl`, "claude"),
+    join(scope, "claude-code", "bin", "claude.exe"),
+  ];
+  return candidates.find((path) => existsSync(path));
+}
+
+/** Path of the `claude` binary of `version`, installing it into `cacheDir/<version>` when missing. */
+export async function ensureCliVersion(version: string, cacheDir = DEFAULT_CLI_CACHE): Promise<string> {
+  if (!/^\d+\.\d+\.\d+$/.test(version)) throw new CliNotFoundError(undefined, `${JSON.stringify(version)} is not an exact version`);
+  const prefix = join(cacheDir, version);
+  const existing = binaryIn(prefix);
+  if (existing) return existing;
+  await execa("npm", ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", `@anthropic-ai/claude-code@${version}`], {
+    stdio: "inherit",
+  });
+  const installed = binaryIn(prefix);
+  if (!installed) throw new CliNotFoundError(prefix, `npm installed @anthropic-ai/claude-code@${version} but no binary for ${process.platform}-${process.arch} was found`);
+  return installed;
+}
