@@ -38,6 +38,8 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     env: testEnv(),
     ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     idleTimeoutMs: 30_000,
+    // Warm processes are tested on their own (test/e2e/warm.test.ts); elsewhere every child must end with its call.
+    warm: false,
     ...options,
   });
 }

@@ -61,6 +61,7 @@ async function main(): Promise<void> {
       },
     });
     say(`runAgentLoop  -> ${loop.stopReason}: ${JSON.stringify(loop.text)}; tool calls ${loop.toolCalls.map((c) => c.name).join(", ")}  [${Math.round(performance.now() - started)} ms]`);
+    await runtime.close();
     if (api) say(`\nthe scripted API received ${api.messageRequests.length} Messages requests, all on loopback.`);
   } finally {
     await api?.close();

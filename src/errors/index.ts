@@ -91,6 +91,8 @@ export class ClaudeCodeApiError extends ClaudeCodeError {
 
 export class CliCrashError extends ClaudeCodeError {
   override readonly code = "cli_crashed";
+  /** True when the CLI died before answering `initialize`: the model was never asked anything. */
+  beforeInitialize = false;
   constructor(
     message: string,
     readonly exitCode: number | undefined,

@@ -2,7 +2,7 @@
  * Executes one CLI run for any operation: builds the isolated surface, hosts the call's tools,
  * checks `init`, follows steps and tool calls, and returns the result or throws one typed error.
  */
-import { AbortError, ClaudeCodeError, IsolationError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, CliCrashError, IsolationError } from "../errors/index.js";
 import type { ResolvedCli } from "../binary/locate.js";
 import { createKtxMcpBridge } from "../mcp/bridge.js";
 import { type PreparedTool, KTX_MCP_SERVER_NAME, ktxToolId } from "../mcp/tools.js";
@@ -10,7 +10,8 @@ import type { AssistantMessage, CliMessage, ResultMessage, SystemInitMessage, Us
 import { initializeRequest } from "../protocol/outbound.js";
 import type { Logger } from "../session/logger.js";
 import { type SessionEnd, type WireDirection, Session } from "../session/session.js";
-import type { ExitInfo } from "../transport/process.js";
+import type { CliProcess, CliProcessOptions, ExitInfo } from "../transport/process.js";
+import type { WarmPool } from "./warm-pool.js";
 import { buildCliArgs, checkAccount, checkInit } from "./isolation.js";
 import { resultError } from "./result-errors.js";
 import { StepTracker, isSyntheticError } from "./steps.js";
@@ -41,6 +42,8 @@ export interface RunSpec {
   logger: Logger;
   observer?: RunObserver;
   onStepFinish?(stepIndex: number): void;
+  /** Pre-started processes to take from, and to refill after the run. */
+  warmPool?: WarmPool;
 }
 
 export interface RunOutput extends SessionEnd {
@@ -54,6 +57,8 @@ export interface RunOutput extends SessionEnd {
   lastText: string;
   /** Permission requests we denied (hostile or unknown tool asks). */
   deniedTools: string[];
+  /** Whether a pre-started (warm) process served the run. */
+  warm: boolean;
 }
 
 /** Follows the stream for one run (pure bookkeeping, no I/O). */
@@ -110,7 +115,41 @@ function toolResultText(content: unknown): string {
   return JSON.stringify(content ?? "");
 }
 
+/**
+ * Runs the call, on a warm process when the pool has one for exactly this launch. A warm process
+ * that died while idle (before answering initialize) or fails the isolation check is dropped and
+ * the call is run again on a fresh process; the model was never asked anything in either case.
+ */
 export async function executeRun(spec: RunSpec): Promise<RunOutput> {
+  const launch = launchSpec(spec);
+  const warm = spec.warmPool?.take(launch);
+  try {
+    if (!warm) return await runOnce(spec, launch, undefined);
+    try {
+      return await runOnce(spec, launch, warm);
+    } catch (error) {
+      const retryCold = error instanceof IsolationError || (error instanceof CliCrashError && error.beforeInitialize);
+      if (!retryCold) throw error;
+      spec.logger.warn(`a warm Claude Code process failed before the call started (${(error as Error).name}); retrying on a fresh process`);
+      return await runOnce(spec, launch, undefined);
+    }
+  } finally {
+    spec.warmPool?.replenish(launch);
+  }
+}
+
+function launchSpec(spec: RunSpec): CliProcessOptions {
+  const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
+  return {
+    path: spec.cli.path,
+    args: buildCliArgs({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined }),
+    cwd: spec.projectDir,
+    env: spec.env,
+    maxLineBytes: spec.maxLineBytes,
+  };
+}
+
+async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: CliProcess | undefined): Promise<RunOutput> {
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
   const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
   const allowed = new Set(toolIds);
@@ -124,16 +163,10 @@ export async function executeRun(spec: RunSpec): Promise<RunOutput> {
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)));
   const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, cwd: spec.projectDir };
 
-  const args = buildCliArgs({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: expected.structuredOutput });
-  spec.observer?.start?.({ cliPath: spec.cli.path, cliVersion: spec.cli.version, args, cwd: spec.projectDir, env: spec.env });
+  spec.observer?.start?.({ cliPath: spec.cli.path, cliVersion: spec.cli.version, args: launch.args, cwd: spec.projectDir, env: spec.env });
   const session: Session = new Session({
-    process: {
-      path: spec.cli.path,
-      args,
-      cwd: spec.projectDir,
-      env: spec.env,
-      maxLineBytes: spec.maxLineBytes,
-    },
+    process: launch,
+    warmProcess,
     control: {
       mcpMessage: bridge ? (server, message, signal) => bridge.handleMcpMessage(server, message, signal) : undefined,
       canUseTool: async (request) => {
@@ -186,13 +219,13 @@ export async function executeRun(spec: RunSpec): Promise<RunOutput> {
       }),
       spec.prompt,
     );
-    return finish(end, state, deniedTools);
+    return finish(end, state, deniedTools, warmProcess !== undefined);
   } finally {
     await bridge?.close();
   }
 }
 
-function finish(end: SessionEnd, state: RunState, deniedTools: string[]): RunOutput {
+function finish(end: SessionEnd, state: RunState, deniedTools: string[], warm: boolean): RunOutput {
   const failure = resultError(end.result, state.errorLines, { stderrTail: end.stderrTail || undefined });
   if (failure && !isBudget(end.result)) throw failure;
   if (!state.init) {
@@ -208,6 +241,7 @@ function finish(end: SessionEnd, state: RunState, deniedTools: string[]): RunOut
     errorLines: state.errorLines,
     lastText: state.lastText,
     deniedTools,
+    warm,
   };
 }
 

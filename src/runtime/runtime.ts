@@ -15,6 +15,7 @@ import { type ApiEndpoint, type Env, createKtxClaudeCodeEnv } from "../transport
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { hostDiscovery } from "./isolation.js";
 import { RunLimiter } from "./limiter.js";
+import { type WarmOptions, WarmPool } from "./warm-pool.js";
 import { planObjectSchema, validateObject } from "./object-schema.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
@@ -52,6 +53,11 @@ export interface ClaudeCodeRuntimeOptions {
   maxConcurrentRuns?: number;
   /** Record every run's transcript into this directory. */
   transcript?: { dir: string };
+  /**
+   * Pre-started CLI processes for repeated calls of the same shape (default on: `{ size: 2, idleMs: 30000 }`;
+   * `false` turns it off). Call `close()` to end idle processes early; they never keep the host alive.
+   */
+  warm?: WarmOptions | false;
   logger?: Logger;
 }
 
@@ -71,6 +77,7 @@ const optionsSchema = z.strictObject({
   maxLineBytes: z.number().int().positive().optional(),
   maxConcurrentRuns: z.number().int().positive().optional(),
   transcript: z.strictObject({ dir: z.string().min(1) }).optional(),
+  warm: z.union([z.literal(false), z.strictObject({ size: z.number().int().nonnegative().optional(), idleMs: z.number().int().positive().optional() })]).optional(),
   logger: z.custom<Logger>((value) => typeof value === "object" && value !== null).optional(),
 });
 
@@ -104,11 +111,23 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
   private readonly limiter: RunLimiter;
   private readonly failuresByUnit = new Map<string, number>();
   private cliPromise: Promise<ResolvedCli> | undefined;
+  private readonly warmPool: WarmPool | undefined;
 
   constructor(options: ClaudeCodeRuntimeOptions) {
     this.options = parseRuntimeOptions(options);
     this.logger = options.logger ?? silentLogger;
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
+    this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger);
+  }
+
+  /** Ends idle warm processes; calls made afterwards start cold processes. */
+  async close(): Promise<void> {
+    await this.warmPool?.close();
+  }
+
+  /** Process ids of idle warm processes right now (diagnostics, tests). */
+  get warmIdlePids(): number[] {
+    return this.warmPool?.idlePids ?? [];
   }
 
   /** The model configured for `role` (falls back to `default`). */
@@ -275,6 +294,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
           logger: this.logger,
           observer: transcript?.observer,
           onStepFinish: spec.onStepFinish,
+          warmPool: this.warmPool,
         });
         await transcript?.close();
         return { ...output, transcriptPath: transcript?.path };
@@ -302,6 +322,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
       cliVersion: output.init.claude_code_version ?? "",
       hostDiscovery: hostDiscovery(output.init),
       transcriptPath: output.transcriptPath,
+      warmStart: output.warm,
     };
   }
 }

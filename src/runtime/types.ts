@@ -28,6 +28,8 @@ export interface RunInfo {
   /** Host-discovered names in `init` (not part of the execution surface; diagnostic only). */
   hostDiscovery: { slashCommands: string[]; skills: string[]; agents: string[] };
   transcriptPath?: string;
+  /** Whether a pre-started (warm) CLI process served the call. */
+  warmStart: boolean;
 }
 
 export interface CallOptions {

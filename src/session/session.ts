@@ -14,7 +14,7 @@ import {
 } from "../errors/index.js";
 import { type CliMessage, type ResultMessage, parseCliMessage } from "../protocol/messages.js";
 import { type InitializeRequest, controlError, controlRequest, controlSuccess, userMessage } from "../protocol/outbound.js";
-import { CliProcess, type CliProcessOptions, type ExitInfo } from "../transport/process.js";
+import { CliProcess, type CliProcessOptions, type ExitInfo, type ProcessHandlers } from "../transport/process.js";
 import { type Logger, silentLogger } from "./logger.js";
 
 export interface ControlHandlers {
@@ -28,6 +28,8 @@ export type WireDirection = "out" | "in" | "stderr" | "dropped";
 
 export interface SessionOptions {
   process: CliProcessOptions;
+  /** A pre-started process spawned with `process` (warm pool); the session adopts it instead of spawning. */
+  warmProcess?: CliProcess;
   control: ControlHandlers;
   onMessage(message: CliMessage): void;
   /** Every line in both directions, before it is interpreted (transcripts). */
@@ -63,6 +65,7 @@ export class Session {
   private sawInit = false;
   private noiseLines: string[] = [];
   private initializeId: string | undefined;
+  private initializeAnswered = false;
   private prompt: string | undefined;
   private readonly inflight = new Map<string, AbortController>();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -89,7 +92,7 @@ export class Session {
   async run(initialize: InitializeRequest, prompt: string): Promise<SessionEnd> {
     const { signal } = this.options;
     if (signal?.aborted) throw new AbortError(signal.reason);
-    const proc = new CliProcess(this.options.process, {
+    const handlers: ProcessHandlers = {
       line: (text) => this.onLine(text),
       oversizedLine: (bytes, limit) =>
         this.fail(new ProtocolError(`The CLI wrote a ${bytes}-byte line, over maxLineBytes=${limit}; the message was dropped and the run stopped. Raise maxLineBytes if such output is expected.`)),
@@ -99,7 +102,9 @@ export class Session {
         this.logger.warn(`write to CLI dropped (${reason})`);
       },
       stdoutEnd: () => this.onStdoutEnd(),
-    });
+    };
+    const proc = this.options.warmProcess ?? new CliProcess(this.options.process, handlers);
+    if (this.options.warmProcess) proc.attach(handlers);
     this.proc = proc;
     const onAbort = () => this.fail(new AbortError(signal?.reason));
     signal?.addEventListener("abort", onAbort, { once: true });
@@ -141,7 +146,7 @@ export class Session {
       const reason = code === "ENOENT" ? "file not found" : code === "EACCES" ? "not executable" : exit.spawnError.message;
       return new CliNotFoundError(this.options.process.path, reason, { cause: exit.spawnError });
     }
-    const stage = this.sawInit ? "before its result" : "before its init message";
+    const stage = this.sawInit ? "before its result" : this.initializeAnswered ? "before its init message" : "before answering initialize";
     const how = exit.signal
       ? `was killed by ${exit.signal}`
       : exit.exitCode === 0
@@ -150,12 +155,14 @@ export class Session {
     const noise = this.noiseLines.length
       ? ` It wrote ${this.noiseLines.length} line(s) that were not JSON, first: ${JSON.stringify(this.noiseLines[0]!.slice(0, 200))}.`
       : "";
-    return new CliCrashError(
+    const error = new CliCrashError(
       `The Claude Code CLI ${how} ${stage}.${noise} Check the stderr tail below and the transcript; rerun with a transcript dir to capture the stream.`,
       exit.exitCode,
       exit.signal,
       { stderrTail },
     );
+    error.beforeInitialize = !this.initializeAnswered;
+    return error;
   }
 
   private write(value: unknown): void {
@@ -230,6 +237,7 @@ export class Session {
     }
     const prompt = this.prompt;
     this.prompt = undefined;
+    this.initializeAnswered = true;
     this.options.onInitialized?.((response.response ?? {}) as Record<string, unknown>);
     if (!this.failure) this.write(userMessage(prompt));
   }

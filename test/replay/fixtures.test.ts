@@ -57,6 +57,7 @@ describe("the replayer", () => {
       cliPath: createReplayCli(textFixture, tempDir("replay")),
       env: { PATH: process.env.PATH ?? "" },
       apiEndpoint: { baseUrl: "http://127.0.0.1:9", apiKey: "sk-test" },
+      warm: false,
     });
     const error = (await runtime.generateText({ prompt: "a different prompt", system: "You are a KTX test." }).catch((e: unknown) => e)) as CliCrashError;
     expect(error).toBeInstanceOf(CliCrashError);

@@ -1,0 +1,102 @@
+/** Warm CLI processes: faster repeated calls, same isolation and errors, and never an orphan. */
+import { execa } from "execa";
+import { afterEach, describe, expect, it } from "vitest";
+import { IsolationError } from "../../src/index.js";
+import { turn } from "../../src/testing/scripted-api.js";
+import { cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi } from "../support.js";
+
+afterEach(async () => {
+  await cleanup();
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+describe("warm pool", () => {
+  it("serves the second call of the same shape from a pre-started process, and close() ends the idle one", async () => {
+    const api = await scriptedApi(() => turn.text("hi"));
+    const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 60_000 } });
+    const first = await runtime.generateText({ prompt: "one" });
+    expect(first.warmStart).toBe(false);
+    expect(runtime.warmIdlePids).toHaveLength(1);
+    const second = await runtime.generateText({ prompt: "two", system: "a different system prompt travels in initialize" });
+    expect(second.warmStart).toBe(true);
+    expect(second.text).toBe("hi");
+    expect(api.messageRequests[1]!.body.system.map((part: { text: string }) => part.text).join("\n")).toContain("a different system prompt travels in initialize");
+    // A different launch shape (object calls have another turn limit) does not take it.
+    await runtime.close();
+    expect(runtime.warmIdlePids).toEqual([]);
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("still checks isolation on a warm process and falls back to a fresh one, reporting the same error", async () => {
+    const api = await scriptedApi(() => turn.text("hi"));
+    const widened = script("claude-widened", `for a; do shift; case "$a" in --tools=*|--disallowedTools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
+    const runtime = runtimeFor(api, { cliPath: widened, warm: { size: 1, idleMs: 60_000 } });
+    await expect(runtime.generateText({ prompt: "one" })).rejects.toBeInstanceOf(IsolationError);
+    const warnings: string[] = [];
+    const watched = runtimeFor(api, { cliPath: widened, warm: { size: 1, idleMs: 60_000 }, logger: { debug() {}, info() {}, warn: (m) => warnings.push(m), error() {} } });
+    await watched.generateText({ prompt: "one" }).catch(() => undefined);
+    await expect(watched.generateText({ prompt: "two" })).rejects.toBeInstanceOf(IsolationError);
+    expect(warnings.some((w) => w.includes("retrying on a fresh process"))).toBe(true);
+    await runtime.close();
+    await watched.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("ends idle processes after idleMs", async () => {
+    const api = await scriptedApi(() => turn.text("hi"));
+    const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 500 } });
+    await runtime.generateText({ prompt: "one" });
+    const [pid] = runtime.warmIdlePids;
+    expect(pid).toBeDefined();
+    expect(await waitFor(() => !alive(pid!))).toBe(true);
+    expect(runtime.warmIdlePids).toEqual([]);
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("notices an idle process that crashed and replaces it", async () => {
+    const api = await scriptedApi(() => turn.text("hi"));
+    const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 60_000 } });
+    await runtime.generateText({ prompt: "one" });
+    const [crashed] = runtime.warmIdlePids;
+    await new Promise((resolve) => setTimeout(resolve, 2_500)); // older than a failed start
+    process.kill(crashed!, "SIGKILL");
+    expect(await waitFor(() => runtime.warmIdlePids.length === 1 && runtime.warmIdlePids[0] !== crashed)).toBe(true);
+    const next = await runtime.generateText({ prompt: "two" });
+    expect(next.text).toBe("hi");
+    await runtime.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  for (const mode of ["exit", "kill"] as const) {
+    it(`leaves no orphan when the host ${mode === "exit" ? "ends without close()" : "is killed with SIGKILL"}`, async () => {
+      const api = await scriptedApi(() => turn.text("hi"));
+      const host = execa(process.execPath, ["test/fixtures/warm-host.mjs", api.baseUrl, mode === "kill" ? "wait" : "exit"], { reject: false });
+      let idle: number[] = [];
+      host.stdout!.on("data", (chunk: Buffer) => {
+        idle = (JSON.parse(chunk.toString().trim()) as { idle: number[] }).idle;
+      });
+      expect(await waitFor(() => idle.length === 1, 30_000)).toBe(true);
+      if (mode === "kill") host.kill("SIGKILL");
+      const result = await host;
+      expect(mode === "kill" ? result.signal : result.exitCode).toBe(mode === "kill" ? "SIGKILL" : 0);
+      expect(await waitFor(() => !alive(idle[0]!))).toBe(true);
+    });
+  }
+});
