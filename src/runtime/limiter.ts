@@ -1,3 +1,5 @@
+import { AbortError } from "../errors/index.js";
+
 /** Caps how many CLI processes run at once; extra calls wait in FIFO order. */
 export class RunLimiter {
   private active = 0;
@@ -15,6 +17,7 @@ export class RunLimiter {
   }
 
   private acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(new AbortError(signal.reason));
     if (this.active < this.limit) {
       this.active += 1;
       return Promise.resolve();
@@ -28,7 +31,7 @@ export class RunLimiter {
       const onAbort = () => {
         const index = this.waiting.indexOf(grant);
         if (index >= 0) this.waiting.splice(index, 1);
-        reject(signal?.reason);
+        reject(new AbortError(signal?.reason));
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       this.waiting.push(grant);

@@ -27,13 +27,14 @@ export interface Scenario {
   run(runtime: ClaudeCodeRuntime, call: { transcript: { dir: string; name: string } | false }): Promise<Outcome>;
 }
 
-const lookup: KtxRuntimeToolDescriptor<{ term: string }> = {
+/** Tools of the catalog, also used by the end-to-end tests. */
+export const lookup: KtxRuntimeToolDescriptor<{ term: string }> = {
   name: "lookup",
   description: "Look a term up in the KTX glossary",
   inputSchema: z.object({ term: z.string() }),
   execute: ({ term }) => ({ markdown: `**${term}**: a glossary entry`, structured: { term } }),
 };
-const count: KtxRuntimeToolDescriptor<{ items: string[] }> = {
+export const count: KtxRuntimeToolDescriptor<{ items: string[] }> = {
   name: "count",
   description: "Count items",
   inputSchema: z.object({ items: z.array(z.string()) }),

@@ -5,25 +5,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { KtxRuntimeToolDescriptor, StepFinishEvent } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
+import { count, lookup } from "../../src/testing/scenarios.js";
 import { cleanup, remainingChildren, runtimeFor, scriptedApi, toolResultsIn } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
   await cleanup();
 });
-
-const lookup: KtxRuntimeToolDescriptor<{ term: string }> = {
-  name: "lookup",
-  description: "Look a term up in the KTX glossary",
-  inputSchema: z.object({ term: z.string() }),
-  execute: ({ term }) => ({ markdown: `**${term}**: a glossary entry`, structured: { term } }),
-};
-const count: KtxRuntimeToolDescriptor<{ items: string[] }> = {
-  name: "count",
-  description: "Count items",
-  inputSchema: z.object({ items: z.array(z.string()) }),
-  execute: ({ items }) => ({ count: items.length }),
-};
 
 function loopParams(overrides: Record<string, unknown> = {}) {
   const steps: StepFinishEvent[] = [];
