@@ -131,6 +131,27 @@ describe("runAgentLoop", () => {
   });
 });
 
+describe("tools in text and object calls", () => {
+  it("lets generateText and generateObject call KTX tools before answering, with the same surface", async () => {
+    const api = await scriptedApi([
+      turn.tools({ name: "mcp__ktx__lookup", input: { term: "grain" } }),
+      turn.text("grain is a glossary entry"),
+      turn.tools({ name: "mcp__ktx__count", input: { items: ["a", "b"] } }),
+      turn.object({ total: 2 }),
+    ]);
+    const runtime = runtimeFor(api);
+    const text = await runtime.generateText({ prompt: "what is grain?", tools: [lookup] });
+    expect(text.text).toBe("grain is a glossary entry");
+    expect(text.toolCalls.map((call) => [call.name, call.ok])).toEqual([["mcp__ktx__lookup", true]]);
+    const object = await runtime.generateObject({ prompt: "count them", tools: [count], schema: z.object({ total: z.number() }) });
+    expect(object.object).toEqual({ total: 2 });
+    expect(toolResultsIn(api.messageRequests[3]!.body).at(-1)!.text).toMatch(/"count": 2/);
+    const offered = api.messageRequests[2]!.body.tools.map((tool: { name: string }) => tool.name).sort();
+    expect(offered).toEqual(expect.arrayContaining(["StructuredOutput", "mcp__ktx__count"]));
+    expect(offered).not.toContain("mcp__ktx__lookup");
+  });
+});
+
 describe("a hostile model", () => {
   it("cannot run built-ins, other servers' tools or unknown ktx tools; each is refused and the loop ends cleanly", async () => {
     let target = "";
