@@ -16,7 +16,8 @@ export class RunLimiter {
     }
   }
 
-  private acquire(signal?: AbortSignal): Promise<void> {
+  /** Takes a slot; the caller must `release()` it exactly once. */
+  acquire(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(new AbortError(signal.reason));
     if (this.active < this.limit) {
       this.active += 1;
@@ -38,7 +39,7 @@ export class RunLimiter {
     });
   }
 
-  private release(): void {
+  release(): void {
     this.active -= 1;
     this.waiting.shift()?.();
   }

@@ -44,6 +44,8 @@ export interface RunSpec {
   onStepFinish?(stepIndex: number): void;
   /** Pre-started processes to take from, and to refill after the run. */
   warmPool?: WarmPool;
+  /** Return at the result and reap the child in the background (see SessionOptions). */
+  reapInBackground?: boolean;
 }
 
 export interface RunOutput extends SessionEnd {
@@ -208,6 +210,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
     idleTimeoutMs: spec.idleTimeoutMs,
     signal: spec.signal,
     logger: spec.logger,
+    reapInBackground: spec.reapInBackground,
   });
 
   try {

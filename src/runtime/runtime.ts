@@ -263,47 +263,58 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
     const role = spec.role;
     if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
     const cli = await this.cli();
-    return this.limiter.run(async () => {
-      const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);
-      const transcriptName = spec.transcript ? spec.transcript.name : undefined;
-      const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
-        apiEndpoint: this.options.apiEndpoint,
-        disableNonessentialTraffic: this.options.disableNonessentialTraffic,
+    const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);
+    const transcriptName = spec.transcript ? spec.transcript.name : undefined;
+    const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
+      apiEndpoint: this.options.apiEndpoint,
+      disableNonessentialTraffic: this.options.disableNonessentialTraffic,
+    });
+    // The slot is held until the child is reaped, so no more than maxConcurrentRuns processes ever live.
+    await this.limiter.acquire(spec.signal);
+    let released = false;
+    const release = () => {
+      if (!released) this.limiter.release();
+      released = true;
+    };
+    const transcript = transcriptDir
+      ? await openRunTranscript(transcriptDir, { name: transcriptName, secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint) }).catch((error: unknown) => {
+          release();
+          throw error;
+        })
+      : undefined;
+    try {
+      const output = await executeRun({
+        cli,
+        projectDir: this.options.projectDir,
+        env,
+        apiKeyAllowed: this.options.apiEndpoint !== undefined,
+        model: this.resolveModel(role),
+        maxTurns: spec.maxTurns,
+        system: spec.system,
+        prompt: spec.prompt,
+        jsonSchema: spec.jsonSchema,
+        tools: spec.tools,
+        toolTimeoutMs: this.options.toolTimeoutMs,
+        timeoutMs: spec.timeoutMs ?? this.options.timeoutMs,
+        idleTimeoutMs: this.options.idleTimeoutMs,
+        maxLineBytes: this.options.maxLineBytes,
+        signal: spec.signal,
+        logger: this.logger,
+        observer: transcript?.observer,
+        onStepFinish: spec.onStepFinish,
+        warmPool: this.warmPool,
+        // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.
+        reapInBackground: transcript === undefined,
       });
-      const model = this.resolveModel(role);
-      const transcript = transcriptDir
-        ? await openRunTranscript(transcriptDir, { name: transcriptName, secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint) })
-        : undefined;
-      try {
-        const output = await executeRun({
-          cli,
-          projectDir: this.options.projectDir,
-          env,
-          apiKeyAllowed: this.options.apiEndpoint !== undefined,
-          model,
-          maxTurns: spec.maxTurns,
-          system: spec.system,
-          prompt: spec.prompt,
-          jsonSchema: spec.jsonSchema,
-          tools: spec.tools,
-          toolTimeoutMs: this.options.toolTimeoutMs,
-          timeoutMs: spec.timeoutMs ?? this.options.timeoutMs,
-          idleTimeoutMs: this.options.idleTimeoutMs,
-          maxLineBytes: this.options.maxLineBytes,
-          signal: spec.signal,
-          logger: this.logger,
-          observer: transcript?.observer,
-          onStepFinish: spec.onStepFinish,
-          warmPool: this.warmPool,
-        });
-        await transcript?.close();
-        return { ...output, transcriptPath: transcript?.path };
-      } catch (error) {
-        await transcript?.close();
-        if (ClaudeCodeError.isInstance(error) && transcript) error.transcriptPath = transcript.path;
-        throw error;
-      }
-    }, spec.signal);
+      void output.reaped.finally(release);
+      await transcript?.close();
+      return { ...output, transcriptPath: transcript?.path };
+    } catch (error) {
+      release();
+      await transcript?.close();
+      if (ClaudeCodeError.isInstance(error) && transcript) error.transcriptPath = transcript.path;
+      throw error;
+    }
   }
 
   private info(output: RunOutput & { transcriptPath?: string }): RunInfo {

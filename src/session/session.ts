@@ -45,12 +45,18 @@ export interface SessionOptions {
   idleTimeoutMs?: number;
   signal?: AbortSignal;
   logger?: Logger;
+  /**
+   * Resolve as soon as the result is in, while the child finishes exiting (~45 ms) in the background;
+   * `reaped` settles once it is gone. Off when the exit must be known first (transcripts).
+   */
+  reapInBackground?: boolean;
 }
 
 export interface SessionEnd {
   result: ResultMessage;
-  exit: ExitInfo;
   stderrTail: string;
+  /** Settles when the child has exited and been reaped. */
+  reaped: Promise<ExitInfo>;
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
@@ -117,21 +123,26 @@ export class Session {
       this.prompt = prompt;
       this.write(controlRequest(this.initializeId, initialize));
       await this.settled;
-      const exit = await proc.stop(!this.failure);
-      this.options.onExit?.(exit);
-      return this.outcome(exit, proc);
+      const reaped = proc.stop(!this.failure).then((exit) => {
+        this.options.onExit?.(exit);
+        return exit;
+      });
+      if (this.result && !this.failure && this.options.reapInBackground) {
+        return { result: this.result, stderrTail: proc.stderrTail(), reaped };
+      }
+      return this.outcome(await reaped, proc);
     } finally {
       signal?.removeEventListener("abort", onAbort);
       this.clearTimers();
       for (const controller of this.inflight.values()) controller.abort(new Error("run ended"));
-      await proc.stop(false);
+      if (!this.result || this.failure || !this.options.reapInBackground) await proc.stop(false);
     }
   }
 
   private outcome(exit: ExitInfo, proc: CliProcess): SessionEnd {
     const stderrTail = proc.stderrTail();
     if (this.failure) throw this.withTail(this.failure, stderrTail);
-    if (this.result) return { result: this.result, exit, stderrTail };
+    if (this.result) return { result: this.result, stderrTail, reaped: Promise.resolve(exit) };
     throw this.exitError(exit, stderrTail);
   }
 
