@@ -3,6 +3,23 @@
  * `POST /v1/messages` takes the next scripted turn (text, tool calls, an error status, a broken
  * stream) and answers in the real wire format: SSE when the request streams, JSON otherwise.
  * Every request is recorded for assertions.
+ *
+ * How turns are consumed: every `POST /v1/messages` takes exactly one turn, retries included.
+ * The CLI does its own retrying, so a failure turn is followed by the CLI's retry, which takes
+ * the next turn: `[turn.error(500), turn.text("ok")]` is "one failure, then recovery". To make
+ * the CLI give up, answer every attempt with the error (a function script, or
+ * `onExhausted: "repeat-last"`) or send `x-should-retry: false`. What CLI 2.1.330 does
+ * (measured against this server):
+ * - 429, 500, 529, 401 and dropped connections (including `brokenStream`): up to 10 retries
+ *   (`CLAUDE_CODE_MAX_RETRIES` overrides; 0 disables), each announced by a `system/api_retry`
+ *   line, backing off 0.5 s, 1 s, 2 s, ... capped near 32 s, plus up to 25 % jitter: ~3 minutes
+ *   in all. `retry-after: 3` made the delay 3.1 s, but `0` does not shorten it;
+ *   `retry-after-ms` is ignored. `x-should-retry: false` stops retrying at once.
+ * - 400: two more immediate attempts with fewer `anthropic-beta` features (ignores
+ *   `CLAUDE_CODE_MAX_RETRIES`), then the error: three requests, three turns.
+ * - A stream that ends cleanly without `message_start` or without a completed content block,
+ *   or a 404 on the streaming request: one immediate non-streaming retry (`stream: false`).
+ *   A connection dropped mid-stream is retried streaming, with backoff.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -20,16 +37,29 @@ interface Pacing {
   chunkDelayMs?: number;
 }
 
+export interface ScriptedError {
+  status: number;
+  /** Anthropic error type; defaults by status (429 rate_limit_error, 529 overloaded_error, ...). */
+  type?: string;
+  message?: string;
+  /** Extra response headers, e.g. `retry-after` or `x-should-retry`. */
+  headers?: Record<string, string>;
+}
+
 export type ScriptedTurn =
   | ({ text: string } & Pacing)
+  /** Text (if any) first, then one tool_use block per call; stop_reason "tool_use". */
   | ({ toolCalls: ScriptedToolCall[]; text?: string } & Pacing)
-  | ({ error: { status: number; type?: string; message?: string; headers?: Record<string, string> } } & Pacing)
+  | { error: ScriptedError; delayMs?: number }
+  /** 200, message_start and part of a text block, then the socket is destroyed. */
   | ({ brokenStream: true; text?: string } & Pacing);
 
 export interface RecordedRequest {
   method: string;
+  /** Without the query string (the CLI appends `?beta=true`). */
   path: string;
   headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON when the body is JSON, else the raw text; undefined when empty. */
   body: any;
   receivedAt: number;
   /** Index of the scripted turn this request consumed (messages requests only). */
@@ -46,12 +76,14 @@ export interface ScriptedApiOptions {
 }
 
 export interface ScriptedMessagesApi {
+  /** `http://127.0.0.1:<port>` */
   readonly baseUrl: string;
   readonly port: number;
   /** Every request received, any path. */
   readonly requests: RecordedRequest[];
-  /** `POST /v1/messages` requests, each of which consumed a turn. */
+  /** `POST /v1/messages` requests that consumed a turn (not those answered "script exhausted"). */
   readonly messageRequests: RecordedRequest[];
+  /** Frees the port and destroys open (keep-alive or mid-answer) connections. */
   close(): Promise<void>;
 }
 
@@ -82,7 +114,7 @@ type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; na
 function blocksOf(scripted: ScriptedTurn, turnIndex: number): Block[] {
   if ("toolCalls" in scripted) {
     // Ids depend only on the turn and position, so recordings of the same script are comparable.
-    const calls = scripted.toolCalls.map((call, position): Block => ({ type: "tool_use", id: call.id ?? `toolu_scripted_${turnIndex}_${position}`, name: call.name, input: call.input }));
+    const calls = scripted.toolCalls.map((call, position): Block => ({ type: "tool_use", id: call.id ?? `toolu_scripted_${turnIndex}_${position}`, name: call.name, input: call.input ?? {} }));
     return scripted.text ? [{ type: "text", text: scripted.text }, ...calls] : calls;
   }
   if ("text" in scripted && scripted.text !== undefined) return [{ type: "text", text: scripted.text }];
@@ -90,86 +122,117 @@ function blocksOf(scripted: ScriptedTurn, turnIndex: number): Block[] {
 }
 
 function roughTokens(body: unknown): number {
-  return Math.max(1, Math.ceil(JSON.stringify(body ?? "").length / 4));
+  return Math.max(1, Math.ceil((JSON.stringify(body ?? "") ?? "").length / 4));
 }
 
-const sleep = (ms: number | undefined) => (ms ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve());
-
-/** Splits text into a few pieces, as a real stream would deliver it. */
+/** Splits text into a few pieces on code-point boundaries, as a real stream delivers it. */
 function pieces(text: string, count = 3): string[] {
-  if (text.length < count * 2) return [text];
-  const size = Math.ceil(text.length / count);
+  const chars = Array.from(text);
+  if (chars.length < count * 2) return [text];
+  const size = Math.ceil(chars.length / count);
   const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
   return out;
-}
-
-class TurnWriter {
-  constructor(
-    private readonly response: ServerResponse,
-    private readonly pacing: Pacing,
-  ) {}
-
-  async event(type: string, data: object): Promise<void> {
-    this.response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-    await sleep(this.pacing.chunkDelayMs);
-  }
-
-  async block(index: number, block: Block): Promise<void> {
-    if (block.type === "text") {
-      await this.event("content_block_start", { index, content_block: { type: "text", text: "" } });
-      for (const text of pieces(block.text)) await this.event("content_block_delta", { index, delta: { type: "text_delta", text } });
-    } else {
-      await this.event("content_block_start", { index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } });
-      for (const partial_json of pieces(JSON.stringify(block.input ?? {}))) {
-        await this.event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json } });
-      }
-    }
-    await this.event("content_block_stop", { index });
-  }
 }
 
 export async function startScriptedMessagesApi(script: Script, options: ScriptedApiOptions = {}): Promise<ScriptedMessagesApi> {
   const requests: RecordedRequest[] = [];
   const messageRequests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  // Ends pending delays on close, so no handler outlives the server.
+  const closing = new AbortController();
   let turnIndex = 0;
 
-  const nextTurn = (request: RecordedRequest): ScriptedTurn => {
-    const index = turnIndex++;
-    request.turnIndex = index;
-    if (typeof script === "function") return script(request, index);
-    const scripted = script[index] ?? (options.onExhausted === "repeat-last" ? script[script.length - 1] : undefined);
-    return scripted ?? { error: { status: 500, message: `scripted Messages API: script exhausted after ${script.length} turns` } };
+  const sleep = (ms: number | undefined): Promise<void> =>
+    !ms || closing.signal.aborted
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            closing.signal.removeEventListener("abort", done);
+            resolve();
+          };
+          const timer = setTimeout(done, ms);
+          closing.signal.addEventListener("abort", done);
+        });
+
+  /** Writes and waits until the bytes are handed to the socket; false once the peer is gone. */
+  const write = (response: ServerResponse, chunk: string): Promise<boolean> =>
+    response.destroyed || response.writableEnded ? Promise.resolve(false) : new Promise((resolve) => response.write(chunk, (error) => resolve(!error)));
+
+  const nextTurn = (request: RecordedRequest): ScriptedTurn | undefined => {
+    if (typeof script === "function") {
+      const scripted = script(request, turnIndex);
+      if (scripted) request.turnIndex = turnIndex++;
+      return scripted;
+    }
+    const scripted = script[turnIndex] ?? (options.onExhausted === "repeat-last" ? script[script.length - 1] : undefined);
+    if (scripted) request.turnIndex = turnIndex++;
+    return scripted;
   };
 
   const answerMessages = async (request: RecordedRequest, response: ServerResponse) => {
-    messageRequests.push(request);
     const scripted = nextTurn(request);
+    if (!scripted) {
+      const message = typeof script === "function" ? "the script function returned no turn" : `script exhausted after ${script.length} turns`;
+      // `x-should-retry: false`: the CLI fails at once instead of retrying for minutes.
+      return sendError(response, { status: 500, message: `scripted Messages API: ${message}`, headers: { "x-should-retry": "false" } });
+    }
+    messageRequests.push(request);
     await sleep(scripted.delayMs);
+    if (response.destroyed || closing.signal.aborted) return;
     if ("error" in scripted) return sendError(response, scripted.error);
+
+    const index = request.turnIndex ?? 0;
     const model = String(request.body?.model ?? options.model ?? "claude-scripted");
-    const blocks = blocksOf(scripted, request.turnIndex ?? 0);
+    const id = `msg_scripted_${index}`;
+    const headers = { "request-id": `req_${id}` };
+    const pacing: Pacing = scripted;
+    const blocks = blocksOf(scripted, index);
     const stopReason = blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
     const usage = { input_tokens: roughTokens(request.body?.messages), output_tokens: 0 };
-    const id = `msg_scripted_${request.turnIndex}`;
+
     if (request.body?.stream !== true) {
-      response.writeHead(200, { "content-type": "application/json", "request-id": `req_${id}` });
-      response.end(JSON.stringify({ id, type: "message", role: "assistant", model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage: { ...usage, output_tokens: 5 } }));
+      const message = JSON.stringify({ id, type: "message", role: "assistant", model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage: { ...usage, output_tokens: 5 } });
+      if ("brokenStream" in scripted) {
+        response.writeHead(200, { "content-type": "application/json", ...headers });
+        await write(response, message.slice(0, Math.floor(message.length / 2)));
+        response.destroy();
+        return;
+      }
+      response.writeHead(200, { "content-type": "application/json", ...headers });
+      response.end(message);
       return;
     }
-    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": `req_${id}` });
-    const writer = new TurnWriter(response, scripted);
-    await writer.event("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage } });
+
+    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
+    let first = true;
+    const event = async (type: string, data: object): Promise<boolean> => {
+      if (!first) await sleep(pacing.chunkDelayMs);
+      first = false;
+      return !closing.signal.aborted && write(response, `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    };
+    if (!(await event("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage } }))) return;
     if ("brokenStream" in scripted) {
-      await writer.event("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
-      await writer.event("content_block_delta", { index: 0, delta: { type: "text_delta", text: scripted.text ?? "partial" } });
-      response.socket?.destroy();
+      await event("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
+      await event("content_block_delta", { index: 0, delta: { type: "text_delta", text: scripted.text ?? "partial" } });
+      response.destroy();
       return;
     }
-    for (const [index, block] of blocks.entries()) await writer.block(index, block);
-    await writer.event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5 } });
-    await writer.event("message_stop", {});
+    for (const [position, block] of blocks.entries()) {
+      if (block.type === "text") {
+        if (!(await event("content_block_start", { index: position, content_block: { type: "text", text: "" } }))) return;
+        for (const text of pieces(block.text)) if (!(await event("content_block_delta", { index: position, delta: { type: "text_delta", text } }))) return;
+      } else {
+        if (!(await event("content_block_start", { index: position, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } }))) return;
+        for (const partial_json of pieces(JSON.stringify(block.input))) {
+          if (!(await event("content_block_delta", { index: position, delta: { type: "input_json_delta", partial_json } }))) return;
+        }
+      }
+      if (!(await event("content_block_stop", { index: position }))) return;
+    }
+    if (!(await event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5 } }))) return;
+    if (!(await event("message_stop", {}))) return;
     response.end();
   };
 
@@ -186,7 +249,7 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
         }
         sendError(response, { status: 404, message: `scripted Messages API does not serve ${request.method} ${path}` });
       } catch (error) {
-        if (!response.headersSent) sendError(response, { status: 500, message: `scripted Messages API failed: ${(error as Error).message}` });
+        if (!response.headersSent) sendError(response, { status: 500, message: `scripted Messages API failed: ${(error as Error).message}`, headers: { "x-should-retry": "false" } });
         else response.destroy();
       }
     });
@@ -195,24 +258,33 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
 
+  let closed: Promise<void> | undefined;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
     requests,
     messageRequests,
     close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
+      (closed ??= new Promise<void>((resolve) => {
+        closing.abort();
         server.close(() => resolve());
-      }),
+        for (const socket of sockets) socket.destroy();
+        server.closeAllConnections();
+      })),
   };
 }
 
-function sendError(response: ServerResponse, error: { status: number; type?: string; message?: string; headers?: Record<string, string> }): void {
-  const type = error.type ?? ERROR_TYPES[error.status] ?? "api_error";
+function sendError(response: ServerResponse, error: ScriptedError): void {
+  const type = error.type ?? ERROR_TYPES[error.status] ?? (error.status >= 500 ? "api_error" : "invalid_request_error");
   response.writeHead(error.status, { "content-type": "application/json", "request-id": `req_error_${error.status}`, ...error.headers });
   response.end(JSON.stringify({ type: "error", error: { type, message: error.message ?? `scripted ${error.status} ${type}` } }));
 }
