@@ -66,15 +66,15 @@ export async function compareFixtures(options: { cli: string; against?: string; 
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  if (options.json) io.stdout(`${JSON.stringify({ cli: cliPath, version: liveVersion, against, drifts }, null, 2)}\n`);
+  const changed = drifts.filter((drift) => drift.missingFixture || (drift.diff && !isEmptyDiff(drift.diff)));
+  if (options.json) io.stdout(`${JSON.stringify({ cli: cliPath, version: liveVersion, against, drifts, differing: changed.length }, null, 2)}\n`);
   else {
     io.stdout(`Drift of CLI ${liveVersion} (${cliPath}) against the ${against} fixtures:\n`);
     for (const drift of drifts) {
       const lines = drift.missingFixture ? [`no ${against} fixture recorded`] : renderDiff(drift.diff!);
       io.stdout(`\n== ${drift.scenario}\n${lines.map((line) => `  ${line}`).join("\n")}\n`);
     }
+    io.stdout(`\n${changed.length} of ${drifts.length} scenarios differ.\n`);
   }
-  const changed = drifts.filter((drift) => drift.missingFixture || (drift.diff && !isEmptyDiff(drift.diff)));
-  io.stdout(`\n${changed.length} of ${drifts.length} scenarios differ.\n`);
   return 0;
 }

@@ -123,6 +123,7 @@ function toolResultText(content: unknown): string {
  * the call is run again on a fresh process; the model was never asked anything in either case.
  */
 export async function executeRun(spec: RunSpec): Promise<RunOutput> {
+  if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
   const launch = launchSpec(spec);
   const warm = spec.warmPool?.take(launch);
   try {
@@ -136,6 +137,8 @@ export async function executeRun(spec: RunSpec): Promise<RunOutput> {
       return await runOnce(spec, launch, undefined);
     }
   } finally {
+    // Idempotent: ends a taken process that failed before its session adopted it.
+    if (warm) void warm.stop(true);
     spec.warmPool?.replenish(launch);
   }
 }
