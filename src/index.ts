@@ -20,3 +20,30 @@ export { VERIFIED_CLI_VERSIONS, PINNED_CLI_VERSION, type CliVersionFacts } from 
 export * from "./errors/index.js";
 export type { Logger } from "./session/logger.js";
 export { createAgentRunnerPort, type AgentRunnerPort } from "./runtime/agent-runner-port.js";
+export {
+  DEFAULT_PROMPT_CACHING,
+  KTX_LLM_BACKENDS,
+  KTX_PROMPT_CACHE_TTLS,
+  KTX_YAML,
+  KtxLlmConfigError,
+  claudeCodeConfigWarnings,
+  findKtxProjectDir,
+  ktxLlmConfigJsonSchema,
+  ktxLlmConfigSchema,
+  loadKtxLlmConfig,
+  parseKtxLlmConfig,
+  promptCachingWarnings,
+  resolvePromptCaching,
+  resolveRoleModel,
+  unusedProviderWarnings,
+  type KtxConfigIssue,
+  type KtxConfigWarning,
+  type KtxLlmBackend,
+  type KtxLlmConfig,
+  type KtxLlmConfigInput,
+  type KtxPromptCacheTtl,
+  type KtxPromptCachingConfig,
+} from "./config/index.js";
+export { AiSdkKtxLlmRuntime, AiSdkCallError, isAnthropicProtocolModel, type AiSdkKtxLlmRuntimeOptions } from "./runtime/ai-sdk-runtime.js";
+export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./runtime/factory.js";
+export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";

@@ -151,6 +151,14 @@ describe("hangs, timeouts and aborts", () => {
   });
 });
 
+describe("our stdin closed by the CLI", () => {
+  it("drops and logs a write that meets EPIPE, and still finishes the run", async () => {
+    const { runtime, messages } = standIn("close-stdin");
+    expect((await runtime.generateText({ prompt: "hi" })).text).toBe("hi");
+    expect(messages.some((m) => /write to CLI dropped/.test(m))).toBe(true);
+  });
+});
+
 describe("control requests we cannot serve", () => {
   it("answers an unknown subtype and an unknown MCP server with error envelopes", async () => {
     const dir = tempDir("transcripts");

@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+/**
+ * The `ktx-claude-code` command: inspect transcripts, record and compare golden fixtures, and check
+ * a project's claude-code backend (status, doctor).
+ */
+import { parseArgs } from "node:util";
+import { ClaudeCodeError } from "../errors/index.js";
+import { loadTranscript } from "../transcripts/reader.js";
+import { diffTranscripts, renderDiff, renderTranscript, summarizeTranscript } from "../transcripts/inspect.js";
+import { compareFixtures, recordFixtures, type Io } from "./fixtures.js";
+import { runDoctor, runStatus } from "./status.js";
+
+const USAGE = `Usage: ktx-claude-code <command>
+
+  status [--project-dir DIR] [--json]        what the claude-code backend will use
+  doctor [--project-dir DIR] [--json]        the same checks; exits 1 on any failure, with the fix
+  transcript show <file> [--raw]             every line of a recorded run, with timing
+  transcript summary <file> [--json]         message counts, tool calls, result, exit
+  transcript diff <before> <after> [--json]  structural differences between two runs
+  fixtures record [--versions V,V] [--scenarios S,S]
+                                             record the scenario catalog with each CLI version
+  fixtures compare --cli PATH [--against V] [--scenarios S,S] [--json]
+                                             run the catalog on another CLI and report drift
+`;
+
+const io: Io = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) };
+
+function flags(args: string[], options: Record<string, { type: "string" | "boolean" }>) {
+  return parseArgs({ args, options, allowPositionals: true, strict: true });
+}
+
+async function transcript(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = flags(rest, { raw: { type: "boolean" }, json: { type: "boolean" } });
+  if (sub === "show" && positionals.length === 1) {
+    io.stdout(`${renderTranscript(loadTranscript(positionals[0]!), { raw: values.raw === true }).join("\n")}\n`);
+    return 0;
+  }
+  if (sub === "summary" && positionals.length === 1) {
+    const summary = summarizeTranscript(loadTranscript(positionals[0]!));
+    io.stdout(values.json ? `${JSON.stringify(summary, null, 2)}\n` : renderSummary(summary));
+    return 0;
+  }
+  if (sub === "diff" && positionals.length === 2) {
+    const diff = diffTranscripts(loadTranscript(positionals[0]!), loadTranscript(positionals[1]!));
+    io.stdout(values.json ? `${JSON.stringify(diff, null, 2)}\n` : `${renderDiff(diff).join("\n")}\n`);
+    return 0;
+  }
+  io.stderr(USAGE);
+  return 2;
+}
+
+function renderSummary(summary: ReturnType<typeof summarizeTranscript>): string {
+  const table = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .sort()
+      .map(([key, n]) => `    ${String(n).padStart(4)}  ${key}`)
+      .join("\n");
+  const lines = [
+    `${summary.path}`,
+    `  CLI ${summary.cliVersion}, ${summary.durationMs.toFixed(0)} ms, exit ${JSON.stringify(summary.exit ?? null)}`,
+    `  result: ${JSON.stringify(summary.result ?? null)}`,
+    `  tool calls: ${summary.toolCalls.map((call) => `${call.name}${call.isError ? " (error)" : ""}`).join(", ") || "none"}`,
+    `  permission denials sent: ${summary.deniedPermissions.length}`,
+    `  from the CLI:\n${table(summary.messages.fromCli)}`,
+    `  to the CLI:\n${table(summary.messages.toCli)}`,
+    `  stderr: ${summary.stderrBytes} bytes; non-JSON stdout lines: ${summary.nonJsonLines}`,
+  ];
+  if (summary.outcome) lines.push(`  outcome: ${JSON.stringify(summary.outcome)}`);
+  return `${lines.join("\n")}\n`;
+}
+
+async function fixtures(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values } = flags(rest, {
+    versions: { type: "string" },
+    scenarios: { type: "string" },
+    out: { type: "string" },
+    cli: { type: "string" },
+    against: { type: "string" },
+    json: { type: "boolean" },
+  });
+  const text = (value: string | boolean | undefined) => (typeof value === "string" ? value : undefined);
+  if (sub === "record") return recordFixtures({ versions: text(values.versions), scenarios: text(values.scenarios), out: text(values.out) }, io);
+  const cli = text(values.cli);
+  if (sub === "compare" && cli) {
+    return compareFixtures({ cli, against: text(values.against), scenarios: text(values.scenarios), json: values.json === true }, io);
+  }
+  io.stderr(USAGE);
+  return 2;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case "status":
+      return runStatus(args, io);
+    case "doctor":
+      return runDoctor(args, io);
+    case "transcript":
+      return transcript(args);
+    case "fixtures":
+      return fixtures(args);
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      io.stdout(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      io.stderr(`Unknown command ${JSON.stringify(command)}.\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    io.stderr(`${ClaudeCodeError.isInstance(error) ? `${error.name}: ${error.message}` : String((error as Error)?.stack ?? error)}\n`);
+    process.exitCode = 1;
+  },
+);

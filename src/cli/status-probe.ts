@@ -1,0 +1,244 @@
+/**
+ * The checks behind `ktx-claude-code status` and `doctor`, as data: the project's llm config, the
+ * CLI (path, version, verified), one isolated probe call through the local Claude Code session (the
+ * same call and verdict as `runClaudeCodeAuthProbe`), the model per role, the isolation surface the
+ * CLI reported in `system/init`, and the configuration warnings. Rendering is in status.ts.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type ResolvedCli, resolveCli } from "../binary/locate.js";
+import { VERIFIED_CLI_VERSIONS } from "../binary/versions.js";
+import { KtxLlmConfigError, findKtxProjectDir, loadKtxLlmConfig } from "../config/parse.js";
+import type { KtxLlmConfig } from "../config/schema.js";
+import { type KtxConfigWarning, claudeCodeConfigWarnings } from "../config/warnings.js";
+import { ClaudeCodeAuthError, ClaudeCodeError, IsolationError, UnsupportedCliVersionError } from "../errors/index.js";
+import { AUTH_FIX } from "../runtime/auth-probe.js";
+import { ClaudeCodeRuntime } from "../runtime/runtime.js";
+import { MODEL_ROLES, type ModelRole } from "../runtime/types.js";
+import { loadTranscript } from "../transcripts/reader.js";
+import type { ApiEndpoint, Env } from "../transport/env.js";
+
+export interface StatusFailure {
+  check: "project" | "config" | "backend" | "cli" | "session" | "isolation";
+  message: string;
+  fix: string;
+}
+
+export interface RoleModel {
+  role: ModelRole;
+  /** What ktx.yaml says for the role (the default's value when the role has none). */
+  configured: string;
+  /** "role" when ktx.yaml names a model for it, "default" when it falls back. */
+  from: "role" | "default";
+  /** The model id it resolves to: from the CLI's alias table, confirmed by the probe for its model. */
+  resolved: string;
+}
+
+export interface IsolationSurface {
+  tools: string[];
+  mcpServers: Array<{ name: string; status?: string }>;
+  plugins: string[];
+  apiKeySource: string | null;
+  /** Names the CLI found on the host; reported, never callable in a KTX run. */
+  hostDiscovered: { slashCommands: string[]; skills: string[]; agents: string[] };
+}
+
+export interface StatusReport {
+  projectDir: string | null;
+  configPath: string | null;
+  backend: string | null;
+  cli: { path: string; version: string; verified: boolean; verifiedVersions: string[] } | null;
+  session: { ok: true; model: string; apiKeySource: string | null } | { ok: false; code: string; message: string } | { ok: null; skipped: string };
+  models: RoleModel[];
+  isolation: IsolationSurface | null;
+  warnings: KtxConfigWarning[];
+  failures: StatusFailure[];
+}
+
+export interface StatusOptions {
+  projectDir?: string;
+  cwd?: string;
+  env?: Env;
+  cliPath?: string;
+  /** Test-only explicit endpoint (never read from the environment). */
+  apiEndpoint?: ApiEndpoint;
+  timeoutMs?: number;
+  /** Called around the probe, for the progress indicator. */
+  onProbe?(phase: "start" | "end"): void;
+}
+
+export async function collectStatus(options: StatusOptions): Promise<StatusReport> {
+  const report: StatusReport = {
+    projectDir: null,
+    configPath: null,
+    backend: null,
+    cli: null,
+    session: { ok: null, skipped: "not checked" },
+    models: [],
+    isolation: null,
+    warnings: [],
+    failures: [],
+  };
+  const fail = (failure: StatusFailure) => report.failures.push(failure);
+
+  // Project and config.
+  const projectDir = options.projectDir ? resolve(options.cwd ?? process.cwd(), options.projectDir) : findKtxProjectDir(options.cwd ?? process.cwd());
+  let config: KtxLlmConfig | undefined;
+  if (!projectDir) {
+    fail({
+      check: "project",
+      message: `No ktx.yaml found in ${resolve(options.cwd ?? process.cwd())} or any directory above it.`,
+      fix: "Run the command inside your KTX project, or pass --project-dir <dir>.",
+    });
+  } else {
+    report.projectDir = projectDir;
+    report.configPath = join(projectDir, "ktx.yaml");
+    try {
+      config = loadKtxLlmConfig(projectDir).config;
+    } catch (error) {
+      if (!(error instanceof KtxLlmConfigError)) throw error;
+      fail({
+        check: "config",
+        message: error.message,
+        fix: "Fix the fields named above in ktx.yaml (docs/user-guide.md has an example; docs/ktx-llm-config.schema.json gives editors completion).",
+      });
+    }
+  }
+  if (config) {
+    report.backend = config.provider.backend;
+    report.warnings = claudeCodeConfigWarnings(config);
+    if (config.provider.backend !== "claude-code") {
+      fail({
+        check: "backend",
+        message: `llm.provider.backend is "${config.provider.backend}"; these checks are for the claude-code backend, which is not selected.`,
+        fix: "Set llm.provider.backend: claude-code in ktx.yaml to run KTX through your local Claude Code session.",
+      });
+    }
+  }
+
+  // The CLI: read its version even when unverified, to report it.
+  let cli: ResolvedCli | undefined;
+  try {
+    cli = await resolveCli({ cliPath: options.cliPath, allowUnverifiedCli: true });
+    report.cli = { path: cli.path, version: cli.version, verified: cli.verified, verifiedVersions: Object.keys(VERIFIED_CLI_VERSIONS) };
+    if (!cli.verified) {
+      const refusal = new UnsupportedCliVersionError(cli.path, cli.version, Object.keys(VERIFIED_CLI_VERSIONS));
+      fail({ check: "cli", message: refusal.message, fix: "Reinstall dependencies (npm ci) to get the pinned Claude Code CLI." });
+    }
+  } catch (error) {
+    if (!ClaudeCodeError.isInstance(error)) throw error;
+    fail({ check: "cli", message: error.message, fix: "Reinstall dependencies (npm ci), or pass --cli-path pointing at a Claude Code binary." });
+  }
+
+  if (config) report.models = roleModels(config, cli);
+
+  // The probe: one isolated call through the local session.
+  if (!config || config.provider.backend !== "claude-code") {
+    report.session = { ok: null, skipped: config ? "the backend is not claude-code" : "the configuration could not be read" };
+  } else if (!cli || !cli.verified) {
+    report.session = { ok: null, skipped: "the Claude Code CLI is not usable" };
+  } else {
+    const probe = await probeSession(projectDir!, config.models.default, cli, options);
+    report.isolation = probe.isolation;
+    if (probe.ok) {
+      report.session = { ok: true, model: probe.model, apiKeySource: probe.isolation?.apiKeySource ?? null };
+      const defaultModel = config.models.default;
+      for (const entry of report.models) if (entry.configured === defaultModel) entry.resolved = probe.model;
+    } else {
+      report.session = { ok: false, code: probe.error.code, message: probe.message };
+      fail({ check: probe.error instanceof IsolationError ? "isolation" : "session", message: probe.message, fix: fixFor(probe.error) });
+    }
+  }
+  return report;
+}
+
+function roleModels(config: KtxLlmConfig, cli: ResolvedCli | undefined): RoleModel[] {
+  const aliases = cli?.facts.aliases ?? {};
+  return MODEL_ROLES.map((role) => {
+    const own = config.models[role];
+    const configured = own ?? config.models.default;
+    return { role, configured, from: own === undefined ? "default" : "role", resolved: aliases[configured] ?? configured };
+  });
+}
+
+type ProbeResult =
+  | { ok: true; model: string; isolation: IsolationSurface | null }
+  | { ok: false; message: string; error: ClaudeCodeError; isolation: IsolationSurface | null };
+
+/**
+ * The auth probe's call and verdict (see runtime/auth-probe.ts), recorded to a temporary transcript so
+ * the `system/init` surface can be reported too; the transcript is deleted afterwards.
+ */
+async function probeSession(projectDir: string, model: string, cli: ResolvedCli, options: StatusOptions): Promise<ProbeResult> {
+  const dir = mkdtempSync(join(tmpdir(), "ktx-status-"));
+  options.onProbe?.("start");
+  try {
+    const runtime = new ClaudeCodeRuntime({
+      projectDir,
+      models: { default: model },
+      cliPath: cli.path,
+      // Omitted: the runtime takes process.env itself (and scrubs it like any base environment).
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
+      timeoutMs: options.timeoutMs ?? 60_000,
+      warm: false,
+    });
+    try {
+      const result = await runtime.generateText({
+        prompt: "Reply with the single word OK.",
+        system: "You are a connectivity check. Reply with OK.",
+        transcript: { dir, name: "probe" },
+      });
+      return { ok: true, model: result.model, isolation: surfaceFrom(result.transcriptPath) };
+    } catch (error) {
+      if (!ClaudeCodeError.isInstance(error)) throw error;
+      const message =
+        error instanceof ClaudeCodeAuthError ? `Claude Code is not logged in on this machine.` : `The Claude Code check failed: ${error.message}`;
+      return { ok: false, message, error, isolation: surfaceFrom(error.transcriptPath) };
+    }
+  } finally {
+    options.onProbe?.("end");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function fixFor(error: ClaudeCodeError): string {
+  if (error instanceof ClaudeCodeAuthError) return AUTH_FIX;
+  if (error instanceof IsolationError) return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md; the run was stopped before any tool could run.";
+  return "Check the message above; rerun with the same command once it is resolved.";
+}
+
+/** The isolation surface from the `system/init` line of a transcript. */
+function surfaceFrom(transcriptPath: string | undefined): IsolationSurface | null {
+  if (!transcriptPath) return null;
+  let records;
+  try {
+    records = loadTranscript(transcriptPath).records;
+  } catch {
+    return null;
+  }
+  for (const record of records) {
+    if (record.kind !== "in" && record.kind !== "out") continue;
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(String((record as { text?: unknown }).text));
+    } catch {
+      continue;
+    }
+    if (message?.type !== "system" || message.subtype !== "init") continue;
+    const names = (values: unknown) =>
+      (Array.isArray(values) ? values : []).map((value) => (typeof value === "string" ? value : String((value as { name?: unknown })?.name ?? "")));
+    return {
+      tools: names(message.tools),
+      mcpServers: (Array.isArray(message.mcp_servers) ? message.mcp_servers : []).map((server: { name?: unknown; status?: unknown }) => ({
+        name: String(server?.name ?? ""),
+        ...(typeof server?.status === "string" ? { status: server.status } : {}),
+      })),
+      plugins: names(message.plugins),
+      apiKeySource: typeof message.apiKeySource === "string" ? message.apiKeySource : null,
+      hostDiscovered: { slashCommands: names(message.slash_commands), skills: names(message.skills), agents: names(message.agents) },
+    };
+  }
+  return null;
+}

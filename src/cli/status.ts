@@ -1,0 +1,223 @@
+/**
+ * `ktx-claude-code status` and `ktx-claude-code doctor`: what the claude-code backend of a KTX
+ * project will use, and whether it works. `status` reports and exits 0; `doctor` runs the same
+ * checks and exits 1 on any failure, printing each failure with its fix. Both accept `--json`.
+ *
+ * Options: `--project-dir DIR` (default: the nearest ktx.yaml walking up from the cwd), `--json`.
+ * Hidden, for tests: `--cli-path PATH`, `--api-base-url URL` with `--api-key KEY` (an explicit
+ * endpoint; never read from the environment).
+ */
+import { parseArgs } from "node:util";
+import type { Env } from "../transport/env.js";
+import { type StatusReport, collectStatus } from "./status-probe.js";
+
+export interface StatusIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Whether stderr is a terminal (spinner) or not (one plain line). Default: `process.stderr.isTTY`. */
+  stderrIsTTY?: boolean;
+  /** Base environment for the CLI (scrubbed like every run). Default: `process.env`. */
+  env?: Env;
+  /** Where to start looking for ktx.yaml. Default: `process.cwd()`. */
+  cwd?: string;
+}
+
+const USAGE = `Usage: ktx-claude-code status|doctor [--project-dir DIR] [--json]
+
+  --project-dir DIR   the KTX project (default: the nearest ktx.yaml at or above the current directory)
+  --json              print the report as JSON
+`;
+
+interface ParsedArgs {
+  projectDir?: string;
+  json: boolean;
+  cliPath?: string;
+  apiEndpoint?: { baseUrl: string; apiKey: string };
+}
+
+function parse(argv: string[]): ParsedArgs | string {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        "project-dir": { type: "string" },
+        json: { type: "boolean" },
+        "cli-path": { type: "string" },
+        "api-base-url": { type: "string" },
+        "api-key": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      allowPositionals: false,
+      strict: true,
+    }));
+  } catch (error) {
+    return (error as Error).message;
+  }
+  if (values.help) return "";
+  const baseUrl = values["api-base-url"] as string | undefined;
+  const apiKey = values["api-key"] as string | undefined;
+  if ((baseUrl === undefined) !== (apiKey === undefined)) return "--api-base-url and --api-key go together.";
+  return {
+    projectDir: values["project-dir"] as string | undefined,
+    json: values.json === true,
+    cliPath: values["cli-path"] as string | undefined,
+    ...(baseUrl && apiKey ? { apiEndpoint: { baseUrl, apiKey } } : {}),
+  };
+}
+
+/** A spinner on a terminal, one plain line otherwise. */
+function progress(io: StatusIo): (phase: "start" | "end") => void {
+  const tty = io.stderrIsTTY ?? Boolean(process.stderr.isTTY);
+  const label = "Checking the local Claude Code session (one short model call)";
+  let timer: NodeJS.Timeout | undefined;
+  return (phase) => {
+    if (phase === "start") {
+      if (!tty) {
+        io.stderr(`${label}...\n`);
+        return;
+      }
+      const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+      let frame = 0;
+      const draw = () => io.stderr(`\r${frames[frame++ % frames.length]} ${label}`);
+      draw();
+      timer = setInterval(draw, 100);
+      timer.unref();
+    } else if (timer) {
+      clearInterval(timer);
+      timer = undefined;
+      io.stderr(`\r\x1b[2K`);
+    }
+  };
+}
+
+async function run(command: "status" | "doctor", argv: string[], io: StatusIo): Promise<number> {
+  const args = parse(argv);
+  if (typeof args === "string") {
+    if (args === "") {
+      io.stdout(USAGE);
+      return 0;
+    }
+    io.stderr(`${args}\n\n${USAGE}`);
+    return 2;
+  }
+  const report = await collectStatus({
+    projectDir: args.projectDir,
+    cwd: io.cwd,
+    env: io.env,
+    cliPath: args.cliPath,
+    apiEndpoint: args.apiEndpoint,
+    onProbe: progress(io),
+  });
+  const ok = report.failures.length === 0;
+  if (args.json) io.stdout(`${JSON.stringify({ command, ok, ...report }, null, 2)}\n`);
+  else io.stdout(command === "status" ? renderStatus(report) : renderDoctor(report));
+  return command === "doctor" && !ok ? 1 : 0;
+}
+
+/** `ktx-claude-code status`: reports; exit 0 unless the arguments are wrong (2). */
+export function runStatus(argv: string[], io: StatusIo): Promise<number> {
+  return run("status", argv, io);
+}
+
+/** `ktx-claude-code doctor`: the same checks; exit 1 on any failure, each printed with its fix. */
+export function runDoctor(argv: string[], io: StatusIo): Promise<number> {
+  return run("doctor", argv, io);
+}
+
+const list = (values: readonly string[]) => (values.length === 0 ? "none" : values.join(", "));
+
+function cliLine(report: StatusReport): string {
+  if (!report.cli) return "not found";
+  return `${report.cli.path}\n${" ".repeat(16)}version ${report.cli.version} (${report.cli.verified ? "verified" : `NOT verified; verified: ${report.cli.verifiedVersions.join(", ")}`})`;
+}
+
+function sessionLine(report: StatusReport): string {
+  const session = report.session;
+  if (session.ok === true) return `ok: the local session answered (model ${session.model})`;
+  if (session.ok === false) return `FAILED: ${session.message}`;
+  return `not checked (${session.skipped})`;
+}
+
+function modelLines(report: StatusReport): string[] {
+  if (report.models.length === 0) return ["  models        unknown (no usable configuration)"];
+  const width = Math.max(...report.models.map((m) => m.role.length));
+  return [
+    "  models",
+    ...report.models.map((m) => {
+      const via = m.resolved === m.configured ? m.configured : `${m.configured} -> ${m.resolved}`;
+      return `    ${m.role.padEnd(width)}  ${via}${m.from === "default" ? "  (from default)" : ""}`;
+    }),
+  ];
+}
+
+function isolationLines(report: StatusReport): string[] {
+  const surface = report.isolation;
+  if (!surface) return ["  isolation     not observed (the probe did not run or the CLI sent no init message)"];
+  const host = surface.hostDiscovered;
+  return [
+    "  isolation (the CLI's init message)",
+    `    tools          ${list(surface.tools)}`,
+    `    MCP servers    ${list(surface.mcpServers.map((s) => (s.status ? `${s.name} (${s.status})` : s.name)))}`,
+    `    plugins        ${list(surface.plugins)}`,
+    `    apiKeySource   ${surface.apiKeySource ?? "none"}`,
+    `    host-discovered, diagnostic only (never callable in KTX runs):`,
+    `      slash commands  ${list(host.slashCommands)}`,
+    `      skills          ${list(host.skills)}`,
+    `      agents          ${list(host.agents)}`,
+  ];
+}
+
+function warningLines(report: StatusReport): string[] {
+  if (report.warnings.length === 0) return [];
+  return ["  warnings", ...report.warnings.flatMap((w) => [`    ! ${w.message}`, `      fix: ${w.fix}`])];
+}
+
+export function renderStatus(report: StatusReport): string {
+  const lines = [
+    "ktx-claude-code status",
+    `  project       ${report.projectDir ?? "not found"}`,
+    `  backend       ${report.backend ?? "unknown"}`,
+    `  CLI           ${cliLine(report)}`,
+    `  session       ${sessionLine(report)}`,
+    ...modelLines(report),
+    ...isolationLines(report),
+    ...warningLines(report),
+  ];
+  if (report.failures.length > 0) {
+    lines.push("  problems", ...report.failures.flatMap((f) => [`    x ${f.message}`, `      fix: ${f.fix}`]));
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export function renderDoctor(report: StatusReport): string {
+  const failed = (check: string) => report.failures.filter((f) => f.check === check);
+  const lines: string[] = ["ktx-claude-code doctor"];
+  const line = (ok: boolean, text: string) => lines.push(`${ok ? "  ok  " : "  FAIL"} ${text}`);
+  const failures = (check: string) => {
+    for (const f of failed(check)) lines.push(`  FAIL ${f.message}`, `       fix: ${f.fix}`);
+  };
+
+  if (failed("project").length + failed("config").length === 0) line(true, `ktx.yaml: ${report.configPath}`);
+  failures("project");
+  failures("config");
+  if (report.backend === "claude-code") line(true, "llm.provider.backend: claude-code");
+  failures("backend");
+  if (report.cli && report.cli.verified) line(true, `Claude Code CLI ${report.cli.version} (verified) at ${report.cli.path}`);
+  failures("cli");
+  if (report.session.ok === true) line(true, `local Claude Code session answered (model ${report.session.model})`);
+  if (report.session.ok === null) lines.push(`  skip local Claude Code session not checked (${report.session.skipped})`);
+  failures("session");
+  if (report.isolation && failed("isolation").length === 0) {
+    const s = report.isolation;
+    line(true, `isolation: tools ${list(s.tools)}; MCP servers ${list(s.mcpServers.map((m) => m.name))}; plugins ${list(s.plugins)}`);
+  }
+  failures("isolation");
+  if (report.models.length > 0) {
+    lines.push(`  info models: ${report.models.map((m) => `${m.role}=${m.resolved}`).join(", ")}`);
+  }
+  for (const w of report.warnings) lines.push(`  warn ${w.message}`, `       fix: ${w.fix}`);
+  const n = report.failures.length;
+  lines.push(n === 0 ? "doctor: all checks passed" : `doctor: ${n} check${n === 1 ? "" : "s"} failed`);
+  return `${lines.join("\n")}\n`;
+}

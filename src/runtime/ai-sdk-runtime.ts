@@ -1,0 +1,523 @@
+/**
+ * `AiSdkKtxLlmRuntime`: KTX's LLM runtime port over the AI SDK (`ai` v6) and any `LanguageModel`
+ * factory, e.g. KTX's own provider for the anthropic, vertex or gateway backend. It behaves like
+ * `ClaudeCodeRuntime` wherever the two can behave alike (test/parity/ is the evidence, and
+ * docs/parity.md lists every deliberate difference):
+ * - the same `KtxRuntimeToolDescriptor`s, prepared by `prepareToolSet` (same JSON Schema to the
+ *   model, tools in name order), the same output normalisation (only markdown reaches the model),
+ *   and a throwing tool or invalid arguments become an error result the model sees (same text);
+ * - one `onStepFinish` per model response, a throwing callback is logged and ignored;
+ * - stop reasons natural / budget / error, `toolFailureCount(unitKey)`, typed errors.
+ * On top, KTX's prompt-caching markers (`llm.promptCaching`) are applied to Anthropic models.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  APICallError,
+  type LanguageModel,
+  type ModelMessage,
+  Output,
+  RetryError,
+  type StepResult,
+  type SystemModelMessage,
+  type TelemetrySettings,
+  type ToolCallRepairFunction,
+  type ToolSet,
+  generateText,
+  jsonSchema,
+  stepCountIs,
+  tool,
+} from "ai";
+import { z } from "zod";
+import {
+  AbortError,
+  ClaudeCodeApiError,
+  ClaudeCodeError,
+  InvalidInputError,
+  MaxTurnsError,
+  StructuredOutputError,
+  TimeoutError,
+} from "../errors/index.js";
+import { type KtxToolOutput, type PreparedTool, errorMessage, normalizeToolOutput, prepareToolSet } from "../mcp/tools.js";
+import { type Logger, silentLogger } from "../session/logger.js";
+import { DEFAULT_PROMPT_CACHING, type KtxLlmBackend, type KtxPromptCacheTtl, type KtxPromptCachingConfig } from "../config/schema.js";
+import { planObjectSchema, validateObject } from "./object-schema.js";
+import type { RunLoopStopReason } from "./stop-reason.js";
+import {
+  type KtxGenerateObjectInput,
+  type KtxGenerateObjectResult,
+  type KtxGenerateTextInput,
+  type KtxGenerateTextResult,
+  type KtxLlmRuntimePort,
+  MODEL_ROLES,
+  type ModelRole,
+  type RunInfo,
+  type RunLoopParams,
+  type RunLoopResult,
+  type RunUsage,
+  type ToolCallRecord,
+} from "./types.js";
+
+/** A failure of an AI SDK call that is neither an API error, a timeout nor an abort. */
+export class AiSdkCallError extends ClaudeCodeError {
+  override readonly code = "llm_call_failed";
+}
+
+export interface AiSdkKtxLlmRuntimeOptions {
+  /** The model for a KTX role (KTX's `KtxLlmProvider.getModel`, or `createAnthropic(...)(id)`). */
+  getModel(role: ModelRole): LanguageModel;
+  /** Which backend the models come from; only decides `vertexFallbackTo5m`. Default "anthropic". */
+  backend?: KtxLlmBackend;
+  /** KTX's `llm.promptCaching`; omitted fields take KTX's defaults. `{ enabled: false }` sends no markers. */
+  promptCaching?: Partial<KtxPromptCachingConfig>;
+  /**
+   * Same-step repair of a tool call with unknown name or invalid arguments (`experimental_repairToolCall`,
+   * KTX's repair handler). When set, tool arguments are validated by the AI SDK so the hook can run;
+   * without it they are validated like the claude-code bridge does (same error text to the model).
+   */
+  repairToolCall?: ToolCallRepairFunction<ToolSet>;
+  /** Passed as `experimental_telemetry` to every call (OTEL spans); claude-code has no equivalent. */
+  telemetry?: TelemetrySettings;
+  /** AI SDK retries of failed API calls (default 2, the AI SDK's). */
+  maxRetries?: number;
+  timeoutMs?: number;
+  toolTimeoutMs?: number;
+  logger?: Logger;
+}
+
+interface CallSpec {
+  role: ModelRole;
+  system: string;
+  prompt: string;
+  maxTurns: number;
+  tools: PreparedTool[];
+  temperature?: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  output?: ReturnType<typeof Output.object>;
+  onStep?(step: StepResult<ToolSet>, stepIndex: number): void;
+}
+
+interface CallOutcome {
+  steps: Array<StepResult<ToolSet>>;
+  text: string;
+  output?: () => unknown;
+  toolCalls: ToolCallRecord[];
+  toolFailures: number;
+  info: RunInfo;
+  /** Step budget used up while the model still asked for tools. */
+  budget: boolean;
+}
+
+type CacheMarker = { anthropic: { cacheControl: { type: "ephemeral"; ttl: KtxPromptCacheTtl } } };
+
+export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
+  readonly backend: KtxLlmBackend;
+  readonly promptCaching: KtxPromptCachingConfig;
+  private readonly logger: Logger;
+  private readonly failuresByUnit = new Map<string, number>();
+
+  constructor(private readonly options: AiSdkKtxLlmRuntimeOptions) {
+    if (typeof options?.getModel !== "function") throw new InvalidInputError("AiSdkKtxLlmRuntime needs getModel(role) returning an AI SDK LanguageModel.");
+    this.backend = options.backend ?? "anthropic";
+    this.promptCaching = { ...DEFAULT_PROMPT_CACHING, ...definedOnly(options.promptCaching ?? {}) };
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Failures of the tool calls of loops tagged with `telemetryTags.unitKey`. */
+  toolFailureCount(unitKey: string): number {
+    return this.failuresByUnit.get(unitKey) ?? 0;
+  }
+
+  /** Nothing to release (no processes); present so both runtimes can be closed alike. */
+  async close(): Promise<void> {}
+
+  async generateText(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult> {
+    requirePrompt(input.prompt);
+    const tools = input.tools ? prepareToolSet(input.tools) : [];
+    const outcome = await this.call({
+      role: input.role ?? "default",
+      system: input.system ?? "",
+      prompt: input.prompt,
+      maxTurns: input.maxTurns ?? (tools.length > 0 ? 10 : 1),
+      tools,
+      temperature: input.temperature,
+      signal: input.signal,
+      timeoutMs: input.timeoutMs,
+    });
+    if (outcome.budget) throw new MaxTurnsError(outcome.steps.length);
+    return { ...outcome.info, text: outcome.text, toolCalls: outcome.toolCalls, toolFailures: outcome.toolFailures };
+  }
+
+  async generateObject<T>(input: KtxGenerateObjectInput<T>): Promise<KtxGenerateObjectResult<T>> {
+    requirePrompt(input.prompt);
+    if (!input.schema || typeof (input.schema as { safeParse?: unknown }).safeParse !== "function") {
+      throw new InvalidInputError("generateObject needs a zod schema in `schema`.");
+    }
+    // The same JSON Schema the claude-code runtime gives the CLI (non-objects wrapped as { value }).
+    const plan = planObjectSchema(input.schema);
+    const tools = input.tools ? prepareToolSet(input.tools) : [];
+    const outcome = await this.call({
+      role: input.role ?? "default",
+      system: input.system ?? "",
+      prompt: input.prompt,
+      maxTurns: input.maxTurns ?? (tools.length > 0 ? 16 : 8),
+      tools,
+      temperature: input.temperature,
+      signal: input.signal,
+      timeoutMs: input.timeoutMs,
+      output: Output.object({ schema: jsonSchema(plan.jsonSchema as Parameters<typeof jsonSchema>[0]) }),
+    });
+    if (outcome.budget) throw new MaxTurnsError(outcome.steps.length);
+    let received: unknown;
+    try {
+      received = outcome.output?.();
+    } catch (error) {
+      throw new StructuredOutputError(
+        `The model's answer is not a JSON object${outcome.text ? `: ${JSON.stringify(outcome.text.slice(0, 300))}` : " (it was empty)"}. Retry, or make the prompt ask for the structured answer explicitly.`,
+        outcome.text,
+        [],
+        { cause: error },
+      );
+    }
+    const object = validateObject(input.schema, plan, received, outcome.text);
+    return { ...outcome.info, object, toolCalls: outcome.toolCalls, toolFailures: outcome.toolFailures };
+  }
+
+  /**
+   * Runs a tool loop under `stepBudget` model responses. Invalid input and tool definitions throw;
+   * every failure after the run started is returned as `stopReason: "error"` with `error`.
+   */
+  async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult> {
+    requirePrompt(params.userPrompt);
+    if (!Number.isInteger(params.stepBudget) || params.stepBudget < 1) {
+      throw new InvalidInputError(`stepBudget must be a positive integer, got ${params.stepBudget}.`);
+    }
+    const tools = prepareToolSet(params.toolSet);
+    const unitKey = params.telemetryTags?.unitKey;
+    let steps = 0;
+    try {
+      const outcome = await this.call({
+        role: params.modelRole,
+        system: params.systemPrompt,
+        prompt: params.userPrompt,
+        maxTurns: params.stepBudget,
+        tools,
+        signal: params.signal,
+        timeoutMs: params.timeoutMs,
+        onStep: (_step, stepIndex) => {
+          steps = stepIndex;
+          this.notifyStep(params, stepIndex);
+        },
+      });
+      if (unitKey !== undefined && outcome.toolFailures > 0) {
+        this.failuresByUnit.set(unitKey, (this.failuresByUnit.get(unitKey) ?? 0) + outcome.toolFailures);
+      }
+      const stopReason: RunLoopStopReason = outcome.budget ? "budget" : "natural";
+      return {
+        stopReason,
+        numTurns: outcome.info.numTurns,
+        steps: outcome.steps.length,
+        toolCalls: outcome.toolCalls,
+        toolFailures: outcome.toolFailures,
+        usage: outcome.info.usage,
+        costUsd: outcome.info.costUsd,
+        sessionId: outcome.info.sessionId,
+        model: outcome.info.model,
+        text: outcome.text,
+      };
+    } catch (error) {
+      if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
+      return {
+        stopReason: "error",
+        error,
+        numTurns: 0,
+        steps,
+        toolCalls: [],
+        toolFailures: 0,
+        usage: emptyUsage(),
+        costUsd: 0,
+        sessionId: "",
+        model: this.safeModelId(params.modelRole),
+        text: "",
+      };
+    }
+  }
+
+  private safeModelId(role: ModelRole): string {
+    try {
+      return modelIdOf(this.options.getModel(role));
+    } catch {
+      return "";
+    }
+  }
+
+  private notifyStep(params: RunLoopParams, stepIndex: number): void {
+    const warn = (error: unknown) => this.logger.warn(`onStepFinish threw at step ${stepIndex}; ignored: ${(error as Error)?.message ?? error}`);
+    try {
+      const pending = params.onStepFinish?.({ stepIndex, stepBudget: params.stepBudget });
+      if (pending && typeof (pending as Promise<void>).catch === "function") (pending as Promise<void>).catch(warn);
+    } catch (error) {
+      warn(error);
+    }
+  }
+
+  private async call(spec: CallSpec): Promise<CallOutcome> {
+    if (!MODEL_ROLES.includes(spec.role)) {
+      throw new InvalidInputError(`Unknown model role ${JSON.stringify(spec.role)}; use one of ${MODEL_ROLES.join(", ")}.`);
+    }
+    const model = this.options.getModel(spec.role);
+    const timeoutMs = spec.timeoutMs ?? this.options.timeoutMs;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(spec.signal?.reason);
+    if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
+    spec.signal?.addEventListener("abort", onAbort, { once: true });
+    let timedOut = false;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+          }, timeoutMs);
+    timer?.unref?.();
+
+    const durations = new Map<string, number>();
+    const marker = (ttl: KtxPromptCacheTtl) => this.cacheMarker(model, ttl);
+    const ttls = this.ttls();
+    const toolSet = this.toolSet(spec.tools, { durations, marker: this.promptCaching.cacheTools ? marker(ttls.toolsTtl) : undefined });
+    let stepIndex = 0;
+    try {
+      const result = await generateText({
+        model,
+        ...(spec.system ? { system: this.systemMessage(spec.system, marker(ttls.systemTtl)) } : {}),
+        messages: [{ role: "user", content: spec.prompt }],
+        ...(spec.tools.length > 0 ? { tools: toolSet } : {}),
+        stopWhen: stepCountIs(spec.maxTurns),
+        ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
+        ...(spec.output ? { output: spec.output } : {}),
+        ...(this.options.maxRetries === undefined ? {} : { maxRetries: this.options.maxRetries }),
+        ...(this.options.repairToolCall ? { experimental_repairToolCall: this.options.repairToolCall } : {}),
+        ...(this.options.telemetry ? { experimental_telemetry: this.options.telemetry } : {}),
+        abortSignal: controller.signal,
+        prepareStep: ({ stepNumber, messages }) => {
+          // History breakpoint: from the second step on, the latest message (the tool results) is history.
+          const history = this.promptCaching.cacheHistory ? marker(ttls.historyTtl) : undefined;
+          return history && stepNumber > 0 ? { messages: markLast(messages, history) } : undefined;
+        },
+        onStepFinish: (step) => {
+          stepIndex += 1;
+          spec.onStep?.(step as StepResult<ToolSet>, stepIndex);
+        },
+      });
+      const steps = result.steps as Array<StepResult<ToolSet>>;
+      const toolCalls = toolCallRecords(steps, durations);
+      const last = steps.at(-1);
+      return {
+        steps,
+        text: result.text,
+        output: spec.output ? () => result.output : undefined,
+        toolCalls,
+        toolFailures: toolCalls.filter((call) => !call.ok).length,
+        info: runInfo(steps, model),
+        budget: steps.length >= spec.maxTurns && last?.finishReason === "tool-calls",
+      };
+    } catch (error) {
+      if (timedOut && timeoutMs !== undefined) throw new TimeoutError("overall", timeoutMs, { cause: error });
+      if (controller.signal.aborted) throw new AbortError(spec.signal?.reason ?? error);
+      throw toRuntimeError(error);
+    } finally {
+      if (timer) clearTimeout(timer);
+      spec.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private ttls(): { systemTtl: KtxPromptCacheTtl; toolsTtl: KtxPromptCacheTtl; historyTtl: KtxPromptCacheTtl } {
+    const cfg = this.promptCaching;
+    if (cfg.vertexFallbackTo5m && this.backend === "vertex") return { systemTtl: "5m", toolsTtl: "5m", historyTtl: "5m" };
+    return { systemTtl: cfg.systemTtl, toolsTtl: cfg.toolsTtl, historyTtl: cfg.historyTtl };
+  }
+
+  /** KTX's cache-control marker, only for Anthropic-protocol models and when caching is on. */
+  private cacheMarker(model: LanguageModel, ttl: KtxPromptCacheTtl): CacheMarker | undefined {
+    if (!this.promptCaching.enabled || !isAnthropicProtocolModel(model)) return undefined;
+    return { anthropic: { cacheControl: { type: "ephemeral", ttl } } };
+  }
+
+  private systemMessage(system: string, marker: CacheMarker | undefined): SystemModelMessage {
+    return this.promptCaching.cacheSystem && marker ? { role: "system", content: system, providerOptions: marker } : { role: "system", content: system };
+  }
+
+  /** AI SDK tools from prepared descriptors, sorted by name; the last one carries the tools breakpoint. */
+  private toolSet(tools: PreparedTool[], context: { durations: Map<string, number>; marker: CacheMarker | undefined }): ToolSet {
+    const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const validateInSdk = this.options.repairToolCall !== undefined;
+    const entries = sorted.map((prepared, index) => {
+      const isLast = index === sorted.length - 1;
+      const schema = jsonSchema<unknown>(prepared.inputJsonSchema as Parameters<typeof jsonSchema>[0], {
+        validate: validateInSdk
+          ? (value) => {
+              const parsed = z.safeParse(prepared.inputSchema, value ?? {});
+              return parsed.success ? { success: true, value: parsed.data } : { success: false, error: new Error(z.prettifyError(parsed.error)) };
+            }
+          : (value) => ({ success: true, value }),
+      });
+      const definition = tool<unknown, KtxToolOutput>({
+        description: prepared.description,
+        inputSchema: schema,
+        ...(isLast && context.marker ? { providerOptions: context.marker } : {}),
+        execute: (input, { toolCallId, abortSignal }) => this.runTool(prepared, input, { toolCallId, abortSignal, validate: !validateInSdk, durations: context.durations }),
+        toModelOutput: ({ output }) => ({ type: "text", value: output.markdown === "" ? `(${prepared.name} completed with no output)` : output.markdown }),
+      });
+      return [prepared.name, definition] as const;
+    });
+    return Object.fromEntries(entries) as ToolSet;
+  }
+
+  /** Runs one tool like the claude-code MCP bridge: the same validation, timeout, normalisation and error texts. */
+  private async runTool(
+    prepared: PreparedTool,
+    input: unknown,
+    context: { toolCallId: string; abortSignal?: AbortSignal; validate: boolean; durations: Map<string, number> },
+  ): Promise<KtxToolOutput> {
+    const started = performance.now();
+    try {
+      let value = input;
+      if (context.validate) {
+        const parsed = z.safeParse(prepared.inputSchema, input ?? {});
+        if (!parsed.success) throw new Error(`Invalid arguments for tool ${prepared.name}: ${z.prettifyError(parsed.error)}`);
+        value = parsed.data;
+      }
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(context.abortSignal?.reason);
+      context.abortSignal?.addEventListener("abort", onAbort, { once: true });
+      const toolTimeoutMs = this.options.toolTimeoutMs;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const run = Promise.resolve().then(() => prepared.execute(value, { signal: controller.signal, toolUseId: context.toolCallId }));
+        const outcome = await (toolTimeoutMs === undefined
+          ? run
+          : Promise.race([
+              run,
+              new Promise<never>((_resolve, reject) => {
+                timer = setTimeout(() => {
+                  controller.abort(new Error("tool timeout"));
+                  reject(new Error(`Tool ${prepared.name} timed out after ${toolTimeoutMs} ms`));
+                }, toolTimeoutMs);
+              }),
+            ]));
+        try {
+          return normalizeToolOutput(outcome);
+        } catch (error) {
+          throw new Error(`Tool ${prepared.name} returned output that cannot be sent to the model: ${errorMessage(error)}`);
+        }
+      } catch (error) {
+        const message = errorMessage(error);
+        throw message === "" ? new Error(`Tool ${prepared.name} failed without an error message.`) : error instanceof Error ? error : new Error(message);
+      } finally {
+        if (timer) clearTimeout(timer);
+        context.abortSignal?.removeEventListener("abort", onAbort);
+      }
+    } finally {
+      context.durations.set(context.toolCallId, Math.round(performance.now() - started));
+    }
+  }
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function requirePrompt(prompt: unknown): void {
+  if (typeof prompt !== "string" || prompt.trim().length === 0) throw new InvalidInputError("The prompt must be a non-empty string.");
+}
+
+function emptyUsage(): RunUsage {
+  return { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+}
+
+export function modelIdOf(model: LanguageModel): string {
+  return typeof model === "string" ? model : ((model as { modelId?: string }).modelId ?? "");
+}
+
+/** Whether Anthropic cache-control markers apply to this model (Anthropic, Vertex Anthropic, or a claude id through a gateway). */
+export function isAnthropicProtocolModel(model: LanguageModel): boolean {
+  const id = modelIdOf(model);
+  const provider = typeof model === "string" ? "" : String((model as { provider?: unknown }).provider ?? "");
+  return provider.includes("anthropic") || id.startsWith("claude-") || id.startsWith("anthropic/") || id.includes("/claude-");
+}
+
+function markLast(messages: ModelMessage[], marker: CacheMarker): ModelMessage[] {
+  if (messages.length === 0) return messages;
+  const out = [...messages];
+  out[out.length - 1] = { ...out[out.length - 1]!, providerOptions: marker } as ModelMessage;
+  return out;
+}
+
+/** One record per tool call, in the order the model made them; failures carry the text the model saw. */
+function toolCallRecords(steps: Array<StepResult<ToolSet>>, durations: Map<string, number>): ToolCallRecord[] {
+  const records = new Map<string, ToolCallRecord>();
+  for (const step of steps) {
+    for (const part of step.content) {
+      if (part.type === "tool-call") {
+        const record: ToolCallRecord = { toolUseId: part.toolCallId, name: part.toolName, input: part.input, ok: true };
+        records.set(part.toolCallId, record);
+      } else if (part.type === "tool-error") {
+        const record = records.get(part.toolCallId);
+        if (!record) continue;
+        record.ok = false;
+        record.error = errorMessage(part.error);
+      }
+    }
+  }
+  for (const record of records.values()) {
+    const duration = durations.get(record.toolUseId);
+    if (duration !== undefined) record.durationMs = duration;
+  }
+  return [...records.values()];
+}
+
+function runInfo(steps: Array<StepResult<ToolSet>>, model: LanguageModel): RunInfo {
+  const usage = emptyUsage();
+  for (const step of steps) {
+    const details = step.usage.inputTokenDetails;
+    usage.inputTokens += details?.noCacheTokens ?? step.usage.inputTokens ?? 0;
+    usage.outputTokens += step.usage.outputTokens ?? 0;
+    usage.cacheReadInputTokens += details?.cacheReadTokens ?? 0;
+    usage.cacheCreationInputTokens += details?.cacheWriteTokens ?? 0;
+  }
+  const last = steps.at(-1);
+  return {
+    model: last?.response.modelId ?? modelIdOf(model),
+    // The AI SDK has no session; the first response id identifies the call in provider logs.
+    sessionId: steps[0]?.response.id ?? randomUUID(),
+    numTurns: steps.length,
+    usage,
+    // Pricing is the provider's business; the AI SDK does not report cost.
+    costUsd: 0,
+    cliVersion: "",
+    hostDiscovery: { slashCommands: [], skills: [], agents: [] },
+    warmStart: false,
+  };
+}
+
+/** Maps AI SDK errors onto the library's typed errors (API status kept). */
+function toRuntimeError(error: unknown): ClaudeCodeError {
+  if (ClaudeCodeError.isInstance(error)) return error;
+  if (RetryError.isInstance(error)) {
+    const last = error.lastError;
+    if (APICallError.isInstance(last)) return apiError(last, `after ${error.errors.length} attempts`, error);
+    return new AiSdkCallError(`The model call failed after ${error.errors.length} attempts: ${errorMessage(last)}`, { cause: error });
+  }
+  if (APICallError.isInstance(error)) return apiError(error, undefined, error);
+  return new AiSdkCallError(`The model call failed: ${errorMessage(error)}`, { cause: error });
+}
+
+function apiError(error: APICallError, attempts: string | undefined, cause: unknown): ClaudeCodeApiError {
+  const status = error.statusCode;
+  return new ClaudeCodeApiError(
+    `The model API answered${status === undefined ? "" : ` ${status}`}${attempts ? ` ${attempts}` : ""}: ${error.message}`,
+    status,
+    undefined,
+    { cause },
+  );
+}

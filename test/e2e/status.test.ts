@@ -1,0 +1,213 @@
+/**
+ * `ktx-claude-code status` and `doctor` end to end: the real pinned CLI with an isolated HOME,
+ * the scripted Messages API for the healthy case (hidden --api-base-url/--api-key), no session at
+ * all for the failing case. Run through `node dist/cli/main.js` and by calling runStatus/runDoctor.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { execa } from "execa";
+import { afterEach, describe, expect, it } from "vitest";
+import { runDoctor, runStatus } from "../../src/cli/status.js";
+import { turn } from "../../src/testing/scripted-api.js";
+import { cleanup, realCli, remainingChildren, script, scriptedApi, tempDir, testEnv } from "../support.js";
+
+const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
+
+afterEach(async () => {
+  expect(await remainingChildren()).toEqual([]);
+  await cleanup();
+});
+
+const CLAUDE_CODE_YAML = `storage:
+  state: sqlite
+llm:
+  provider:
+    backend: claude-code
+  models:
+    default: sonnet
+    triage: haiku
+  promptCaching:
+    toolsTtl: 5m
+    historyTtl: 1h
+`;
+
+function project(yaml = CLAUDE_CODE_YAML): string {
+  const dir = tempDir("status-project");
+  writeFileSync(join(dir, "ktx.yaml"), yaml);
+  return dir;
+}
+
+function capture(extra: { stderrIsTTY?: boolean; env?: Record<string, string>; cwd?: string } = {}) {
+  let stdout = "";
+  let stderr = "";
+  return {
+    io: { stdout: (text: string) => void (stdout += text), stderr: (text: string) => void (stderr += text), stderrIsTTY: false, env: testEnv(), ...extra },
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+  };
+}
+
+const cli = (args: string[], options: { env?: Record<string, string>; cwd?: string } = {}) =>
+  execa(process.execPath, [MAIN, ...args], { reject: false, env: options.env ?? testEnv(), extendEnv: false, cwd: options.cwd });
+
+describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
+  it("prints the CLI, the session check, the model per role, the isolation surface and the prompt-caching warnings", async () => {
+    const api = await scriptedApi([turn.text("OK")]);
+    const dir = project();
+    const { exitCode, stdout, stderr } = await cli(["status", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"]);
+    expect(exitCode).toBe(0);
+    expect(stdout).toContain(`project       ${dir}`);
+    expect(stdout).toContain("backend       claude-code");
+    expect(stdout).toContain(realCli());
+    expect(stdout).toMatch(/version 2\.1\.330 \(verified\)/);
+    expect(stdout).toMatch(/session {7}ok: the local session answered \(model claude-sonnet-5-5\)/);
+    expect(stdout).toMatch(/default +sonnet -> claude-sonnet-5-5\n/);
+    expect(stdout).toMatch(/triage +haiku -> claude-haiku-5-5\n/);
+    expect(stdout).toMatch(/curator +sonnet -> claude-sonnet-5-5 +\(from default\)/);
+    expect(stdout).toMatch(/tools {10}none/);
+    expect(stdout).toMatch(/MCP servers {4}none/);
+    expect(stdout).toMatch(/plugins {8}none/);
+    expect(stdout).toMatch(/apiKeySource {3}ANTHROPIC_API_KEY/);
+    expect(stdout).toMatch(/host-discovered, diagnostic only/);
+    expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.toolsTtl \("5m"\)/);
+    expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.historyTtl \("1h"\)/);
+    expect(stdout).not.toMatch(/problems/);
+    // Not a terminal: one plain progress line on stderr, no spinner.
+    expect(stderr).toBe("Checking the local Claude Code session (one short model call)..."); // execa strips the final newline
+    expect(api.messageRequests).toHaveLength(1);
+    expect(api.messageRequests[0]!.body.model).toBe("claude-sonnet-5-5");
+  });
+
+  it("reports the same as JSON", async () => {
+    const api = await scriptedApi([turn.text("OK")]);
+    const dir = project();
+    const out = capture();
+    const code = await runStatus(["--json", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], out.io);
+    expect(code).toBe(0);
+    const report = JSON.parse(out.stdout);
+    expect(report).toMatchObject({
+      command: "status",
+      ok: true,
+      projectDir: dir,
+      configPath: join(dir, "ktx.yaml"),
+      backend: "claude-code",
+      cli: { path: realCli(), version: "2.1.330", verified: true },
+      session: { ok: true, model: "claude-sonnet-5-5", apiKeySource: "ANTHROPIC_API_KEY" },
+      isolation: { tools: [], mcpServers: [], plugins: [], apiKeySource: "ANTHROPIC_API_KEY" },
+      failures: [],
+    });
+    expect(report.isolation.hostDiscovered).toEqual({ slashCommands: expect.any(Array), skills: expect.any(Array), agents: expect.any(Array) });
+    expect(report.models).toHaveLength(6);
+    expect(report.models.find((m: { role: string }) => m.role === "triage")).toEqual({ role: "triage", configured: "haiku", from: "role", resolved: "claude-haiku-5-5" });
+    expect(report.models.find((m: { role: string }) => m.role === "repair")).toEqual({ role: "repair", configured: "sonnet", from: "default", resolved: "claude-sonnet-5-5" });
+    expect(report.warnings.map((w: { path: string }) => w.path)).toEqual(["llm.promptCaching.toolsTtl", "llm.promptCaching.historyTtl"]);
+  });
+
+  it("finds the nearest ktx.yaml walking up from the working directory", async () => {
+    const api = await scriptedApi([turn.text("OK")]);
+    const dir = project();
+    const nested = join(dir, "docs", "deep");
+    mkdirSync(nested, { recursive: true });
+    const { exitCode, stdout } = await cli(["status", "--json", "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], { cwd: nested });
+    expect(exitCode).toBe(0);
+    expect(JSON.parse(stdout).projectDir).toBe(dir);
+  });
+
+  it("shows a spinner on a terminal and clears it when the probe ends", async () => {
+    const api = await scriptedApi([turn.text("OK")]);
+    const out = capture({ stderrIsTTY: true });
+    expect(await runStatus(["--project-dir", project(), "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], out.io)).toBe(0);
+    expect(out.stderr).toMatch(/^\r⠋ Checking the local Claude Code session/);
+    expect(out.stderr.endsWith("\r\x1b[2K")).toBe(true);
+    expect(out.stderr).not.toContain("\n");
+  });
+});
+
+describe("ktx-claude-code doctor", () => {
+  it("passes with a working session (exit 0)", async () => {
+    const api = await scriptedApi([turn.text("OK")]);
+    const { exitCode, stdout } = await cli(["doctor", "--project-dir", project(), "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"]);
+    expect(exitCode).toBe(0);
+    expect(stdout).toMatch(/ok {3}Claude Code CLI 2\.1\.330 \(verified\)/);
+    expect(stdout).toMatch(/ok {3}local Claude Code session answered \(model claude-sonnet-5-5\)/);
+    expect(stdout).toMatch(/ok {3}isolation: tools none; MCP servers none; plugins none/);
+    expect(stdout).toMatch(/warn claude-code ignores llm\.promptCaching\.toolsTtl/);
+    expect(stdout).toMatch(/doctor: all checks passed$/);
+  });
+
+  it("fails without a local session (exit 1), with the fix on the failure, even with ANTHROPIC_API_KEY in the environment", async () => {
+    const env = testEnv({ ANTHROPIC_API_KEY: "sk-ant-parent-key-must-not-be-used" });
+    const { exitCode, stdout } = await cli(["doctor", "--project-dir", project()], { env });
+    expect(exitCode).toBe(1);
+    expect(stdout).toMatch(/FAIL Claude Code is not logged in on this machine\.\n\s+fix: Authenticate Claude Code locally with the Claude Code CLI, then rerun/);
+    expect(stdout).toMatch(/doctor: 1 check failed$/);
+  });
+
+  it("reports the missing session as JSON, and status reports it with exit 0", async () => {
+    const doctor = capture();
+    expect(await runDoctor(["--json", "--project-dir", project()], doctor.io)).toBe(1);
+    const report = JSON.parse(doctor.stdout);
+    expect(report).toMatchObject({ command: "doctor", ok: false, session: { ok: false, code: "auth_failed" } });
+    expect(report.failures).toEqual([
+      { check: "session", message: "Claude Code is not logged in on this machine.", fix: expect.stringMatching(/^Authenticate Claude Code locally with the Claude Code CLI, then rerun/) },
+    ]);
+    const status = capture();
+    expect(await runStatus(["--project-dir", project()], status.io)).toBe(0);
+    expect(status.stdout).toMatch(/session {7}FAILED: Claude Code is not logged in/);
+    expect(status.stdout).toMatch(/problems\n {4}x Claude Code is not logged in on this machine\.\n {6}fix: Authenticate Claude Code locally/);
+  });
+
+  it("fails on another backend without calling any model, and names the fix", async () => {
+    const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
+    const dir = project("llm:\n  provider:\n    backend: anthropic\n  models:\n    default: claude-sonnet-5-5\n");
+    const out = capture();
+    expect(await runDoctor(["--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], out.io)).toBe(1);
+    expect(out.stdout).toMatch(/FAIL llm\.provider\.backend is "anthropic".*\n\s+fix: Set llm\.provider\.backend: claude-code/);
+    expect(out.stdout).toMatch(/skip local Claude Code session not checked \(the backend is not claude-code\)/);
+    expect(api.messageRequests).toHaveLength(0);
+    expect(out.stderr).toBe("");
+  });
+
+  it("fails on an invalid ktx.yaml, naming the path, and when no ktx.yaml is found", async () => {
+    const invalid = capture();
+    expect(await runDoctor(["--project-dir", project("llm:\n  provider:\n    backend: claude-kode\n  models:\n    default: sonnet\n")], invalid.io)).toBe(1);
+    expect(invalid.stdout).toMatch(/FAIL Invalid KTX llm configuration in .*ktx\.yaml:\n\s+- llm\.provider\.backend: must be one of none, anthropic, vertex, gateway, claude-code/);
+    const nowhere = capture({ cwd: tempDir("no-project") });
+    expect(await runDoctor([], nowhere.io)).toBe(1);
+    expect(nowhere.stdout).toMatch(/FAIL No ktx\.yaml found in .* or any directory above it\.\n\s+fix: Run the command inside your KTX project, or pass --project-dir/);
+  });
+
+  it("fails on an unverified CLI version without running it for a model call", async () => {
+    const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
+    const future = script("claude-future", `case "$1" in --version) echo "9.9.9 (Claude Code)";; *) exec '${realCli()}' "$@";; esac`);
+    const out = capture();
+    expect(await runDoctor(["--json", "--project-dir", project(), "--cli-path", future, "--api-base-url", api.baseUrl, "--api-key", "k"], out.io)).toBe(1);
+    const report = JSON.parse(out.stdout);
+    expect(report.cli).toMatchObject({ path: future, version: "9.9.9", verified: false });
+    expect(report.failures[0]).toMatchObject({ check: "cli", message: expect.stringMatching(/9\.9\.9.*2\.1\.330/s), fix: expect.stringMatching(/npm ci/) });
+    expect(report.session).toEqual({ ok: null, skipped: "the Claude Code CLI is not usable" });
+    expect(api.messageRequests).toHaveLength(0);
+  });
+
+  it("fails when the CLI starts with a wider surface than asked for, and shows what init reported", async () => {
+    const api = await scriptedApi([turn.text("OK")]);
+    const widened = script("claude-widened", `for a; do shift; case "$a" in --tools=*|--disallowedTools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
+    const out = capture();
+    expect(await runDoctor(["--project-dir", project(), "--cli-path", widened, "--api-base-url", api.baseUrl, "--api-key", "k"], out.io)).toBe(1);
+    expect(out.stdout).toMatch(/FAIL The Claude Code check failed: The Claude Code CLI did not start with the isolated surface.*tools were .*Bash/);
+    expect(out.stdout).toMatch(/fix: Use the pinned Claude Code CLI/);
+  });
+
+  it("refuses bad arguments with the usage (exit 2)", async () => {
+    const { exitCode, stderr } = await cli(["doctor", "--frobnicate"]);
+    expect(exitCode).toBe(2);
+    expect(stderr).toMatch(/Usage: ktx-claude-code status\|doctor/);
+    const half = capture();
+    expect(await runStatus(["--api-base-url", "http://127.0.0.1:9"], half.io)).toBe(2);
+    expect(half.stderr).toMatch(/--api-base-url and --api-key go together/);
+  });
+});
