@@ -11,6 +11,7 @@
  * On top, KTX's prompt-caching markers (`llm.promptCaching`) are applied to Anthropic models.
  */
 import { randomUUID } from "node:crypto";
+import { ToolFailureCounter, emptyUsage, failedLoopResult, notifyStepFinish, requirePrompt, requireStepBudget } from "./port-support.js";
 import {
   APICallError,
   type LanguageModel,
@@ -53,7 +54,6 @@ import {
   type RunInfo,
   type RunLoopParams,
   type RunLoopResult,
-  type RunUsage,
   type ToolCallRecord,
 } from "./types.js";
 
@@ -114,7 +114,7 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
   readonly backend: KtxLlmBackend;
   readonly promptCaching: KtxPromptCachingConfig;
   private readonly logger: Logger;
-  private readonly failuresByUnit = new Map<string, number>();
+  private readonly failures = new ToolFailureCounter();
 
   constructor(private readonly options: AiSdkKtxLlmRuntimeOptions) {
     if (typeof options?.getModel !== "function") throw new InvalidInputError("AiSdkKtxLlmRuntime needs getModel(role) returning an AI SDK LanguageModel.");
@@ -125,7 +125,7 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
 
   /** Failures of the tool calls of loops tagged with `telemetryTags.unitKey`. */
   toolFailureCount(unitKey: string): number {
-    return this.failuresByUnit.get(unitKey) ?? 0;
+    return this.failures.count(unitKey);
   }
 
   /** Nothing to release (no processes); present so both runtimes can be closed alike. */
@@ -189,9 +189,7 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
    */
   async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult> {
     requirePrompt(params.userPrompt);
-    if (!Number.isInteger(params.stepBudget) || params.stepBudget < 1) {
-      throw new InvalidInputError(`stepBudget must be a positive integer, got ${params.stepBudget}.`);
-    }
+    requireStepBudget(params.stepBudget);
     const tools = prepareToolSet(params.toolSet);
     const unitKey = params.telemetryTags?.unitKey;
     let steps = 0;
@@ -206,12 +204,10 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
         timeoutMs: params.timeoutMs,
         onStep: (_step, stepIndex) => {
           steps = stepIndex;
-          this.notifyStep(params, stepIndex);
+          notifyStepFinish(params, stepIndex, this.logger);
         },
       });
-      if (unitKey !== undefined && outcome.toolFailures > 0) {
-        this.failuresByUnit.set(unitKey, (this.failuresByUnit.get(unitKey) ?? 0) + outcome.toolFailures);
-      }
+      this.failures.add(unitKey, outcome.toolFailures);
       const stopReason: RunLoopStopReason = outcome.budget ? "budget" : "natural";
       return {
         stopReason,
@@ -227,19 +223,7 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
       };
     } catch (error) {
       if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
-      return {
-        stopReason: "error",
-        error,
-        numTurns: 0,
-        steps,
-        toolCalls: [],
-        toolFailures: 0,
-        usage: emptyUsage(),
-        costUsd: 0,
-        sessionId: "",
-        model: this.safeModelId(params.modelRole),
-        text: "",
-      };
+      return failedLoopResult(error, { steps, model: this.safeModelId(params.modelRole) });
     }
   }
 
@@ -251,15 +235,6 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
     }
   }
 
-  private notifyStep(params: RunLoopParams, stepIndex: number): void {
-    const warn = (error: unknown) => this.logger.warn(`onStepFinish threw at step ${stepIndex}; ignored: ${(error as Error)?.message ?? error}`);
-    try {
-      const pending = params.onStepFinish?.({ stepIndex, stepBudget: params.stepBudget });
-      if (pending && typeof (pending as Promise<void>).catch === "function") (pending as Promise<void>).catch(warn);
-    } catch (error) {
-      warn(error);
-    }
-  }
 
   private async call(spec: CallSpec): Promise<CallOutcome> {
     if (!MODEL_ROLES.includes(spec.role)) {
@@ -427,13 +402,7 @@ function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-function requirePrompt(prompt: unknown): void {
-  if (typeof prompt !== "string" || prompt.trim().length === 0) throw new InvalidInputError("The prompt must be a non-empty string.");
-}
 
-function emptyUsage(): RunUsage {
-  return { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
-}
 
 export function modelIdOf(model: LanguageModel): string {
   return typeof model === "string" ? model : ((model as { modelId?: string }).modelId ?? "");

@@ -3,6 +3,7 @@
  * isolated CLI run (see run.ts); this class resolves the CLI, models, environment and options.
  */
 import { availableParallelism } from "node:os";
+import { ToolFailureCounter, failedLoopResult, notifyStepFinish, requirePrompt, requireStepBudget } from "./port-support.js";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
@@ -109,7 +110,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
   readonly options: ClaudeCodeRuntimeOptions;
   private readonly logger: Logger;
   private readonly limiter: RunLimiter;
-  private readonly failuresByUnit = new Map<string, number>();
+  private readonly failures = new ToolFailureCounter();
   private cliPromise: Promise<ResolvedCli> | undefined;
   private readonly warmPool: WarmPool | undefined;
 
@@ -146,7 +147,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
 
   /** Failures of the tool calls of loops tagged with `telemetryTags.unitKey`. */
   toolFailureCount(unitKey: string): number {
-    return this.failuresByUnit.get(unitKey) ?? 0;
+    return this.failures.count(unitKey);
   }
 
   async generateText(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult> {
@@ -191,9 +192,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
    */
   async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult> {
     requirePrompt(params.userPrompt);
-    if (!Number.isInteger(params.stepBudget) || params.stepBudget < 1) {
-      throw new InvalidInputError(`stepBudget must be a positive integer, got ${params.stepBudget}.`);
-    }
+    requireStepBudget(params.stepBudget);
     const tools = prepareToolSet(params.toolSet);
     const unitKey = params.telemetryTags?.unitKey;
     let steps = 0;
@@ -207,10 +206,10 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
         tools,
         onStepFinish: (stepIndex) => {
           steps = stepIndex;
-          this.notifyStep(params, stepIndex);
+          notifyStepFinish(params, stepIndex, this.logger);
         },
       });
-      this.countFailures(unitKey, output.toolFailures);
+      this.failures.add(unitKey, output.toolFailures);
       const info = this.info(output);
       return {
         stopReason: mapStopReason(output.result),
@@ -227,37 +226,11 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
       };
     } catch (error) {
       if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
-      return {
-        stopReason: "error",
-        error,
-        numTurns: 0,
-        steps,
-        toolCalls: [],
-        toolFailures: 0,
-        usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
-        costUsd: 0,
-        sessionId: "",
-        model: this.resolveModel(params.modelRole),
-        text: "",
-        transcriptPath: error.transcriptPath,
-      };
+      return failedLoopResult(error, { steps, model: this.resolveModel(params.modelRole), transcriptPath: error.transcriptPath });
     }
   }
 
-  private notifyStep(params: RunLoopParams, stepIndex: number): void {
-    const warn = (error: unknown) => this.logger.warn(`onStepFinish threw at step ${stepIndex}; ignored: ${(error as Error)?.message ?? error}`);
-    try {
-      const pending = params.onStepFinish?.({ stepIndex, stepBudget: params.stepBudget });
-      if (pending && typeof (pending as Promise<void>).catch === "function") (pending as Promise<void>).catch(warn);
-    } catch (error) {
-      warn(error);
-    }
-  }
 
-  private countFailures(unitKey: string | undefined, failures: number): void {
-    if (unitKey === undefined || failures === 0) return;
-    this.failuresByUnit.set(unitKey, (this.failuresByUnit.get(unitKey) ?? 0) + failures);
-  }
 
   private async call(spec: CallSpec): Promise<RunOutput & { transcriptPath?: string }> {
     const role = spec.role;
@@ -338,9 +311,6 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
   }
 }
 
-function requirePrompt(prompt: unknown): void {
-  if (typeof prompt !== "string" || prompt.trim().length === 0) throw new InvalidInputError("The prompt must be a non-empty string.");
-}
 
 /** For text and object calls a max-turns end means the work did not finish. */
 function throwOnBudget(output: RunOutput): void {

@@ -259,9 +259,10 @@ export class Session {
     this.pauseIdle();
     try {
       const response = await this.dispatch(request, controller.signal);
-      if (!controller.signal.aborted) this.write(controlSuccess(requestId, response));
+      // After a failure the CLI is being stopped: feeding it more would let it act (e.g. ask the API again).
+      if (!controller.signal.aborted && !this.failure) this.write(controlSuccess(requestId, response));
     } catch (error) {
-      if (!controller.signal.aborted) this.write(controlError(requestId, (error as Error).message ?? String(error)));
+      if (!controller.signal.aborted && !this.failure) this.write(controlError(requestId, (error as Error).message ?? String(error)));
     } finally {
       this.inflight.delete(requestId);
       this.touchIdle();
