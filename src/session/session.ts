@@ -69,7 +69,8 @@ export class Session {
   private failure: ClaudeCodeError | undefined;
   private result: ResultMessage | undefined;
   private sawInit = false;
-  private noiseLines: string[] = [];
+  private noiseCount = 0;
+  private firstNoise = "";
   private initializeId: string | undefined;
   private initializeAnswered = false;
   private prompt: string | undefined;
@@ -163,9 +164,7 @@ export class Session {
       : exit.exitCode === 0
         ? "exited with code 0"
         : `exited with code ${exit.exitCode}`;
-    const noise = this.noiseLines.length
-      ? ` It wrote ${this.noiseLines.length} line(s) that were not JSON, first: ${JSON.stringify(this.noiseLines[0]!.slice(0, 200))}.`
-      : "";
+    const noise = this.noiseCount ? ` It wrote ${this.noiseCount} line(s) that were not JSON, first: ${JSON.stringify(this.firstNoise)}.` : "";
     const error = new CliCrashError(
       `The Claude Code CLI ${how} ${stage}.${noise} Check the stderr tail below and the transcript; rerun with a transcript dir to capture the stream.`,
       exit.exitCode,
@@ -189,7 +188,7 @@ export class Session {
       value = JSON.parse(text);
     } catch {
       // Peers saw non-JSON noise on stdout: record it, keep reading; it is reported if the run fails.
-      this.noiseLines.push(text);
+      if (this.noiseCount++ === 0) this.firstNoise = text.slice(0, 200);
       this.logger.warn(`ignored a non-JSON stdout line: ${text.slice(0, 200)}`);
       return;
     }
