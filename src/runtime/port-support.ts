@@ -1,7 +1,7 @@
 /** What both runtimes of the port share: input checks, step notification, failure counting, error results. */
 import { InvalidInputError } from "../errors/index.js";
 import type { Logger } from "../session/logger.js";
-import type { RunLoopParams, RunLoopResult, RunUsage } from "./types.js";
+import type { RunLoopParams, RunLoopResult, RunUsage, ToolCallRecord } from "./types.js";
 
 export function requirePrompt(prompt: unknown): void {
   if (typeof prompt !== "string" || prompt.trim().length === 0) throw new InvalidInputError("The prompt must be a non-empty string.");
@@ -43,14 +43,15 @@ export class ToolFailureCounter {
 }
 
 /** The result of a loop that failed after it started. */
-export function failedLoopResult(error: Error, fields: { steps: number; model: string; transcriptPath?: string }): RunLoopResult {
+export function failedLoopResult(error: Error, fields: { steps: number; model: string; toolCalls?: ToolCallRecord[]; transcriptPath?: string }): RunLoopResult {
+  const toolCalls = fields.toolCalls ?? [];
   return {
     stopReason: "error",
     error,
-    numTurns: 0,
+    numTurns: fields.steps,
     steps: fields.steps,
-    toolCalls: [],
-    toolFailures: 0,
+    toolCalls,
+    toolFailures: toolCalls.filter((call) => !call.ok).length,
     usage: emptyUsage(),
     costUsd: 0,
     sessionId: "",

@@ -42,6 +42,8 @@ export interface RunSpec {
   logger: Logger;
   observer?: RunObserver;
   onStepFinish?(stepIndex: number): void;
+  /** Each tool call once its result is in the stream, so a run that fails later still accounts for it. */
+  onToolSettled?(call: ToolCallRecord): void;
   /** Pre-started processes to take from, and to refill after the run. */
   warmPool?: WarmPool;
   /** Return at the result and reap the child in the background (see SessionOptions). */
@@ -72,7 +74,10 @@ class RunState {
   lastText = "";
   private lastTextId: string | undefined;
 
-  constructor(readonly steps: StepTracker) {}
+  constructor(
+    readonly steps: StepTracker,
+    private readonly onToolSettled?: (call: ToolCallRecord) => void,
+  ) {}
 
   assistant(message: AssistantMessage): void {
     if (isSyntheticError(message)) {
@@ -102,6 +107,7 @@ class RunState {
         call.ok = false;
         call.error = toolResultText(result.content);
       }
+      this.onToolSettled?.(call);
     }
   }
 
@@ -165,7 +171,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
       if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
     },
   }) : undefined;
-  const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)));
+  const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
   const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, cwd: spec.projectDir };
 
   spec.observer?.start?.({ cliPath: spec.cli.path, cliVersion: spec.cli.version, args: launch.args, cwd: spec.projectDir, env: spec.env });

@@ -33,6 +33,7 @@ import {
   type RunInfo,
   type RunLoopParams,
   type RunLoopResult,
+  type ToolCallRecord,
 } from "./types.js";
 
 export interface ClaudeCodeRuntimeOptions {
@@ -104,6 +105,7 @@ interface CallSpec extends CallOptions {
   tools: PreparedTool[];
   jsonSchema?: Record<string, unknown>;
   onStepFinish?(stepIndex: number): void;
+  onToolSettled?(call: ToolCallRecord): void;
 }
 
 export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
@@ -196,6 +198,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
     const tools = prepareToolSet(params.toolSet);
     const unitKey = params.telemetryTags?.unitKey;
     let steps = 0;
+    const settled: ToolCallRecord[] = [];
     try {
       const output = await this.call({
         ...params,
@@ -208,6 +211,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
           steps = stepIndex;
           notifyStepFinish(params, stepIndex, this.logger);
         },
+        onToolSettled: (call) => settled.push(call),
       });
       this.failures.add(unitKey, output.toolFailures);
       const info = this.info(output);
@@ -226,7 +230,10 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
       };
     } catch (error) {
       if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
-      return failedLoopResult(error, { steps, model: this.resolveModel(params.modelRole), transcriptPath: error.transcriptPath });
+      // Tool calls that settled before the failure happened: they count for the unit like any others.
+      const failed = failedLoopResult(error, { steps, toolCalls: settled, model: this.resolveModel(params.modelRole), transcriptPath: error.transcriptPath });
+      this.failures.add(unitKey, failed.toolFailures);
+      return failed;
     }
   }
 
@@ -275,6 +282,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
         logger: this.logger,
         observer: transcript?.observer,
         onStepFinish: spec.onStepFinish,
+        onToolSettled: spec.onToolSettled,
         warmPool: this.warmPool,
         // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.
         reapInBackground: transcript === undefined,

@@ -91,6 +91,30 @@ describe("runAgentLoop", () => {
     expect(seen[1]!.text).toMatch(/Invalid arguments for tool lookup/);
   });
 
+  it("keeps the tool calls and failures of a loop that then fails, and counts them for its unitKey", async () => {
+    const failing: KtxRuntimeToolDescriptor<{ id: string }> = {
+      name: "fetch_page",
+      description: "Fetch a page",
+      inputSchema: z.object({ id: z.string() }),
+      execute: () => {
+        throw new Error("page store is offline");
+      },
+    };
+    // 400 is not retried by the CLI: the second model call ends the run as an API error.
+    const api = await scriptedApi([turn.tools({ name: "mcp__ktx__fetch_page", input: { id: "p1" } }), turn.error(400, "prompt is malformed")]);
+    const runtime = runtimeFor(api);
+    const { params, steps } = loopParams({ toolSet: [failing], telemetryTags: { unitKey: "wu-9" } });
+    const result = await runtime.runAgentLoop(params);
+    expect(result.stopReason).toBe("error");
+    expect(result.error?.name).toBe("ClaudeCodeApiError");
+    expect(steps.map((s) => s.stepIndex)).toEqual([1]);
+    expect(result.numTurns).toBe(1);
+    expect(result.toolCalls.map((call) => [call.name, call.ok])).toEqual([["mcp__ktx__fetch_page", false]]);
+    expect(result.toolCalls[0]!.error).toContain("page store is offline");
+    expect(result.toolFailures).toBe(1);
+    expect(runtime.toolFailureCount("wu-9")).toBe(1);
+  });
+
   it("times out a hanging tool after toolTimeoutMs and tells the model", async () => {
     const hanging: KtxRuntimeToolDescriptor<Record<string, never>> = {
       name: "slow",

@@ -1,0 +1,205 @@
+/**
+ * The ways one call is made, each against the same pinned CLI binary and the same scripted API:
+ *   floor    the bare CLI with the runtime's exact flags, driven by bench/lib/floor.mjs
+ *   ours     ClaudeCodeRuntime from dist/, cold (warm pool off): one fresh CLI per call
+ *   warm     ClaudeCodeRuntime from dist/ with its default warm pool (a pre-started CLI per call shape)
+ *   sdk      the official Agent SDK's query(), pointed at the same binary, same isolation options
+ * Each runner returns `{ ms, resultMs?, doneMs? }`: `ms` is when the caller has the answer.
+ */
+import { dist, DUMMY_API_KEY, importSdk, isolatedEnv, tempDir } from "./common.mjs";
+import { runFloor } from "./floor.mjs";
+import {
+  LOOP_BUDGET,
+  LOOP_PROMPT,
+  LOOP_REPLY,
+  LOOP_STEPS,
+  MODEL,
+  OBJECT_PROMPT,
+  OBJECT_VALUE,
+  SYSTEM,
+  TEXT_PROMPT,
+  TEXT_REPLY,
+  loopToolText,
+  loopTools,
+  objectSchema,
+} from "./workloads.mjs";
+
+function check(condition, message) {
+  if (!condition) throw new Error(`bench: wrong answer: ${message}`);
+}
+
+export async function loadLibrary() {
+  const [index, isolation, versions, outbound, env, objectPlan, tools] = await Promise.all([
+    import(dist("index.js")),
+    import(dist("runtime/isolation.js")),
+    import(dist("binary/versions.js")),
+    import(dist("protocol/outbound.js")),
+    import(dist("transport/env.js")),
+    import(dist("runtime/object-schema.js")),
+    import(dist("mcp/tools.js")),
+  ]);
+  const cli = await index.resolveCli({});
+  return { ...index, ...isolation, ...versions, ...outbound, ...env, ...objectPlan, ...tools, cli };
+}
+
+/** Runtime options shared by every runtime the bench makes. */
+export function runtimeOptions(baseUrl, extra = {}) {
+  return {
+    projectDir: tempDir("project"),
+    models: { default: MODEL },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tempDir("home") },
+    apiEndpoint: { baseUrl, apiKey: DUMMY_API_KEY },
+    timeoutMs: 120_000,
+    ...extra,
+  };
+}
+
+/** Calls through a ClaudeCodeRuntime. */
+export function runtimeCalls(runtime) {
+  return {
+    async text() {
+      const started = performance.now();
+      const out = await runtime.generateText({ prompt: TEXT_PROMPT, system: SYSTEM });
+      const ms = performance.now() - started;
+      check(out.text === TEXT_REPLY, `text ${JSON.stringify(out.text)}`);
+      return { ms, warm: out.warmStart };
+    },
+    async object() {
+      const started = performance.now();
+      const out = await runtime.generateObject({ prompt: OBJECT_PROMPT, system: SYSTEM, schema: objectSchema });
+      const ms = performance.now() - started;
+      check(out.object.rows === OBJECT_VALUE.rows, `object ${JSON.stringify(out.object)}`);
+      return { ms, warm: out.warmStart };
+    },
+    async loop(extra = {}) {
+      const started = performance.now();
+      let lastStepMs = 0;
+      const out = await runtime.runAgentLoop({
+        modelRole: "default",
+        systemPrompt: SYSTEM,
+        userPrompt: LOOP_PROMPT,
+        toolSet: loopTools,
+        stepBudget: LOOP_BUDGET,
+        // The last step finishes when the result line arrives.
+        onStepFinish: () => void (lastStepMs = performance.now() - started),
+        ...extra,
+      });
+      const ms = performance.now() - started;
+      check(out.stopReason === "natural" && out.toolCalls.length === LOOP_STEPS && out.text === LOOP_REPLY, `loop ${out.stopReason} ${out.toolCalls.length} ${out.error?.message ?? ""}`);
+      return { ms, resultMs: lastStepMs, toolCalls: out.toolCalls, transcriptPath: out.transcriptPath };
+    },
+  };
+}
+
+/** The bare CLI with the runtime's flags (the floor). */
+export function floorCalls(lib, baseUrl) {
+  const projectDir = tempDir("project");
+  const env = lib.createKtxClaudeCodeEnv(isolatedEnv(tempDir("home")), { apiEndpoint: { baseUrl, apiKey: DUMMY_API_KEY } });
+  const prepared = lib.prepareToolSet(loopTools);
+  const toolIds = prepared.map((tool) => lib.ktxToolId(tool.name));
+  const jsonSchema = lib.planObjectSchema(objectSchema).jsonSchema;
+  const base = { cliPath: lib.cli.path, env, cwd: projectDir };
+  const args = (maxTurns, ids, structuredOutput) => lib.buildCliArgs({ facts: lib.cli.facts, model: MODEL, maxTurns, toolIds: ids, structuredOutput });
+  const shaped = (r) => ({ ms: r.resultMs, resultMs: r.resultMs, doneMs: r.exitMs });
+  return {
+    async text() {
+      const r = await runFloor({ ...base, args: args(1, [], false), initialize: lib.initializeRequest({ systemPrompt: SYSTEM, mcpServers: [] }), prompt: TEXT_PROMPT });
+      check(r.result.result === TEXT_REPLY, "floor text");
+      return shaped(r);
+    },
+    async object() {
+      // Same turn limit as generateObject without tools (8).
+      const r = await runFloor({ ...base, args: args(8, [], true), initialize: lib.initializeRequest({ systemPrompt: SYSTEM, jsonSchema, mcpServers: [] }), prompt: OBJECT_PROMPT });
+      check(r.result.structured_output?.rows === OBJECT_VALUE.rows, "floor object");
+      return shaped(r);
+    },
+    async loop() {
+      const r = await runFloor({
+        ...base,
+        args: args(LOOP_BUDGET, toolIds, false),
+        initialize: lib.initializeRequest({ systemPrompt: SYSTEM, mcpServers: ["ktx"] }),
+        prompt: LOOP_PROMPT,
+        tools: prepared,
+        toolText: loopToolText,
+      });
+      check(r.result.result === LOOP_REPLY && r.result.num_turns === LOOP_STEPS + 1, `floor loop ${r.result.num_turns}`);
+      return shaped(r);
+    },
+  };
+}
+
+/** The official Agent SDK's query(), with the same isolation as the runtime's flags. */
+export async function sdkCalls(lib, baseUrl) {
+  const { query, createSdkMcpServer, tool } = await importSdk();
+  const projectDir = tempDir("project");
+  const env = {
+    ...isolatedEnv(tempDir("home")),
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_API_KEY: DUMMY_API_KEY,
+  };
+  const facts = lib.cli.facts;
+  const jsonSchema = lib.planObjectSchema(objectSchema).jsonSchema;
+  const toolIds = loopTools.map((t) => lib.ktxToolId(t.name));
+  const common = {
+    pathToClaudeCodeExecutable: lib.cli.path,
+    cwd: projectDir,
+    env,
+    model: MODEL,
+    systemPrompt: SYSTEM,
+    settingSources: [],
+    tools: [],
+    disallowedTools: [...facts.builtinTools],
+    strictMcpConfig: true,
+    persistSession: false,
+    permissionMode: "dontAsk",
+    // The same built-in plugin switch-off and slash-command switch-off as buildCliArgs.
+    settings: { enabledPlugins: Object.fromEntries(facts.builtinPlugins.map((name) => [`${name}@builtin`, false])) },
+    extraArgs: { "disable-slash-commands": null },
+    // Deny-by-default permission answers, like the runtime (passes --permission-prompt-tool=stdio).
+    canUseTool: async (name) => ({ behavior: "deny", message: `Tool ${name} is not available.` }),
+    mcpServersDelivery: "argv",
+    stderr: () => undefined,
+  };
+  // A fresh in-process MCP server per query, as a host would make for each call's tool set.
+  const ktxServer = () =>
+    createSdkMcpServer({
+      name: "ktx",
+      version: "1.0.0",
+      tools: loopTools.map((t) =>
+        tool(t.name, t.description, { item: t.inputSchema.shape.item }, async (args) => ({ content: [{ type: "text", text: loopToolText(t.name, args) }] })),
+      ),
+    });
+
+  async function run(prompt, options) {
+    const started = performance.now();
+    let result;
+    let resultMs;
+    for await (const message of query({ prompt, options: { ...common, ...options } })) {
+      if (message.type === "result" && resultMs === undefined) {
+        resultMs = performance.now() - started;
+        result = message;
+      }
+    }
+    const doneMs = performance.now() - started;
+    if (!result) throw new Error("sdk: no result");
+    return { result, resultMs, doneMs };
+  }
+  const shaped = (r) => ({ ms: r.resultMs, resultMs: r.resultMs, doneMs: r.doneMs });
+  return {
+    async text() {
+      const r = await run(TEXT_PROMPT, { maxTurns: 1 });
+      check(r.result.result === TEXT_REPLY, `sdk text ${JSON.stringify(r.result)}`);
+      return shaped(r);
+    },
+    async object() {
+      const r = await run(OBJECT_PROMPT, { maxTurns: 8, outputFormat: { type: "json_schema", schema: jsonSchema } });
+      check(r.result.structured_output?.rows === OBJECT_VALUE.rows, `sdk object ${JSON.stringify(r.result).slice(0, 300)}`);
+      return shaped(r);
+    },
+    async loop() {
+      const r = await run(LOOP_PROMPT, { maxTurns: LOOP_BUDGET, mcpServers: { ktx: ktxServer() }, allowedTools: toolIds });
+      check(r.result.result === LOOP_REPLY && r.result.num_turns === LOOP_STEPS + 1, `sdk loop ${JSON.stringify(r.result).slice(0, 300)}`);
+      return shaped(r);
+    },
+  };
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench` (after the build): runs every section against the pinned CLI and the scripted
+ * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json. Not part of `npm test`.
+ * docs/performance.md explains the method and each figure.
+ *
+ *   node bench/run.mjs [--only latency,tools,parser,concurrency,memory] [--runs 20] [--quick] [--no-sdk]
+ *
+ * Each section runs in its own Node process (so memory figures are that section's own). The only
+ * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
+ */
+import { existsSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { BENCH_DIR, DIST, SDK_VERSION, argValue, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
+
+const quick = hasFlag("quick");
+const only = argValue("only", "parser,memory,tools,concurrency,latency").split(",");
+const runs = argValue("runs", quick ? 5 : 20);
+const withSdk = !hasFlag("no-sdk");
+
+if (!existsSync(join(DIST, "index.js"))) {
+  log("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`.");
+  process.exit(1);
+}
+if (withSdk && only.includes("latency")) ensureSdk();
+
+const machine = machineInfo();
+log(`ktx-claude-code bench: ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, CLI ${machine.cli}; load ${machine.loadavgAtStart.join(" ")}`);
+const started = performance.now();
+const sections = {};
+const timings = {};
+
+async function section(name, script, args, nodeArgs) {
+  if (!only.includes(name)) return;
+  const at = performance.now();
+  log(`\n[${name}]`);
+  sections[name] = await runSection(script, args, nodeArgs);
+  timings[name] = Math.round((performance.now() - at) / 100) / 10;
+}
+
+await section("parser", "parser.mjs", quick ? ["--reps", "3", "--recorded-mb", "4", "--big-mb", "8"] : []);
+await section("memory", "memory.mjs", [], ["--expose-gc"]);
+await section("tools", "tool-overhead.mjs", quick ? ["--loops", "3", "--texts", "2", "--spaced", "100"] : [], ["--no-warnings"]);
+await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["--expose-gc", "--no-warnings"]);
+await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
+
+const totalSeconds = Math.round((performance.now() - started) / 100) / 10;
+machine.loadavgAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
+
+// ---------------------------------------------------------------- goals
+
+const goals = [];
+const goal = (name, target, value, met) => goals.push({ goal: name, target, value, met });
+const lat = sections.latency?.workloads;
+if (lat) {
+  for (const [workload, w] of Object.entries(lat)) {
+    if (w.ratios.oursOverFloor) goal(`latency ${workload}: ours / floor (p50)`, "<= 1.03", w.ratios.oursOverFloor.p50, w.ratios.oursOverFloor.p50 <= 1.03);
+    if (w.ratios.oursOverSdk) goal(`latency ${workload}: ours / Agent SDK (p50)`, "<= 0.9", w.ratios.oursOverSdk.p50, w.ratios.oursOverSdk.p50 <= 0.9);
+  }
+}
+const tools = sections.tools;
+if (tools) goal("tool-call overhead p50, end to end (ms)", "< 1", tools.e2e.toolCalls.p50, tools.e2e.toolCalls.p50 < 1);
+const parser = sections.parser;
+if (parser) {
+  for (const corpus of ["recorded", "bigLines"]) {
+    goal(`parser ${corpus}: ours / JSON.parse throughput`, ">= 0.8", parser[corpus].ratioVsJsonParse, parser[corpus].ratioVsJsonParse >= 0.8);
+  }
+}
+const memory = sections.memory;
+if (memory) goal(`memory: parent RSS growth over ${memory.streamedMiB} MiB streamed (MiB)`, "< 100, flat", memory.rssGrowthMiB, memory.rssGrowthMiB < 100);
+
+// ---------------------------------------------------------------- tables
+
+const fmt = (x, digits = 0) => (x === undefined || Number.isNaN(x) ? "-" : Number(x).toFixed(digits));
+function table(title, header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
+  process.stdout.write(`\n${title}\n${line(header)}\n| ${widths.map((w) => "-".repeat(w)).join(" | ")} |\n${rows.map(line).join("\n")}\n`);
+}
+const pp = (s) => (s ? `${fmt(s.p50)} / ${fmt(s.p95)}` : "-");
+
+process.stdout.write(`\nMachine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}; Claude Code ${machine.cli}; Agent SDK ${withSdk ? SDK_VERSION : "skipped"}\n`);
+process.stdout.write(`Load average (1/5/15 min) at start ${machine.loadavgAtStart.join(" ")}, at end ${machine.loadavgAtEnd.join(" ")}; total ${totalSeconds} s\n`);
+
+if (lat) {
+  const l = sections.latency;
+  table(
+    `Per-call latency, ms, p50 / p95 over ${l.runs} interleaved runs (warm: ${Math.ceil(l.runs / l.warmEvery)}); the answer in the caller's hands; cold = a new CLI per call`,
+    ["call", "floor: bare CLI", "ours (cold)", "Agent SDK query()", "ours / floor", "ours / SDK", "ours (warm pool)"],
+    Object.entries(lat).map(([workload, w]) => [
+      workload,
+      pp(w.variants.floor?.ms),
+      pp(w.variants.ours?.ms),
+      pp(w.variants.sdk?.ms),
+      fmt(w.ratios.oursOverFloor?.p50, 3),
+      fmt(w.ratios.oursOverSdk?.p50, 3),
+      pp(w.variants.warm?.ms),
+    ]),
+  );
+  table(
+    "Same runs: child reaped (floor: CLI exit; SDK: for-await loop finished), and CPU per call (p50, ms)",
+    ["call", "floor exit", "SDK done", "ours / floor exit", "ours / SDK done", "CLI CPU: floor / ours / SDK / warm", "host CPU: floor / ours / SDK"],
+    Object.entries(lat).map(([workload, w]) => [
+      workload,
+      pp(w.variants.floor?.doneMs),
+      pp(w.variants.sdk?.doneMs),
+      fmt(w.ratios.oursOverFloorExit?.p50, 3),
+      fmt(w.ratios.oursOverSdkDone?.p50, 3),
+      ["floor", "ours", "sdk", "warm"].map((v) => fmt(w.variants[v]?.cliCpuMsP50)).join(" / "),
+      ["floor", "ours", "sdk"].map((v) => fmt(w.variants[v]?.hostCpuMsP50)).join(" / "),
+    ]),
+  );
+}
+if (tools) {
+  table("Tool-call overhead: tools/call line in -> reply written, ms", ["measurement", "n", "p50", "p95"], [
+    ["end to end, real CLI (from transcripts)", tools.e2e.toolCalls.n, fmt(tools.e2e.toolCalls.p50, 3), fmt(tools.e2e.toolCalls.p95, 3)],
+    ["end to end, real CLI (no recorder)", tools.e2eNoRecorder.n, fmt(tools.e2eNoRecorder.p50, 3), fmt(tools.e2eNoRecorder.p95, 3)],
+    [`in process: line -> parse -> bridge -> reply (${tools.lineToLine.spacingMs} ms apart)`, tools.lineToLine.spaced.n, fmt(tools.lineToLine.spaced.p50, 3), fmt(tools.lineToLine.spaced.p95, 3)],
+    ["in process: line -> parse -> bridge -> reply (back to back)", tools.lineToLine.hot.n, fmt(tools.lineToLine.hot.p50, 3), fmt(tools.lineToLine.hot.p95, 3)],
+    [`createKtxMcpBridge only (${tools.bridge.spacingMs} ms apart)`, tools.bridge.spaced.n, fmt(tools.bridge.spaced.p50, 3), fmt(tools.bridge.spaced.p95, 3)],
+    ["createKtxMcpBridge only (back to back)", tools.bridge.hot.n, fmt(tools.bridge.hot.p50, 3), fmt(tools.bridge.hot.p95, 3)],
+  ]);
+  const ph = (kind, name) => fmt(tools.phases[kind][name]?.p50);
+  table("Where a cold call's time goes (transcript offsets from the call's start, p50 ms)", ["call", "initialize reply", "system/init", "first tools/call", "result", "CLI exit", "result -> exit"], [
+    ["text", ph("text", "initializeReply"), ph("text", "systemInit"), "-", ph("text", "result"), ph("text", "exit"), ph("text", "resultToExit")],
+    ["loop", ph("loop", "initializeReply"), ph("loop", "systemInit"), ph("loop", "firstToolCall"), ph("loop", "result"), ph("loop", "exit"), ph("loop", "resultToExit")],
+  ]);
+}
+if (parser) {
+  table(`Parser throughput, MB/s (MiB/s), ${parser.chunkBytes / 1024} KiB chunks, median of ${parser.reps}`, ["corpus", "ours: framer + JSON.parse + parseCliMessage", "plain JSON.parse", "ours / JSON.parse", "minimal reader", "ours / minimal reader"], [
+    ["recorded CLI stdout", fmt(parser.recorded.oursMBps, 1), fmt(parser.recorded.jsonParseMBps, 1), fmt(parser.recorded.ratioVsJsonParse, 2), fmt(parser.recorded.minimalReaderMBps, 1), fmt(parser.recorded.ratioVsMinimalReader, 2)],
+    ["synthetic big lines", fmt(parser.bigLines.oursMBps, 1), fmt(parser.bigLines.jsonParseMBps, 1), fmt(parser.bigLines.ratioVsJsonParse, 2), fmt(parser.bigLines.minimalReaderMBps, 1), fmt(parser.bigLines.ratioVsMinimalReader, 2)],
+  ]);
+}
+if (sections.concurrency) {
+  const c = sections.concurrency;
+  table(`Concurrency: simultaneous 5-tool agent loops, cold (median of ${c.reps}; parent RSS baseline ${c.parentRssBaselineMiB} MiB)`, ["loops", "limit", "wall ms", "loops/s", "scaling", "per-loop p50 ms", "parent RSS peak MiB", "CLI children RSS peak MiB"], c.rows.map((r) => [r.loops, r.maxConcurrentRuns, r.wallMs, fmt(r.loopsPerSecond, 2), fmt(r.scaling, 2), r.perLoopMsP50, fmt(r.parentRssPeakMiB, 1), r.childrenRssPeakMiB]));
+}
+if (memory) {
+  table("Memory: parser path over a real pipe", ["streamed", "lines", "seconds", "MB/s", "RSS baseline MiB", "RSS peak MiB", "growth MiB", "RSS at end MiB"], [
+    [`${memory.streamedMiB} MiB`, memory.lines, memory.seconds, memory.MBps, memory.rssBaselineMiB, memory.rssPeakMiB, memory.rssGrowthMiB, memory.rssEndMiB],
+  ]);
+}
+table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met ? "yes" : "NO"]));
+
+const out = join(BENCH_DIR, "results.json");
+writeFileSync(out, `${JSON.stringify({ generatedAt: new Date().toISOString(), machine, agentSdk: withSdk ? SDK_VERSION : null, totalSeconds, sectionSeconds: timings, goals, sections }, null, 2)}\n`);
+process.stdout.write(`\nwrote ${out.replace(`${BENCH_DIR}/`, "bench/")} (${totalSeconds} s)\n`);
