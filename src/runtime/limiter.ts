@@ -7,6 +7,11 @@ export class RunLimiter {
 
   constructor(readonly limit: number) {}
 
+  /** Calls waiting for a slot. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
   async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     await this.acquire(signal);
     try {

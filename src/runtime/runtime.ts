@@ -120,7 +120,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
     this.options = parseRuntimeOptions(options);
     this.logger = options.logger ?? silentLogger;
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
-    this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger);
+    this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
   }
 
   /** Ends idle warm processes; calls made afterwards start cold processes. */
@@ -249,7 +249,8 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
       apiEndpoint: this.options.apiEndpoint,
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
     });
-    // The slot is held until the child is reaped, so no more than maxConcurrentRuns processes ever live.
+    // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
+    // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
     await this.limiter.acquire(spec.signal);
     let released = false;
     const release = () => {

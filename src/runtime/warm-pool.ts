@@ -40,9 +40,14 @@ export class WarmPool {
   readonly size: number;
   readonly idleMs: number;
 
+  /**
+   * `busy()` says the host is saturated (calls are queued for a slot): booting a spare CLI then
+   * would take CPU from the runs in flight, so refills wait until the queue is empty.
+   */
   constructor(
     options: WarmOptions,
     private readonly logger: Logger,
+    private readonly busy: () => boolean = () => false,
   ) {
     this.size = options.size ?? 2;
     this.idleMs = options.idleMs ?? 30_000;
@@ -71,7 +76,7 @@ export class WarmPool {
   /** Starts one idle process for `spec` unless one is already waiting (called after each call). */
   replenish(spec: CliProcessOptions): void {
     const key = warmKey(spec);
-    if (this.closed || this.size <= 0 || this.idle.some((entry) => entry.key === key)) return;
+    if (this.closed || this.size <= 0 || this.busy() || this.idle.some((entry) => entry.key === key)) return;
     if ((this.failedStarts.get(key) ?? 0) >= MAX_FAILED_STARTS) return;
     while (this.idle.length >= this.size) this.evict(this.idle[0]!);
     const proc = new CliProcess(spec);

@@ -3,7 +3,7 @@ import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { IsolationError } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi } from "../support.js";
+import { childPids, cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -80,6 +80,28 @@ describe("warm pool", () => {
     expect(await waitFor(() => runtime.warmIdlePids.length === 1 && runtime.warmIdlePids[0] !== crashed)).toBe(true);
     const next = await runtime.generateText({ prompt: "two" });
     expect(next.text).toBe("hi");
+    await runtime.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("starts no spare process while calls are queued, so a saturated host runs only maxConcurrentRuns CLIs", async () => {
+    const api = await scriptedApi((request) => turn.text(`answer to ${String(request.body.messages[0].content.at(-1).text)}`));
+    const runtime = runtimeFor(api, { maxConcurrentRuns: 2, warm: { size: 2, idleMs: 60_000 } });
+    let finished = 0;
+    let peakWhileQueued = 0;
+    // A slot is freed only after its call resolved, so with 8 calls and 2 slots someone is queued until 6 have finished.
+    const sampler = setInterval(() => {
+      if (finished < 6) peakWhileQueued = Math.max(peakWhileQueued, childPids().length);
+    }, 20);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, index) => runtime.generateText({ prompt: `call-${index}` }).finally(() => (finished += 1))),
+    );
+    clearInterval(sampler);
+    results.forEach((result, index) => expect(result.text).toBe(`answer to call-${index}`));
+    expect(peakWhileQueued).toBeGreaterThan(0);
+    expect(peakWhileQueued).toBeLessThanOrEqual(2);
+    // Once the queue drained, the pool refilled for the next call of this shape.
+    expect(await waitFor(() => runtime.warmIdlePids.length === 1)).toBe(true);
     await runtime.close();
     expect(await remainingChildren()).toEqual([]);
   });
