@@ -4,7 +4,7 @@
  * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json. Not part of `npm test`.
  * docs/performance.md explains the method and each figure.
  *
- *   node bench/run.mjs [--only latency,tools,parser,concurrency,memory] [--runs 20] [--quick] [--no-sdk]
+ *   node bench/run.mjs [--only latency,tools,parser,recorder,concurrency,memory] [--runs 20] [--quick] [--no-sdk]
  *
  * Each section runs in its own Node process (so memory figures are that section's own). The only
  * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { BENCH_DIR, DIST, SDK_VERSION, argValue, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
 
 const quick = hasFlag("quick");
-const only = argValue("only", "parser,memory,tools,concurrency,latency").split(",");
+const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency").split(",");
 const runs = argValue("runs", quick ? 5 : 20);
 const withSdk = !hasFlag("no-sdk");
 
@@ -41,6 +41,7 @@ async function section(name, script, args, nodeArgs) {
 
 await section("parser", "parser.mjs", quick ? ["--reps", "3", "--recorded-mb", "4", "--big-mb", "8"] : []);
 await section("memory", "memory.mjs", [], ["--expose-gc"]);
+await section("recorder", "recorder.mjs", quick ? ["--reps", "3"] : []);
 await section("tools", "tool-overhead.mjs", quick ? ["--loops", "3", "--texts", "2", "--spaced", "100"] : [], ["--no-warnings"]);
 await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["--expose-gc", "--no-warnings"]);
 await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
@@ -67,6 +68,8 @@ if (parser) {
     goal(`parser ${corpus}: ours / JSON.parse throughput`, ">= 0.8", parser[corpus].ratioVsJsonParse, parser[corpus].ratioVsJsonParse >= 0.8);
   }
 }
+const recorder = sections.recorder;
+if (recorder) goal("recorder cost per run, p50 (ms)", "< 1% of a 400 ms call", recorder.perRunMs.p50, recorder.perRunMs.p50 < 4);
 const memory = sections.memory;
 if (memory) goal(`memory: parent RSS growth over ${memory.streamedMiB} MiB streamed (MiB)`, "< 100, flat", memory.rssGrowthMiB, memory.rssGrowthMiB < 100);
 
@@ -128,9 +131,15 @@ if (tools) {
   ]);
 }
 if (parser) {
-  table(`Parser throughput, MB/s (MiB/s), ${parser.chunkBytes / 1024} KiB chunks, median of ${parser.reps}`, ["corpus", "ours: framer + JSON.parse + parseCliMessage", "plain JSON.parse", "ours / JSON.parse", "minimal reader", "ours / minimal reader"], [
-    ["recorded CLI stdout", fmt(parser.recorded.oursMBps, 1), fmt(parser.recorded.jsonParseMBps, 1), fmt(parser.recorded.ratioVsJsonParse, 2), fmt(parser.recorded.minimalReaderMBps, 1), fmt(parser.recorded.ratioVsMinimalReader, 2)],
-    ["synthetic big lines", fmt(parser.bigLines.oursMBps, 1), fmt(parser.bigLines.jsonParseMBps, 1), fmt(parser.bigLines.ratioVsJsonParse, 2), fmt(parser.bigLines.minimalReaderMBps, 1), fmt(parser.bigLines.ratioVsMinimalReader, 2)],
+  table(`Parser throughput, MB/s (MiB/s), ${parser.chunkBytes / 1024} KiB chunks, median of ${parser.reps}`, ["corpus", "ours: framer + JSON.parse + parseCliMessage", "plain JSON.parse", "ours / JSON.parse", "ceiling (decode + JSON.parse)", "minimal reader", "ours / minimal reader", "ms/MiB: decode, framer+decode, JSON.parse, schema"], [
+    ["recorded CLI stdout", parser.recorded],
+    ["synthetic big lines", parser.bigLines],
+  ].map(([name, p]) => [name, fmt(p.oursMBps, 1), fmt(p.jsonParseMBps, 1), fmt(p.ratioVsJsonParse, 2), fmt(p.ceilingVsJsonParse, 2), fmt(p.minimalReaderMBps, 1), fmt(p.ratioVsMinimalReader, 2), ["utf8Decode", "framerAndDecode", "jsonParse", "parseCliMessage"].map((k) => fmt(p.breakdownMsPerMiB[k], 2)).join(", ")]));
+}
+if (sections.recorder) {
+  const r = sections.recorder;
+  table(`Transcript recorder: the ${r.fixtures} committed 2.1.330 fixtures recorded again (redaction, encoding, file), p50 / p95`, ["per run, open to closed file (ms)", "per line (µs)", "no-op observer per run (ms)", `one ${r.bigLine.mib} MiB line`], [
+    [`${fmt(r.perRunMs.p50, 2)} / ${fmt(r.perRunMs.p95, 2)}`, `${fmt(r.perLineUs.p50, 1)} / ${fmt(r.perLineUs.p95, 1)}`, fmt(r.noopObserverPerRunMs.p50, 3), `${r.bigLine.ms} ms (${r.bigLine.MBps} MB/s)`],
   ]);
 }
 if (sections.concurrency) {
@@ -144,6 +153,7 @@ if (memory) {
 }
 table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met ? "yes" : "NO"]));
 
-const out = join(BENCH_DIR, "results.json");
+// A partial run (--only) gets its own file, so it never overwrites the figures of a full run.
+const out = join(BENCH_DIR, argValue("only", "") ? `results.${only.join("-")}.json` : "results.json");
 writeFileSync(out, `${JSON.stringify({ generatedAt: new Date().toISOString(), machine, agentSdk: withSdk ? SDK_VERSION : null, totalSeconds, sectionSeconds: timings, goals, sections }, null, 2)}\n`);
 process.stdout.write(`\nwrote ${out.replace(`${BENCH_DIR}/`, "bench/")} (${totalSeconds} s)\n`);

@@ -1,0 +1,87 @@
+/**
+ * Section 6: what recording a transcript costs. The wire lines of every committed 2.1.330 fixture
+ * are fed, in order, through the real recorder (openRunTranscript: redaction, JSON encoding, the
+ * buffered file stream, close) and, as the baseline, through an observer that does nothing.
+ * Reported per run (open to closed file) and per line, plus the redaction rate on one big line.
+ *
+ *   node bench/recorder.mjs [--reps 20]
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, argValue, cleanup, dist, emit, log, summarize, tempDir } from "./lib/common.mjs";
+
+const reps = argValue("reps", 20);
+const { openRunTranscript } = await import(dist("transcripts/recorder.js"));
+
+const FIXTURES = join(ROOT, "fixtures", "transcripts", "2.1.330");
+/** Secrets as a real run passes them: the scrubbed variables' values and the endpoint key. */
+const SECRETS = ["sk-ant-bench-dummy-0123456789", "oauth-token-bench-abcdefghijklmnop", "vertex-project-bench"];
+
+function fixtureRuns() {
+  return readdirSync(FIXTURES)
+    .filter((file) => file.endsWith(".jsonl"))
+    .sort()
+    .map((file) => {
+      const records = readFileSync(join(FIXTURES, file), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+      const header = records.find((record) => record.kind === "header");
+      const wire = records.filter((record) => ["in", "out", "stderr"].includes(record.kind)).map((record) => [record.kind, record.text]);
+      return { name: file.replace(/\.jsonl$/, ""), header, wire, bytes: wire.reduce((sum, [, text]) => sum + Buffer.byteLength(text), 0) };
+    });
+}
+
+async function recordOnce(dir, run, index) {
+  const started = performance.now();
+  const transcript = await openRunTranscript(dir, { name: `${run.name}-${index}`, secrets: SECRETS });
+  transcript.observer.start({ cliPath: run.header.cliPath, cliVersion: run.header.cliVersion, args: run.header.args, cwd: run.header.cwd, env: Object.fromEntries(run.header.envNames.map((name) => [name, "x"])) });
+  const linesStarted = performance.now();
+  for (const [direction, text] of run.wire) transcript.observer.wire(direction, text);
+  const linesMs = performance.now() - linesStarted;
+  transcript.observer.exit({ exitCode: 0 });
+  await transcript.close();
+  return { runMs: performance.now() - started, linesMs };
+}
+
+function baselineOnce(run) {
+  const observer = { start() {}, wire() {}, exit() {} };
+  const started = performance.now();
+  observer.start();
+  for (const [direction, text] of run.wire) observer.wire(direction, text);
+  observer.exit();
+  return performance.now() - started;
+}
+
+const runs = fixtureRuns();
+const dir = tempDir("recorder");
+const perRun = [];
+const perLineUs = [];
+const baseline = [];
+for (let rep = 0; rep < reps + 1; rep += 1) {
+  for (const run of runs) {
+    const { runMs, linesMs } = await recordOnce(dir, run, rep);
+    const base = baselineOnce(run);
+    if (rep === 0) continue; // warm-up
+    perRun.push(runMs);
+    perLineUs.push((linesMs / run.wire.length) * 1000);
+    baseline.push(base);
+  }
+}
+
+// Redaction scans every line: its rate on one 8 MiB line says what a huge tool result costs to record.
+const bigLine = JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", content: "orders customer_id billing ".repeat(320_000) }] } });
+const big = await openRunTranscript(dir, { name: "big", secrets: SECRETS });
+const bigStarted = performance.now();
+big.observer.wire("in", bigLine);
+await big.close();
+const bigMs = performance.now() - bigStarted;
+
+const result = {
+  fixtures: runs.length,
+  linesPerRun: summarize(runs.map((run) => run.wire.length)),
+  perRunMs: summarize(perRun),
+  perLineUs: summarize(perLineUs),
+  noopObserverPerRunMs: summarize(baseline),
+  bigLine: { mib: Math.round((bigLine.length / 2 ** 20) * 10) / 10, ms: Math.round(bigMs), MBps: Math.round(bigLine.length / 2 ** 20 / (bigMs / 1000)) },
+};
+log(`  recorder: ${result.perRunMs.p50} ms per run (p50, ${runs.length} fixtures, open to closed file), ${result.perLineUs.p50} µs per line; one ${result.bigLine.mib} MiB line in ${result.bigLine.ms} ms`);
+await cleanup();
+emit(result);
