@@ -38,15 +38,18 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
-/** The bundled binary: platform package first, then the wrapper's `bin` entry. */
-export function locateBundledCli(): string {
+/**
+ * The bundled binary: platform package first, then the wrapper's `bin` entry.
+ * `packageDir` finds an installed package's directory (replaceable in tests).
+ */
+export function locateBundledCli(packageDir: (name: string) => string | undefined = resolvePackageDir): string {
   const binaryName = process.platform === "win32" ? "claude.exe" : "claude";
   const candidates: string[] = [];
   for (const name of platformPackageNames()) {
-    const dir = resolvePackageDir(name);
+    const dir = packageDir(name);
     if (dir) candidates.push(join(dir, binaryName));
   }
-  const wrapperDir = resolvePackageDir("@anthropic-ai/claude-code");
+  const wrapperDir = packageDir("@anthropic-ai/claude-code");
   if (wrapperDir) candidates.push(join(wrapperDir, "bin", "claude.exe"));
   const found = candidates.find(isExecutableFile);
   if (found) return found;

@@ -1,0 +1,55 @@
+/** Finding the bundled CLI binary: platform package first, the wrapper's bin as the fallback. */
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { locateBundledCli } from "../../src/binary/locate.js";
+import { CliNotFoundError } from "../../src/index.js";
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/** A fake node_modules with the given executables; returns a package-dir resolver over it. */
+function fakeModules(executables: string[]): (name: string) => string | undefined {
+  const root = mkdtempSync(join(tmpdir(), "ktx-locate-"));
+  dirs.push(root);
+  for (const relative of executables) {
+    const path = join(root, relative);
+    mkdirSync(join(path, ".."), { recursive: true });
+    writeFileSync(path, "#!/bin/sh\n");
+    chmodSync(path, 0o755);
+  }
+  const platform = `@anthropic-ai/claude-code-${process.platform}-${process.arch}`;
+  // The platform package is "installed" (its dir resolves) in every case; only its binary varies.
+  mkdirSync(join(root, platform), { recursive: true });
+  return (name) => (name === platform || name === "@anthropic-ai/claude-code" ? join(root, name) : undefined);
+}
+
+describe("locateBundledCli", () => {
+  const platformBinary = `@anthropic-ai/claude-code-${process.platform}-${process.arch}/claude`;
+
+  it("prefers the platform package's binary", () => {
+    const found = locateBundledCli(fakeModules([platformBinary, "@anthropic-ai/claude-code/bin/claude.exe"]));
+    expect(found.endsWith(platformBinary)).toBe(true);
+  });
+
+  it("falls back to the wrapper's bin entry when the platform binary is missing", () => {
+    const found = locateBundledCli(fakeModules(["@anthropic-ai/claude-code/bin/claude.exe"]));
+    expect(found.endsWith("@anthropic-ai/claude-code/bin/claude.exe")).toBe(true);
+  });
+
+  it("fails with CliNotFoundError naming every place it looked", () => {
+    let error: unknown;
+    try {
+      locateBundledCli(fakeModules([]));
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(CliNotFoundError);
+    expect((error as Error).message).toMatch(/no executable binary among .*claude-code-.*\/claude, .*claude-code\/bin\/claude\.exe/);
+  });
+
+  it("explains when neither package is installed", () => {
+    expect(() => locateBundledCli(() => undefined)).toThrow(/neither @anthropic-ai\/claude-code nor its platform package is installed/);
+  });
+});
