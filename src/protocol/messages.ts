@@ -121,6 +121,9 @@ export const TERMINAL_REASONS = [
   "turn_setup_failed",
 ] as const;
 
+/** The Messages API's `stop_reason` values, which the result repeats from the last model response. */
+export const STOP_REASONS = ["end_turn", "stop_sequence", "tool_use", "pause_turn", "max_tokens", "refusal", "model_context_window_exceeded"] as const;
+
 export const resultMessageSchema = z.looseObject({
   type: z.literal("result"),
   subtype: z.string(),

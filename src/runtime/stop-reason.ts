@@ -14,8 +14,12 @@ export function mapStopReason(result: StopFields): RunLoopStopReason {
   if (result.subtype.startsWith("error")) return "error";
   if (result.terminal_reason === "completed") return result.is_error ? "error" : "natural";
   if (result.terminal_reason) return "error";
-  return result.is_error || result.stop_reason ? "error" : "natural";
+  if (result.is_error) return "error";
+  // Last resort: only a model that ended its turn by itself counts as a natural end.
+  return !result.stop_reason || NATURAL_STOP_REASONS.has(result.stop_reason) ? "natural" : "error";
 }
+
+const NATURAL_STOP_REASONS = new Set(["end_turn", "stop_sequence"]);
 
 function isBudgetEnd(result: StopFields): boolean {
   return result.subtype === "error_max_turns" || result.terminal_reason === "max_turns" || result.stop_reason === "max_turns";

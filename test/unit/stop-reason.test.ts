@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RESULT_SUBTYPES, TERMINAL_REASONS } from "../../src/protocol/messages.js";
+import { RESULT_SUBTYPES, STOP_REASONS, TERMINAL_REASONS } from "../../src/protocol/messages.js";
 import { mapStopReason } from "../../src/runtime/stop-reason.js";
 
 describe("mapStopReason", () => {
@@ -35,9 +35,15 @@ describe("mapStopReason", () => {
     expect(mapStopReason({ subtype: "unknown", stop_reason: "max_turns" })).toBe("budget");
   });
 
-  it("uses stop_reason last", () => {
+  it("uses stop_reason last, for every value the Messages API defines", () => {
     expect(mapStopReason({ subtype: "unknown" })).toBe("natural");
-    expect(mapStopReason({ subtype: "unknown", stop_reason: "refusal" })).toBe("error");
-    expect(mapStopReason({ subtype: "success", stop_reason: "end_turn" })).toBe("natural");
+    for (const reason of STOP_REASONS) {
+      const want = reason === "end_turn" || reason === "stop_sequence" ? "natural" : "error";
+      expect(mapStopReason({ subtype: "some_future_subtype", stop_reason: reason }), reason).toBe(want);
+      // A known subtype outranks it.
+      expect(mapStopReason({ subtype: "success", stop_reason: reason }), `success + ${reason}`).toBe("natural");
+      expect(mapStopReason({ subtype: "error_during_execution", stop_reason: reason }), `error + ${reason}`).toBe("error");
+    }
+    expect(mapStopReason({ subtype: "unknown", stop_reason: "end_turn", is_error: true })).toBe("error");
   });
 });
