@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { KtxRuntimeToolDescriptor, StepFinishEvent } from "../../src/index.js";
+import { createAgentRunnerPort, type KtxRuntimeToolDescriptor, type StepFinishEvent } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { count, lookup } from "../../src/testing/scenarios.js";
 import { cleanup, remainingChildren, runtimeFor, scriptedApi, toolResultsIn } from "../support.js";
@@ -102,9 +102,10 @@ describe("runAgentLoop", () => {
     };
     // 400 is not retried by the CLI: the second model call ends the run as an API error.
     const api = await scriptedApi([turn.tools({ name: "mcp__ktx__fetch_page", input: { id: "p1" } }), turn.error(400, "prompt is malformed")]);
-    const runtime = runtimeFor(api);
+    // Through KTX's AgentRunnerPort, as KTX's work-unit stage calls it.
+    const port = createAgentRunnerPort(runtimeFor(api));
     const { params, steps } = loopParams({ toolSet: [failing], telemetryTags: { unitKey: "wu-9" } });
-    const result = await runtime.runAgentLoop(params);
+    const result = await port.runLoop(params);
     expect(result.stopReason).toBe("error");
     expect(result.error?.name).toBe("ClaudeCodeApiError");
     expect(steps.map((s) => s.stepIndex)).toEqual([1]);
@@ -112,7 +113,7 @@ describe("runAgentLoop", () => {
     expect(result.toolCalls.map((call) => [call.name, call.ok])).toEqual([["mcp__ktx__fetch_page", false]]);
     expect(result.toolCalls[0]!.error).toContain("page store is offline");
     expect(result.toolFailures).toBe(1);
-    expect(runtime.toolFailureCount("wu-9")).toBe(1);
+    expect(port.toolFailureCount!("wu-9")).toBe(1);
   });
 
   it("times out a hanging tool after toolTimeoutMs and tells the model", async () => {
