@@ -193,6 +193,7 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
     const tools = prepareToolSet(params.toolSet);
     const unitKey = params.telemetryTags?.unitKey;
     let steps = 0;
+    const finished: Array<StepResult<ToolSet>> = [];
     try {
       const outcome = await this.call({
         role: params.modelRole,
@@ -202,8 +203,9 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
         tools,
         signal: params.signal,
         timeoutMs: params.timeoutMs,
-        onStep: (_step, stepIndex) => {
+        onStep: (step, stepIndex) => {
           steps = stepIndex;
+          finished.push(step);
           notifyStepFinish(params, stepIndex, this.logger);
         },
       });
@@ -223,7 +225,10 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
       };
     } catch (error) {
       if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
-      return failedLoopResult(error, { steps, model: this.safeModelId(params.modelRole) });
+      // As on the claude-code runtime: tool calls of the steps that finished still count for the unit.
+      const failed = failedLoopResult(error, { steps, toolCalls: toolCallRecords(finished, new Map()), model: this.safeModelId(params.modelRole) });
+      this.failures.add(unitKey, failed.toolFailures);
+      return failed;
     }
   }
 

@@ -212,6 +212,21 @@ describe("parity: runAgentLoop", () => {
     for (const s of [claudeCode, aiSdk]) expect(s.side.runtime.toolFailureCount("another-unit")).toBe(0);
   });
 
+  it("a loop that fails after a tool failure: both return error with the API error, and keep and count the failed call", async () => {
+    // 400 is retried by neither the CLI nor the AI SDK, so both see exactly one failing request.
+    const sides = await bothSides((t) => (t.turnIndex === 0 ? turn.tools(t.call("fetch_page", { id: "p1" })) : turn.error(400, "prompt is malformed")), loop(6, [fetchPage], "wu-9"));
+    const claudeCode = sides["claude-code"];
+    expect(sides["ai-sdk"].outcome).toEqual(claudeCode.outcome);
+    expect(claudeCode.outcome).toMatchObject({
+      stopReason: "error",
+      error: { name: "ClaudeCodeApiError" },
+      steps: 1,
+      toolCalls: [{ tool: "fetch_page", input: { id: "p1" }, ok: false }],
+      toolFailures: 1,
+      failuresForUnit: 1,
+    });
+  });
+
   it("a throwing onStepFinish is ignored on both; the loop result is unaffected", async () => {
     const sides = await bothSides(
       (t) => (t.turnIndex === 0 ? turn.tools(t.call("lookup", { term: "x" })) : turn.text("fine")),
