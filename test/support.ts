@@ -1,4 +1,5 @@
 /** Shared test set-up: isolated HOME and project dirs, the scripted API, child-process counting. */
+import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,13 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
+/**
+ * Marker set on every CLI a test starts (testEnv) and inherited by whatever that CLI starts: it finds
+ * processes that escaped the tree, e.g. a grandchild re-parented to init when its CLI died.
+ */
+const OWNER_VAR = "KTX_TEST_OWNER";
+const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
+
 /** Environment for every CLI a test starts: an empty HOME, loopback only, no autoupdate. */
 export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -21,6 +29,7 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     HOME: tempDir("home"),
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
+    [OWNER_VAR]: owner,
     ...extra,
   };
 }
@@ -54,29 +63,70 @@ export function script(name: string, body: string): string {
 
 export const realCli = () => locateBundledCli();
 
-/** Live child processes of this test process (Linux /proc). */
-export function childPids(): number[] {
-  const pids: number[] = [];
+interface ProcEntry {
+  pid: number;
+  ppid: number;
+}
+
+/** One pass over /proc (Linux): every live, non-zombie process with its parent. */
+function liveProcesses(): ProcEntry[] {
+  const entries: ProcEntry[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[1]) === process.pid && fields[0] !== "Z") pids.push(Number(entry));
+      if (fields[0] !== "Z") entries.push({ pid: Number(entry), ppid: Number(fields[1]) });
     } catch {
       // exited while we looked
     }
   }
-  return pids;
+  return entries;
 }
 
-/** Waits briefly for children to be reaped (exit is asynchronous), then returns what is left. */
+function descendantsOf(root: number, processes: ProcEntry[]): number[] {
+  const found: number[] = [];
+  let frontier = [root];
+  while (frontier.length > 0) {
+    const parents = new Set(frontier);
+    frontier = processes.filter((entry) => parents.has(entry.ppid)).map((entry) => entry.pid);
+    found.push(...frontier);
+  }
+  return found;
+}
+
+function carriesMarker(pid: number): boolean {
+  try {
+    // Other users' processes are unreadable (EACCES); they cannot be ours anyway.
+    return `\0${readFileSync(`/proc/${pid}/environ`, "latin1")}`.includes(`\0${OWNER_VAR}=${owner}\0`);
+  } catch {
+    return false;
+  }
+}
+
+/** Live direct children of this test process: how many CLIs run at once. */
+export function childPids(): number[] {
+  return liveProcesses()
+    .filter((entry) => entry.ppid === process.pid)
+    .map((entry) => entry.pid);
+}
+
+/** Every live process this test started: all descendants at any depth, plus marked orphans re-parented away. */
+export function leftoverPids(): number[] {
+  const processes = liveProcesses();
+  const descendants = descendantsOf(process.pid, processes);
+  const known = new Set(descendants);
+  const orphans = processes.filter((entry) => !known.has(entry.pid) && entry.pid !== process.pid && carriesMarker(entry.pid)).map((entry) => entry.pid);
+  return [...descendants, ...orphans].sort((a, b) => a - b);
+}
+
+/** Waits briefly for processes to be reaped (exit is asynchronous), then returns what is left. */
 export async function remainingChildren(timeoutMs = 3_000): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
-  let pids = childPids();
+  let pids = leftoverPids();
   while (pids.length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    pids = childPids();
+    pids = leftoverPids();
   }
   return pids;
 }

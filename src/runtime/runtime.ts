@@ -8,7 +8,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { type ResolvedCli, resolveCli } from "../binary/locate.js";
-import { ClaudeCodeError, InvalidInputError, MaxTurnsError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, InvalidInputError, MaxTurnsError } from "../errors/index.js";
 import { type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { KtxRuntimeToolSet } from "../mcp/tools.js";
 import { type Logger, silentLogger } from "../session/logger.js";
@@ -242,6 +242,8 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
   private async call(spec: CallSpec): Promise<RunOutput & { transcriptPath?: string }> {
     const role = spec.role;
     if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
+    // An aborted call starts nothing, not even the once-per-path version check.
+    if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
     const cli = await this.cli();
     const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = spec.transcript ? spec.transcript.name : undefined;

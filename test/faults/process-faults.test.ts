@@ -2,7 +2,7 @@
  * Faults of the CLI process and the stream, injected with a scripted stand-in CLI
  * (test/fixtures/stand-in-cli.mjs). Each ends in a typed error, and no child process remains.
  */
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -14,7 +14,8 @@ import {
   ProtocolError,
   TimeoutError,
 } from "../../src/index.js";
-import { cleanup, remainingChildren, tempDir, testEnv } from "../support.js";
+import { z } from "zod";
+import { cleanup, remainingChildren, script, tempDir, testEnv } from "../support.js";
 
 const STAND_IN = join(import.meta.dirname, "../fixtures/stand-in-cli.mjs");
 
@@ -38,6 +39,30 @@ function standIn(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {}, 
 }
 
 const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as Error);
+
+/** The JSON lines a recorded run sent in one direction ("out": ours, "in": the CLI's). */
+function recorded(transcriptPath: string, kind: "out" | "in"): any[] {
+  return readFileSync(transcriptPath, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { kind: string; text?: string })
+    .filter((record) => record.kind === kind)
+    .map((record) => JSON.parse(record.text!));
+}
+
+/** Our control responses in a recorded run, by the CLI's request_id. */
+function answersIn(transcriptPath: string): Record<string, any> {
+  const responses = recorded(transcriptPath, "out").filter((m) => m.type === "control_response");
+  return Object.fromEntries(responses.map((m) => [m.response.request_id, m.response]));
+}
+
+const loopWith = (tools: Array<{ name: string; execute: (input: any, context: { signal: AbortSignal }) => unknown }>) => ({
+  modelRole: "default" as const,
+  systemPrompt: "s",
+  userPrompt: "u",
+  stepBudget: 4,
+  toolSet: tools.map((tool) => ({ description: tool.name, inputSchema: z.object({ term: z.string().optional() }), ...tool })),
+});
 
 describe("a missing or wrong CLI", () => {
   it("reports a missing binary", async () => {
@@ -126,6 +151,7 @@ describe("hangs, timeouts and aborts", () => {
     const error = (await failure(standIn("hang-after-init", { idleTimeoutMs: 400 }).runtime.generateText({ prompt: "hi" }))) as TimeoutError;
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error.kind).toBe("idle");
+    expect(error.message).toMatch(/wrote nothing for idleTimeoutMs=400 ms and was stopped.*raise idleTimeoutMs/s);
   });
 
   it("stops a run over timeoutMs, escalating to SIGKILL when SIGTERM is ignored", async () => {
@@ -135,11 +161,29 @@ describe("hangs, timeouts and aborts", () => {
     expect(error.message).toMatch(/timeoutMs=400/);
   });
 
-  it("does not spawn at all when the signal is aborted before the call", async () => {
+  it("starts no session when the signal is aborted before the call", async () => {
+    // A wrapper that logs each launch: nothing may run, not even the once-per-path `--version` check.
+    const launches = join(tempDir("launches"), "log");
+    const cliPath = script("claude", `echo "$@" >> ${launches}\nexec node ${STAND_IN} "$@"`);
     const controller = new AbortController();
-    controller.abort();
-    const error = await failure(standIn("ok").runtime.generateText({ prompt: "hi", signal: controller.signal }));
+    controller.abort(new Error("changed my mind"));
+    const error = await failure(standIn("ok", { cliPath }).runtime.generateText({ prompt: "hi", signal: controller.signal }));
     expect(error).toBeInstanceOf(AbortError);
+    expect(error!.message).toBe("The Claude Code run was aborted by its AbortSignal: changed my mind.");
+    expect(existsSync(launches)).toBe(false);
+  });
+
+  it("aborts a call whose CLI never answers initialize, without ever sending the prompt", async () => {
+    const dir = tempDir("transcripts");
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("user pressed ctrl-c during start-up")), 300);
+    const { runtime } = standIn("no-initialize-answer", { transcript: { dir } });
+    const error = await failure(runtime.generateText({ prompt: "hi", signal: controller.signal }));
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error!.message).toBe("The Claude Code run was aborted by its AbortSignal: user pressed ctrl-c during start-up.");
+    const transcriptPath = (error as AbortError).transcriptPath!;
+    expect(recorded(transcriptPath, "in")).toEqual([]);
+    expect(recorded(transcriptPath, "out").map((m) => m.request?.subtype ?? m.type)).toEqual(["initialize"]);
   });
 
   it("aborts a running call", async () => {
@@ -164,14 +208,57 @@ describe("control requests we cannot serve", () => {
     const dir = tempDir("transcripts");
     const { runtime } = standIn("unknown-control", { transcript: { dir } });
     const result = await runtime.generateText({ prompt: "hi" });
-    const out = readFileSync(result.transcriptPath!, "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as { kind: string; text?: string })
-      .filter((record) => record.kind === "out")
-      .map((record) => JSON.parse(record.text!));
-    const answers = Object.fromEntries(out.filter((m) => m.type === "control_response").map((m) => [m.response.request_id, m.response]));
+    const answers = answersIn(result.transcriptPath!);
     expect(answers["cli-1"]).toMatchObject({ subtype: "error", error: expect.stringMatching(/does not handle control request subtype "teleport"/) });
     expect(answers["cli-2"]).toMatchObject({ subtype: "error", error: expect.stringMatching(/No MCP server named "github"/) });
+  });
+});
+
+describe("tool calls and permission questions from the CLI", () => {
+  it("aborts the tool handler on control_cancel_request, sends no reply for it, and still finishes the run", async () => {
+    const dir = tempDir("transcripts");
+    const signals = tempDir("signal");
+    const [started, aborted] = [join(signals, "started"), join(signals, "aborted")];
+    let abortReason: unknown;
+    const slow = {
+      name: "slow",
+      execute: (_input: unknown, { signal }: { signal: AbortSignal }) => {
+        writeFileSync(started, "");
+        return new Promise((_resolve, reject) =>
+          signal.addEventListener("abort", () => {
+            abortReason = signal.reason;
+            writeFileSync(aborted, "");
+            reject(new Error("aborted"));
+          }),
+        );
+      },
+    };
+    const { runtime } = standIn("cancel-tool", { transcript: { dir } }, { STAND_IN_STARTED_FILE: started, STAND_IN_ABORTED_FILE: aborted });
+    const result = await runtime.runAgentLoop(loopWith([slow]));
+    expect(result.stopReason).toBe("natural");
+    // The stand-in saw the handler aborted before it ended the turn: the cancel did it, not the end of the run.
+    expect(result.text).toBe("handler aborted");
+    expect(String(abortReason)).toMatch(/Cancelled by the Claude Code CLI/);
+    const answers = answersIn(result.transcriptPath!);
+    // The MCP handshake was answered; the cancelled call was not, although the stand-in waited 300 ms for it.
+    expect(Object.keys(answers).sort()).toEqual(["mcp-init", "mcp-initialized"]);
+    expect(answers["mcp-init"]).toMatchObject({ subtype: "success", response: { mcp_response: { id: 0, result: { serverInfo: { name: "ktx" } } } } });
+  });
+
+  it("answers can_use_tool: allow for the call's own tool, deny naming the available tools for any other", async () => {
+    const dir = tempDir("transcripts");
+    const lookup = { name: "lookup", execute: () => "never called" };
+    const { runtime } = standIn("can-use-tool", { transcript: { dir } });
+    const result = await runtime.runAgentLoop(loopWith([lookup]));
+    expect(result.stopReason).toBe("natural");
+    const answers = answersIn(result.transcriptPath!);
+    expect(answers["perm-0"]).toEqual({ subtype: "success", request_id: "perm-0", response: { behavior: "allow", updatedInput: { term: "billing" } } });
+    for (const [id, tool] of [["perm-1", "Bash"], ["perm-2", "mcp__github__x"]] as const) {
+      expect(answers[id]).toEqual({
+        subtype: "success",
+        request_id: id,
+        response: { behavior: "deny", message: `Tool ${tool} is not available in this KTX run. Only these tools exist: mcp__ktx__lookup.` },
+      });
+    }
   });
 });

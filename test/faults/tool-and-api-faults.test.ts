@@ -55,6 +55,7 @@ describe("tool handler faults", () => {
     const result = await runtimeFor(api).runAgentLoop(loop([wait], { signal: controller.signal }));
     expect(result.stopReason).toBe("error");
     expect(result.error).toBeInstanceOf(AbortError);
+    expect(result.error!.message).toBe("The Claude Code run was aborted by its AbortSignal: stop now.");
     expect(handlerAborted).toBe(true);
   });
 });
@@ -79,6 +80,19 @@ describe("API faults (the CLI retries; we add no retry of our own)", () => {
     const error = (await runtime.generateText({ prompt: "hi" }).catch((e: unknown) => e)) as ClaudeCodeApiError;
     expect(error).toBeInstanceOf(ClaudeCodeApiError);
     expect(error.status).toBe(529);
+    expect(error.message).toMatch(/^The Anthropic API failed with status 529 after the CLI's own retries: .*lower maxConcurrentRuns/s);
+    expect(api.messageRequests).toHaveLength(2);
+  });
+
+  it.each([500, 429])("a persistent %i ends in ClaudeCodeApiError with the status after exactly the CLI's retries", async (status) => {
+    const api = await scriptedApi(() => turn.error(status, `scripted ${status} error`));
+    const runtime = runtimeFor(api, { env: testEnv({ CLAUDE_CODE_MAX_RETRIES: "1" }) });
+    const error = (await runtime.generateText({ prompt: "hi" }).catch((e: unknown) => e)) as ClaudeCodeApiError;
+    expect(error).toBeInstanceOf(ClaudeCodeApiError);
+    expect(error.status).toBe(status);
+    expect(error.terminalReason).toBe("api_error");
+    expect(error.message).toMatch(new RegExp(`^The Anthropic API failed with status ${status} after the CLI's own retries: .*scripted ${status} error.*Retry later`, "s"));
+    // The first attempt plus CLAUDE_CODE_MAX_RETRIES=1 retry; nothing of ours on top.
     expect(api.messageRequests).toHaveLength(2);
   });
 });
