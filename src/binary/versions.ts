@@ -11,6 +11,11 @@ export interface CliVersionFacts {
   builtinTools: readonly string[];
   /** Whether `--disable-slash-commands` exists. */
   hasDisableSlashCommands: boolean;
+  /**
+   * Whether the `set_model` control request switches the model of a started process (verified on the
+   * real CLI: init and the API requests then use the new model). Warm processes are then shared by roles.
+   */
+  hasSetModel: boolean;
   /** 2.1.142 sends MCP `initialize` and `notifications/initialized` twice. */
   duplicateMcpInitialize: boolean;
   /** What the model aliases mean on this version (reported; the CLI resolves them itself). */
@@ -50,6 +55,7 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-telemetry"],
     builtinTools: BUILTIN_TOOLS,
     hasDisableSlashCommands: true,
+    hasSetModel: true,
     duplicateMcpInitialize: false,
     aliases: { sonnet: "claude-sonnet-5-5", opus: "claude-opus-5-5", haiku: "claude-haiku-5-5" },
   },
@@ -58,6 +64,7 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     builtinPlugins: [],
     builtinTools: BUILTIN_TOOLS,
     hasDisableSlashCommands: true,
+    hasSetModel: true,
     duplicateMcpInitialize: true,
     aliases: { sonnet: "claude-sonnet-4-6", opus: "claude-opus-4-7", haiku: "claude-haiku-4-5" },
   },

@@ -11,7 +11,7 @@ import { initializeRequest } from "../protocol/outbound.js";
 import type { Logger } from "../session/logger.js";
 import { type SessionEnd, type WireDirection, Session } from "../session/session.js";
 import type { CliProcess, CliProcessOptions, ExitInfo } from "../transport/process.js";
-import type { WarmPool } from "./warm-pool.js";
+import { type WarmPool, warmKey } from "./warm-pool.js";
 import { buildCliArgs, checkAccount, checkInit } from "./isolation.js";
 import { resultError } from "./result-errors.js";
 import { StepTracker, isSyntheticError } from "./steps.js";
@@ -131,7 +131,8 @@ function toolResultText(content: unknown): string {
 export async function executeRun(spec: RunSpec): Promise<RunOutput> {
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
   const launch = launchSpec(spec);
-  const warm = spec.warmPool?.take(launch);
+  const poolKey = warmKey(launch, spec.cli.facts.hasSetModel);
+  const warm = spec.warmPool?.take(poolKey);
   try {
     if (!warm) return await runOnce(spec, launch, undefined);
     try {
@@ -145,7 +146,7 @@ export async function executeRun(spec: RunSpec): Promise<RunOutput> {
   } finally {
     // Idempotent: ends a taken process that failed before its session adopted it.
     if (warm) void warm.stop(true);
-    spec.warmPool?.replenish(launch);
+    spec.warmPool?.replenish(poolKey, launch);
   }
 }
 
@@ -174,7 +175,10 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
   const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, cwd: spec.projectDir };
 
-  spec.observer?.start?.({ cliPath: spec.cli.path, cliVersion: spec.cli.version, args: launch.args, cwd: spec.projectDir, env: spec.env });
+  // A warm process may have been started for another role's model: it is switched before the prompt.
+  const launchArgs = warmProcess?.launchArgs ?? launch.args;
+  const setup = launchArgs.includes(`--model=${spec.model}`) ? [] : [{ subtype: "set_model", model: spec.model }];
+  spec.observer?.start?.({ cliPath: spec.cli.path, cliVersion: spec.cli.version, args: launchArgs, cwd: spec.projectDir, env: spec.env });
   const session: Session = new Session({
     process: launch,
     warmProcess,
@@ -230,6 +234,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
         mcpServers: bridge ? [KTX_MCP_SERVER_NAME] : [],
       }),
       spec.prompt,
+      setup,
     );
     return finish(end, state, deniedTools, warmProcess !== undefined);
   } finally {

@@ -28,9 +28,14 @@ const QUICK_DEATH_MS = 2_000;
 /** Consecutive failed starts after which a key is no longer refilled. */
 const MAX_FAILED_STARTS = 3;
 
-export function warmKey(spec: CliProcessOptions): string {
+/**
+ * What must match for a started process to serve a call. With `modelFree` (the CLI takes `set_model`
+ * after launch) `--model` is left out, so calls of every role share the same processes.
+ */
+export function warmKey(spec: CliProcessOptions, modelFree = false): string {
   const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify([spec.path, spec.args, spec.cwd, env]);
+  const args = modelFree ? spec.args.filter((arg) => !arg.startsWith("--model=")) : spec.args;
+  return JSON.stringify([spec.path, args, spec.cwd, env]);
 }
 
 export class WarmPool {
@@ -61,9 +66,8 @@ export class WarmPool {
     return this.idle.flatMap((entry) => (entry.proc.pid === undefined ? [] : [entry.proc.pid]));
   }
 
-  /** A live idle process started with exactly `spec`, removed from the pool; undefined when none. */
-  take(spec: CliProcessOptions): CliProcess | undefined {
-    const key = warmKey(spec);
+  /** A live idle process started under `key` (see warmKey), removed from the pool; undefined when none. */
+  take(key: string): CliProcess | undefined {
     for (;;) {
       const index = this.idle.findIndex((entry) => entry.key === key);
       if (index < 0) return undefined;
@@ -73,9 +77,8 @@ export class WarmPool {
     }
   }
 
-  /** Starts one idle process for `spec` unless one is already waiting (called after each call). */
-  replenish(spec: CliProcessOptions): void {
-    const key = warmKey(spec);
+  /** Starts one idle process for `spec` under `key` unless one is already waiting (called after each call). */
+  replenish(key: string, spec: CliProcessOptions): void {
     if (this.closed || this.size <= 0 || this.busy() || this.idle.some((entry) => entry.key === key)) return;
     if ((this.failedStarts.get(key) ?? 0) >= MAX_FAILED_STARTS) return;
     while (this.idle.length >= this.size) this.evict(this.idle[0]!);
@@ -101,7 +104,7 @@ export class WarmPool {
     const failures = quick ? (this.failedStarts.get(entry.key) ?? 0) + 1 : 0;
     this.failedStarts.set(entry.key, failures);
     this.logger.warn(`an idle warm Claude Code process exited (code ${exitCode}, signal ${signal}); ${failures >= MAX_FAILED_STARTS ? "not replacing it" : "replacing it"}`);
-    this.replenish(spec);
+    this.replenish(entry.key, spec);
   }
 
   private evict(entry: Idle): void {

@@ -71,7 +71,10 @@ export class Session {
   private sawInit = false;
   private noiseCount = 0;
   private firstNoise = "";
-  private initializeId: string | undefined;
+  /** Our one outstanding request (initialize, then each setup request) and what it was. */
+  private pendingId: string | undefined;
+  private pendingSubtype = "";
+  private setup: Array<{ subtype: string }> = [];
   private initializeAnswered = false;
   private prompt: string | undefined;
   private readonly inflight = new Map<string, AbortController>();
@@ -96,7 +99,11 @@ export class Session {
     return this.proc?.pid;
   }
 
-  async run(initialize: InitializeRequest, prompt: string): Promise<SessionEnd> {
+  /**
+   * `setup` requests (e.g. `set_model` on a warm process) are sent one at a time after the initialize
+   * reply, each awaited, and the prompt only after the last; a refused one fails the run.
+   */
+  async run(initialize: InitializeRequest, prompt: string, setup: ReadonlyArray<{ subtype: string }> = []): Promise<SessionEnd> {
     const { signal } = this.options;
     if (signal?.aborted) throw new AbortError(signal.reason);
     const handlers: ProcessHandlers = {
@@ -120,9 +127,11 @@ export class Session {
     try {
       // The prompt waits for the initialize reply so a wrong account or provider is refused before any
       // API request; the CLI handles initialize first anyway, so this costs no measurable time.
-      this.initializeId = nextRequestId();
+      this.pendingId = nextRequestId();
+      this.pendingSubtype = "initialize";
+      this.setup = [...setup];
       this.prompt = prompt;
-      this.write(controlRequest(this.initializeId, initialize));
+      this.write(controlRequest(this.pendingId, initialize));
       await this.settled;
       const reaped = proc.stop(!this.failure).then((exit) => {
         this.options.onExit?.(exit);
@@ -236,20 +245,30 @@ export class Session {
   }
 
   private onControlResponse(response: { subtype: string; request_id: string; response?: unknown; error?: unknown }): void {
-    if (response.request_id !== this.initializeId || this.prompt === undefined) {
+    if (response.request_id !== this.pendingId || this.prompt === undefined) {
       this.logger.warn(`ignored a control_response for unknown request ${response.request_id}`);
       return;
     }
-    // Our only request is `initialize`; an error there means the CLI refused our session setup.
+    // An error to one of our requests means the CLI refused our session setup.
     if (response.subtype === "error") {
-      this.fail(new ProtocolError(`The CLI rejected the initialize request: ${String(response.error)}`));
+      this.fail(new ProtocolError(`The CLI rejected the ${this.pendingSubtype} request: ${String(response.error)}`));
+      return;
+    }
+    if (!this.initializeAnswered) {
+      this.initializeAnswered = true;
+      this.options.onInitialized?.((response.response ?? {}) as Record<string, unknown>);
+    }
+    if (this.failure) return;
+    const next = this.setup.shift();
+    if (next) {
+      this.pendingId = nextRequestId();
+      this.pendingSubtype = next.subtype;
+      this.write(controlRequest(this.pendingId, next));
       return;
     }
     const prompt = this.prompt;
     this.prompt = undefined;
-    this.initializeAnswered = true;
-    this.options.onInitialized?.((response.response ?? {}) as Record<string, unknown>);
-    if (!this.failure) this.write(userMessage(prompt));
+    this.write(userMessage(prompt));
   }
 
   private async answer(requestId: string, request: Record<string, unknown> & { subtype: string }): Promise<void> {

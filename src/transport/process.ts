@@ -48,6 +48,11 @@ export class CliProcess {
   private handlers: ProcessHandlers;
   private readonly early: Array<(handlers: ProcessHandlers) => void> = [];
 
+  /** The argv this process was started with. */
+  get launchArgs(): readonly string[] {
+    return this.options.args;
+  }
+
   /** Without `handlers` (a pre-started, warm process) output is held until `attach`. */
   constructor(
     private readonly options: CliProcessOptions,

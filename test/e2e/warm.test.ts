@@ -1,9 +1,10 @@
 /** Warm CLI processes: faster repeated calls, same isolation and errors, and never an orphan. */
+import { readFileSync } from "node:fs";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { IsolationError } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { childPids, cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi } from "../support.js";
+import { childPids, cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -80,6 +81,26 @@ describe("warm pool", () => {
     expect(await waitFor(() => runtime.warmIdlePids.length === 1 && runtime.warmIdlePids[0] !== crashed)).toBe(true);
     const next = await runtime.generateText({ prompt: "two" });
     expect(next.text).toBe("hi");
+    await runtime.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("serves another role's model from the same warm process, switched with set_model before the prompt", async () => {
+    const api = await scriptedApi(() => turn.text("hi"));
+    const dir = tempDir("transcripts");
+    const runtime = runtimeFor(api, { models: { default: "sonnet", triage: "haiku" }, warm: { size: 1, idleMs: 60_000 }, transcript: { dir } });
+    const first = await runtime.generateText({ prompt: "one" });
+    expect(first.warmStart).toBe(false);
+    const triage = await runtime.generateText({ role: "triage", prompt: "two" });
+    expect(triage.warmStart).toBe(true);
+    expect(triage.model).toBe("claude-haiku-5-5");
+    expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-5-5", "claude-haiku-5-5"]);
+    // The transcript shows the process as launched (for sonnet) and the switch, answered before the prompt went out.
+    const records = readFileSync(triage.transcriptPath!, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    expect(records[0].args).toContain("--model=sonnet");
+    const out = records.filter((r) => r.kind === "out").map((r) => JSON.parse(r.text));
+    expect(out.map((m) => m.request?.subtype ?? m.type)).toEqual(["initialize", "set_model", "user"]);
+    expect(out[1].request.model).toBe("haiku");
     await runtime.close();
     expect(await remainingChildren()).toEqual([]);
   });
