@@ -6,6 +6,7 @@ import { locateBundledCli, cliVersion } from "../binary/locate.js";
 import { ensureCliVersion } from "../binary/install.js";
 import { PINNED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../binary/versions.js";
 import { SCENARIOS, findScenario, runScenario, type Scenario } from "../testing/scenarios.js";
+import { InvalidInputError } from "../errors/index.js";
 import { loadTranscript } from "../transcripts/reader.js";
 import { diffTranscripts, isEmptyDiff, renderDiff, type TranscriptDiff } from "../transcripts/inspect.js";
 
@@ -18,6 +19,19 @@ export interface Io {
 
 async function binaryFor(version: string): Promise<string> {
   return version === PINNED_CLI_VERSION ? locateBundledCli() : ensureCliVersion(version);
+}
+
+export interface CompareTarget {
+  /** A binary to run as is. */
+  cli?: string;
+  /** An exact version, installed into the cache when missing (the pinned one is the bundled binary). */
+  version?: string;
+}
+
+/** The binary `fixtures compare` runs: exactly one of `cli` and `version`. */
+export async function compareCliPath(target: CompareTarget, install: (version: string) => Promise<string> = binaryFor): Promise<string> {
+  if ((target.cli === undefined) === (target.version === undefined)) throw new InvalidInputError("fixtures compare needs exactly one of --cli PATH and --version X.Y.Z.");
+  return target.cli !== undefined ? resolve(target.cli) : install(target.version!);
 }
 
 function pick(names: string | undefined): readonly Scenario[] {
@@ -46,9 +60,9 @@ export interface ScenarioDrift {
   missingFixture?: boolean;
 }
 
-/** Runs the catalog live on `cliPath` and diffs each run against the recorded fixture of `against`. */
-export async function compareFixtures(options: { cli: string; against?: string; scenarios?: string; json?: boolean }, io: Io): Promise<number> {
-  const cliPath = resolve(options.cli);
+/** Runs the catalog live on the target CLI and diffs each run against the recorded fixture of `against`. */
+export async function compareFixtures(options: CompareTarget & { against?: string; scenarios?: string; json?: boolean }, io: Io): Promise<number> {
+  const cliPath = await compareCliPath(options);
   const liveVersion = await cliVersion(cliPath);
   const against = options.against ?? PINNED_CLI_VERSION;
   const work = mkdtempSync(join(tmpdir(), "ktx-compare-"));

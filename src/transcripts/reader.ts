@@ -28,6 +28,20 @@ export async function* readTranscriptRecords(path: string): AsyncGenerator<AnyRe
   }
 }
 
+/**
+ * Streams a transcript (readline over a file stream: only one line is in memory at a time) and checks
+ * that it starts with a header, as `loadTranscript` does.
+ */
+export async function* streamTranscript(path: string): AsyncGenerator<AnyRecord & { lineNumber: number }> {
+  let first = true;
+  for await (const record of readTranscriptRecords(path)) {
+    if (first && record.kind !== "header") throw new InvalidInputError(`${path} does not start with a transcript header.`);
+    first = false;
+    yield record;
+  }
+  if (first) throw new InvalidInputError(`${path} does not start with a transcript header.`);
+}
+
 export interface LoadedTranscript {
   path: string;
   header: HeaderRecord;

@@ -1,8 +1,12 @@
 /** The `ktx-claude-code` command: transcript inspection and the fixture drift report. */
-import { join } from "node:path";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, realCli } from "../support.js";
+import { compareCliPath } from "../../src/cli/fixtures.js";
+import { InvalidInputError } from "../../src/errors/index.js";
+import { LINE_WIDTH } from "../../src/transcripts/inspect.js";
+import { cleanup, realCli, tempDir } from "../support.js";
 
 const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
 const FIXTURES = join(import.meta.dirname, "../../fixtures/transcripts");
@@ -10,29 +14,77 @@ const run = (...args: string[]) => execa(process.execPath, [MAIN, ...args], { re
 
 afterEach(cleanup);
 
+/** A copy of `fixture` with every occurrence of `from` in its lines replaced by `to`. */
+function variant(fixture: string, from: string, to: string): string {
+  const path = join(tempDir("transcript"), "variant.jsonl");
+  writeFileSync(path, readFileSync(fixture, "utf8").replaceAll(from, to));
+  return path;
+}
+
 describe("ktx-claude-code transcript", () => {
   const loop = join(FIXTURES, "2.1.330", "tool-loop.jsonl");
 
-  it("shows every record with timing and direction", async () => {
+  it("shows a timeline with turns, tool calls and their duration, control traffic and the exit", async () => {
     const { exitCode, stdout } = await run("transcript", "show", loop);
     expect(exitCode).toBe(0);
-    expect(stdout).toMatch(/ms {2}>> control_request\/initialize/);
-    expect(stdout).toMatch(/ms {2}<< control_request\/mcp_message\/tools\/call/);
+    expect(stdout).toMatch(/ms {2}>> initialize: system prompt \d+ chars/);
+    expect(stdout).toMatch(/^── turn 1 · msg_scripted_0 /m);
+    expect(stdout).toMatch(/ms {2}<< tools\/call lookup \{"term":"grain"\}/);
+    expect(stdout).toMatch(/ms {2}>> tools\/call lookup done in \d+\.\d ms: ok "\*\*grain\*\*: a glossary entry"/);
     expect(stdout).toMatch(/exit code=0/);
   });
 
-  it("summarises a run, as text and as JSON", async () => {
+  it("filters by type with --type and prints raw lines with --raw", async () => {
+    const filtered = (await run("transcript", "show", loop, "--type", "result,control_request/mcp_message/tools/call")).stdout;
+    const events = filtered.split("\n").filter((line) => / ms {2}/.test(line));
+    expect(events.map((line) => line.replace(/^.* ms {2}(<<|>>) (\S+).*$/, "$2"))).toEqual(["tools/call", "tools/call", "result"]);
+    const raw = (await run("transcript", "show", loop, "--raw", "--type", "result")).stdout;
+    const resultLine = readFileSync(loop, "utf8").split("\n").map((line) => JSON.parse(line || "{}")).find((record) => record.kind === "in" && record.text.includes('"type":"result"'));
+    expect(raw).toContain(resultLine.text);
+  });
+
+  it("keeps a 10 MB transcript readable: bounded lines, small output, the key events still there", async () => {
+    const big = "lorem ipsum ".repeat(300_000);
+    const path = variant(loop, "**grain**: a glossary entry", big);
+    const size = statSync(path).size;
+    expect(size).toBeGreaterThan(10_000_000);
+    const { exitCode, stdout } = await run("transcript", "show", path);
+    expect(exitCode).toBe(0);
+    const lines = stdout.trimEnd().split("\n");
+    const marker = " … [+9999999 chars]".length;
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(LINE_WIDTH + marker);
+    expect(stdout.length).toBeLessThan(size / 500);
+    expect(stdout).toMatch(/tools\/call lookup done in \d+\.\d ms: ok "lorem ipsum .*… \[\+\d+ chars\]/);
+    expect(stdout).toMatch(/tool_result mcp__ktx__lookup ok "lorem ipsum .*… \[\+\d+ chars\]/);
+    expect(stdout).toMatch(/tokens in \d+, out \d+, cache read \d+, cache write \d+; cost \$/);
+    expect(stdout).toMatch(/exit code=0/);
+  });
+
+  it("summarises a run with turns, tokens and cost, as text and as JSON", async () => {
     const text = await run("transcript", "summary", loop);
     expect(text.stdout).toMatch(/tool calls: mcp__ktx__lookup, mcp__ktx__count/);
     const json = JSON.parse((await run("transcript", "summary", loop, "--json")).stdout);
     expect(json.result).toMatchObject({ subtype: "success", isError: false });
     expect(json.cliVersion).toBe("2.1.330");
+    expect(text.stdout).toContain(`tokens: in ${json.tokens.input}, out ${json.tokens.output}, cache read ${json.tokens.cacheRead}, cache write ${json.tokens.cacheCreation} (from the result lines)`);
+    expect(text.stdout).toContain(`cost: $${json.costUsd.toFixed(6)}`);
+    expect(text.stdout).toContain(`turns: ${json.turns}`);
+    expect(json.tokens.input).toBeGreaterThan(0);
   });
 
   it("diffs two runs structurally", async () => {
     const { stdout } = await run("transcript", "diff", loop, join(FIXTURES, "2.1.142", "tool-loop.jsonl"));
     expect(stdout).toMatch(/control requests changed/);
     expect(stdout).toMatch(/system\/init: removed fields .*capabilities/);
+  });
+
+  it("diffs two runs by value: a changed tool argument is reported with its path and line numbers", async () => {
+    const other = variant(loop, '{\\"term\\":\\"grain\\"}', '{\\"term\\":\\"barley\\"}');
+    const { exitCode, stdout } = await run("transcript", "diff", loop, other);
+    expect(exitCode).toBe(0);
+    expect(stdout).toMatch(/<< assistant #1 \(lines \d+\/\d+\) message\.content\[0\]\.input\.term: "grain" -> "barley"/);
+    expect(stdout).toMatch(/<< control_request\/mcp_message\/tools\/call #1 \(lines \d+\/\d+\) request\.message\.params\.arguments\.term: "grain" -> "barley"/);
+    expect(stdout).not.toMatch(/new fields|removed fields|control requests changed/);
   });
 
   it("explains its usage on a bad command", async () => {
@@ -43,6 +95,34 @@ describe("ktx-claude-code transcript", () => {
 });
 
 describe("ktx-claude-code fixtures compare", () => {
+  it("takes exactly one of --cli and --version", async () => {
+    for (const args of [[], ["--cli", realCli(), "--version", "2.1.330"]]) {
+      const { exitCode, stderr } = await run("fixtures", "compare", ...args);
+      expect(exitCode).toBe(2);
+      expect(stderr).toContain("fixtures compare (--cli PATH | --version V)");
+    }
+    const install = async (version: string) => `/cache/${version}/claude`;
+    await expect(compareCliPath({ version: "2.1.999" }, install)).resolves.toBe("/cache/2.1.999/claude");
+    await expect(compareCliPath({ cli: "some/claude" }, install)).resolves.toBe(resolve("some/claude"));
+    await expect(compareCliPath({}, install)).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(compareCliPath({ cli: "x", version: "2.1.999" }, install)).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it("refuses a --version that is not exact before installing anything", async () => {
+    const { exitCode, stderr } = await run("fixtures", "compare", "--version", "latest");
+    expect(exitCode).toBe(1);
+    expect(stderr).toContain('"latest" is not an exact version');
+  });
+
+  it("runs the pinned version by --version with the bundled binary, and finds no drift against its own fixtures", async () => {
+    const { exitCode, stdout } = await run("fixtures", "compare", "--version", "2.1.330", "--scenarios", "text", "--json");
+    expect(exitCode).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report.cli).toBe(realCli());
+    expect(report.version).toBe("2.1.330");
+    expect(report.differing).toBe(0);
+  });
+
   it("runs scenarios live on a CLI and reports drift against the recorded fixtures", async () => {
     const { exitCode, stdout } = await run("fixtures", "compare", "--cli", realCli(), "--against", "2.1.142", "--scenarios", "tool-loop,text", "--json");
     expect(exitCode).toBe(0);

@@ -2,10 +2,10 @@
  * Replay: every recorded golden fixture (fixtures/transcripts/<cli-version>/<scenario>.jsonl) is
  * played back by the stand-in CLI against the runtime, which must reach the outcome the live run had.
  */
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CliCrashError } from "../../src/errors/index.js";
+import { CliCrashError, IsolationError, ProtocolError } from "../../src/errors/index.js";
 import { ClaudeCodeRuntime } from "../../src/runtime/runtime.js";
 import { createReplayCli } from "../../src/testing/replay.js";
 import { SCENARIOS, findScenario, runScenario } from "../../src/testing/scenarios.js";
@@ -25,6 +25,26 @@ function recordedOutcome(path: string) {
   if (!outcome || outcome.kind !== "outcome") throw new Error(`${path} has no outcome record`);
   return outcome.outcome;
 }
+
+/** A runtime whose CLI is the replay of `fixture` (the recorded fixtures used the "sonnet" alias). */
+const replayRuntime = (fixture: string, models = { default: "sonnet" }) =>
+  new ClaudeCodeRuntime({
+    projectDir: tempDir("project"),
+    models,
+    cliPath: createReplayCli(fixture, tempDir("replay")),
+    env: { PATH: process.env.PATH ?? "" },
+    apiEndpoint: { baseUrl: "http://127.0.0.1:9", apiKey: "sk-test-scripted" },
+    warm: false,
+  });
+
+/** The text scenario's call; returns the error it must fail with. */
+const failingText = (runtime: ClaudeCodeRuntime, prompt = "say hello") =>
+  runtime.generateText({ prompt, system: "You are a KTX test." }).then(
+    () => {
+      throw new Error("the call succeeded");
+    },
+    (error: unknown) => error,
+  );
 
 describe("golden fixtures", () => {
   it("cover every scenario of the catalog for at least 2.1.142 and 2.1.330", () => {
@@ -51,15 +71,7 @@ describe("the replayer", () => {
   const textFixture = join(ROOT, "2.1.330", "text.jsonl");
 
   it("reports a divergence with the recorded line, expected and actual", async () => {
-    const runtime = new ClaudeCodeRuntime({
-      projectDir: tempDir("project"),
-      models: { default: "sonnet" },
-      cliPath: createReplayCli(textFixture, tempDir("replay")),
-      env: { PATH: process.env.PATH ?? "" },
-      apiEndpoint: { baseUrl: "http://127.0.0.1:9", apiKey: "sk-test" },
-      warm: false,
-    });
-    const error = (await runtime.generateText({ prompt: "a different prompt", system: "You are a KTX test." }).catch((e: unknown) => e)) as CliCrashError;
+    const error = (await failingText(replayRuntime(textFixture), "a different prompt")) as CliCrashError;
     expect(error).toBeInstanceOf(CliCrashError);
     expect(error.exitCode).toBe(86);
     expect(error.stderrTail).toMatch(/diverged: host line does not match the recording at line \d+/);
@@ -67,11 +79,49 @@ describe("the replayer", () => {
     expect(error.stderrTail).toContain('"text":"say hello"');
   });
 
-  it("refuses a call whose CLI arguments differ from the recording", async () => {
-    const outcome = await runScenario(
-      { ...findScenario("text"), name: "text" },
-      { cliPath: createReplayCli(textFixture, tempDir("replay")), fakeEndpoint: true, extra: { models: { default: "opus" } } },
-    );
-    expect(outcome).toMatchObject({ error: "CliCrashError" });
+  it("refuses a call whose CLI arguments differ from the recording, naming the missing and unexpected arguments", async () => {
+    const error = (await failingText(replayRuntime(textFixture, { default: "opus" }))) as CliCrashError;
+    expect(error).toBeInstanceOf(CliCrashError);
+    expect(error.exitCode).toBe(86);
+    expect(error.stderrTail).toContain("diverged: arguments differ from the recording");
+    expect(error.stderrTail).toContain('missing: ["--model=sonnet"]');
+    expect(error.stderrTail).toContain('unexpected: ["--model=opus"]');
+  });
+});
+
+describe("a tampered recording", () => {
+  const textFixture = join(ROOT, "2.1.330", "text.jsonl");
+
+  /** A copy of `fixture` whose recorded `system/init` line went through `edit`. */
+  function tamperInit(fixture: string, edit: (init: Record<string, unknown>) => Record<string, unknown>): string {
+    const lines = readFileSync(fixture, "utf8").split("\n");
+    const index = lines.findIndex((line) => line.includes('"kind":"in"') && line.includes('\\"subtype\\":\\"init\\"'));
+    expect(index).toBeGreaterThan(0);
+    const record = JSON.parse(lines[index]!);
+    const before = record.text;
+    record.text = JSON.stringify(edit(JSON.parse(record.text)));
+    expect(record.text).not.toBe(before);
+    lines[index] = JSON.stringify(record);
+    const path = join(tempDir("tampered"), "text.jsonl");
+    writeFileSync(path, lines.join("\n"));
+    return path;
+  }
+
+  it("with `tools` renamed to `tool_list` in init is stopped as a ProtocolError naming the missing field and quoting the line", async () => {
+    // Renamed in place, so the field keeps its position in the line.
+    const path = tamperInit(textFixture, (init) => Object.fromEntries(Object.entries(init).map(([key, value]) => [key === "tools" ? "tool_list" : key, value])));
+    const error = (await failingText(replayRuntime(path))) as ProtocolError;
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect(error.message).toContain("does not match the stream-json protocol");
+    // zod's report names the path of the field that is missing.
+    expect(error.message).toMatch(/expected array, received undefined\s*→ at tools/);
+    expect(error.message).toMatch(/Line: \{"type":"system","subtype":"init".*"tool_list":\[\]/);
+  });
+
+  it("with a second MCP server in init is stopped as an IsolationError naming the servers", async () => {
+    const path = tamperInit(textFixture, (init) => ({ ...init, mcp_servers: [{ name: "filesystem", status: "connected" }] }));
+    const error = (await failingText(replayRuntime(path))) as IsolationError;
+    expect(error).toBeInstanceOf(IsolationError);
+    expect(error.differences).toEqual(['mcp_servers were ["filesystem"], expected []']);
   });
 });

@@ -1,11 +1,12 @@
 /** The recorder, redaction on a real run, and the inspection helpers, driven through the replay stand-in. */
-import { readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaudeCodeRuntime } from "../../src/runtime/runtime.js";
 import { createReplayCli } from "../../src/testing/replay.js";
-import { diffTranscripts, isEmptyDiff, renderTranscript, summarizeTranscript } from "../../src/transcripts/inspect.js";
-import { loadTranscript } from "../../src/transcripts/reader.js";
+import { diffTranscripts, isEmptyDiff, renderTimeline, renderTranscript, summarizeTranscript } from "../../src/transcripts/inspect.js";
+import { type AnyRecord, type LoadedTranscript, loadTranscript } from "../../src/transcripts/reader.js";
 import { cleanup, remainingChildren, tempDir } from "../support.js";
 
 const ROOT = join(import.meta.dirname, "../../fixtures/transcripts");
@@ -47,20 +48,140 @@ describe("recording a run", () => {
   });
 });
 
+/** Protocol messages of one direction, with their records (for computing what the timeline must show). */
+function messages(transcript: LoadedTranscript, kind: "in" | "out") {
+  return transcript.records.flatMap((record) => (record.kind === kind ? [{ t: Number(record.t), message: JSON.parse(record.text) }] : []));
+}
+
+/** A copy of a transcript with each protocol line's text rewritten. */
+function rewritten(transcript: LoadedTranscript, edit: (text: string) => string): LoadedTranscript {
+  return {
+    ...transcript,
+    records: transcript.records.map((record) => (record.kind === "in" || record.kind === "out" ? { ...record, text: edit(record.text) } : record)),
+  };
+}
+
+/** What changes between two live runs of the same call: uuids (session ids, the CLI's request ids), our request ids, timestamps, ports. */
+function volatileRewrite(text: string): string {
+  return text
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, () => randomUUID())
+    .replace(/ktx_\d+_(\d+)/g, "ktx_4242_$1")
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, "2030-01-02T03:04:05.678Z")
+    .replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:65000");
+}
+
 describe("inspection", () => {
   const loop = loadTranscript(join(ROOT, "2.1.330", "tool-loop.jsonl"));
 
-  it("renders one line per record with direction arrows and message keys", () => {
+  it("shows a timeline: one heading per model response, tool calls with arguments and duration, tokens, cost and the exit", () => {
     const lines = renderTranscript(loop);
-    expect(lines.some((line) => /<< control_request\/mcp_message\/tools\/call/.test(line))).toBe(true);
-    expect(lines.some((line) => /<< assistant +tool_use mcp__ktx__lookup/.test(line))).toBe(true);
-    expect(lines.some((line) => /exit code=0/.test(line))).toBe(true);
+    const assistantIds = new Set(messages(loop, "in").flatMap(({ message }) => (message.type === "assistant" ? [message.message.id] : [])));
+    const headings = lines.filter((line) => line.startsWith("── turn "));
+    expect(headings).toHaveLength(assistantIds.size);
+    for (const id of assistantIds) expect(headings.some((line) => line.includes(id))).toBe(true);
+
+    const calls = messages(loop, "in").filter(({ message }) => message.request?.message?.method === "tools/call");
+    expect(calls.length).toBeGreaterThan(0);
+    for (const call of calls) {
+      const { name, arguments: args } = call.message.request.message.params;
+      const answer = messages(loop, "out").find(({ message }) => message.response?.request_id === call.message.request_id)!;
+      expect(lines).toContainEqual(expect.stringContaining(`<< tools/call ${name} ${JSON.stringify(args)}`));
+      expect(lines).toContainEqual(expect.stringContaining(`>> tools/call ${name} done in ${(answer.t - call.t).toFixed(1)} ms: ok`));
+    }
+
+    const result = messages(loop, "in").find(({ message }) => message.type === "result")!.message;
+    expect(lines).toContainEqual(
+      expect.stringContaining(`tokens in ${result.usage.input_tokens}, out ${result.usage.output_tokens}, cache read ${result.usage.cache_read_input_tokens}`),
+    );
+    expect(lines).toContainEqual(expect.stringContaining(`cost $${result.total_cost_usd}`));
+    expect(lines).toContainEqual(expect.stringMatching(/ms {2}exit code=0 signal=null$/));
   });
 
-  it("summarises tool calls and the result", () => {
+  it("shows permission decisions: the CLI's question and our allow or deny with its reason", () => {
+    const header = loop.records[0]!;
+    const ask = (id: string, tool: string, input: object, t: number): AnyRecord => ({
+      kind: "in",
+      t,
+      text: JSON.stringify({ type: "control_request", request_id: id, request: { subtype: "can_use_tool", tool_name: tool, input } }),
+    });
+    const answer = (id: string, response: object, t: number): AnyRecord => ({
+      kind: "out",
+      t,
+      text: JSON.stringify({ type: "control_response", response: { subtype: "success", request_id: id, response } }),
+    });
+    const transcript = {
+      path: "permissions.jsonl",
+      header: loop.header,
+      records: [
+        header,
+        ask("p1", "mcp__ktx__lookup", { term: "grain" }, 10),
+        answer("p1", { behavior: "allow", updatedInput: { term: "grain" } }, 12.5),
+        ask("p2", "Bash", { command: "rm -rf /" }, 20),
+        answer("p2", { behavior: "deny", message: "Tool Bash is not available in this KTX run." }, 21),
+      ],
+    } as LoadedTranscript;
+    const lines = renderTranscript(transcript);
+    expect(lines).toContainEqual(expect.stringContaining('<< permission asked: mcp__ktx__lookup {"term":"grain"}'));
+    expect(lines).toContainEqual(expect.stringContaining(">> permission allowed: mcp__ktx__lookup (2.5 ms)"));
+    expect(lines).toContainEqual(expect.stringContaining('<< permission asked: Bash {"command":"rm -rf /"}'));
+    expect(lines).toContainEqual(expect.stringContaining('>> permission DENIED: Bash (1.0 ms): "Tool Bash is not available in this KTX run."'));
+    expect(summarizeTranscript(transcript).deniedPermissions).toEqual(["Tool Bash is not available in this KTX run."]);
+  });
+
+  it("filters by message type, prefixes included, and keeps the heading of a shown line's turn", () => {
+    const only = (types: string[]) => renderTranscript(loop, { types }).filter((line) => / ms {2}/.test(line));
+    const results = only(["result"]);
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatch(/<< result success/);
+    const toolCalls = only(["control_request/mcp_message/tools/call"]);
+    expect(toolCalls.length).toBe(messages(loop, "in").filter(({ message }) => message.request?.message?.method === "tools/call").length);
+    expect(toolCalls.every((line) => / << tools\/call /.test(line))).toBe(true);
+    const mcp = only(["control_request/mcp_message"]);
+    expect(mcp.length).toBe(messages(loop, "in").filter(({ message }) => message.request?.subtype === "mcp_message").length);
+    const withHeadings = renderTranscript(loop, { types: ["assistant"] });
+    expect(withHeadings.filter((line) => line.startsWith("── turn ")).length).toBe(only(["assistant"]).length);
+    const raw = renderTranscript(loop, { raw: true, types: ["system/init"] }).filter((line) => / ms {2}/.test(line));
+    expect(raw).toHaveLength(1);
+    expect(raw[0]).toContain('"subtype":"init"');
+  });
+
+  it("renders lines as records arrive (the CLI streams the file)", async () => {
+    async function* records() {
+      yield* loop.records.slice(0, 3);
+      throw new Error("the rest of the file is unreadable");
+    }
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const line of renderTimeline(loop.path, records())) seen.push(line);
+      })(),
+    ).rejects.toThrow("unreadable");
+    expect(seen.some((line) => line.includes(">> initialize"))).toBe(true);
+  });
+
+  it("summarises tool calls, the result, tokens and cost", () => {
     const summary = summarizeTranscript(loop);
     expect(summary.toolCalls).toEqual([{ name: "mcp__ktx__lookup", isError: false }, { name: "mcp__ktx__count", isError: false }]);
     expect(summary.outcome).toMatchObject({ stopReason: "natural" });
+    const result = messages(loop, "in").find(({ message }) => message.type === "result")!.message;
+    expect(summary.tokens).toEqual({
+      input: result.usage.input_tokens,
+      output: result.usage.output_tokens,
+      cacheRead: result.usage.cache_read_input_tokens,
+      cacheCreation: result.usage.cache_creation_input_tokens,
+      source: "result",
+    });
+    expect(summary.costUsd).toBe(result.total_cost_usd);
+    expect(summary.turns).toBe(result.num_turns);
+  });
+
+  it("sums the assistant lines' tokens (once per message id) when the run has no result", () => {
+    const cut = { ...loop, records: loop.records.filter((record) => !(record.kind === "in" && JSON.parse(record.text).type === "result")) };
+    const usageById = new Map(messages(loop, "in").flatMap(({ message }) => (message.type === "assistant" ? [[message.message.id, message.message.usage]] : [])));
+    const summary = summarizeTranscript(cut);
+    expect(summary.tokens.source).toBe("assistant");
+    expect(summary.tokens.input).toBe([...usageById.values()].reduce((sum, usage) => sum + usage.input_tokens, 0));
+    expect(summary.costUsd).toBeUndefined();
   });
 
   it("finds no difference between a transcript and itself, and real differences between CLI versions", () => {
@@ -69,5 +190,25 @@ describe("inspection", () => {
     const diff = diffTranscripts(loop, old);
     expect(diff.controlRequests?.after.filter((key) => key === "control_request/mcp_message/initialize")).toHaveLength(2);
     expect(diff.removedFields["system/init"]).toEqual(expect.arrayContaining(["capabilities"]));
+    const model = diff.valueChanges.find((change) => change.key === "system/init" && change.path === "model");
+    expect(model).toMatchObject({ before: JSON.stringify(messages(loop, "in").find(({ message }) => message.subtype === "init")!.message.model) });
+  });
+
+  it("diffs normalised: ids, timestamps, session ids and ports do not count, a changed tool argument does", () => {
+    const volatile = rewritten(loop, volatileRewrite);
+    expect(JSON.stringify(volatile.records)).not.toBe(JSON.stringify(loop.records));
+    expect(isEmptyDiff(diffTranscripts(loop, volatile))).toBe(true);
+
+    const otherTerm = rewritten(loop, (text) => volatileRewrite(text).replaceAll("grain", "oats"));
+    const diff = diffTranscripts(loop, otherTerm);
+    expect(diff.addedFields).toEqual({});
+    expect(diff.removedFields).toEqual({});
+    expect(diff.controlRequests).toBeUndefined();
+    expect(diff.valueChanges).toContainEqual(expect.objectContaining({ key: "assistant", occurrence: 1, path: "message.content[0].input.term", before: '"grain"', after: '"oats"' }));
+    expect(diff.valueChanges).toContainEqual(
+      expect.objectContaining({ key: "control_request/mcp_message/tools/call", path: "request.message.params.arguments.term", before: '"grain"', after: '"oats"' }),
+    );
+    // Every reported value is about the term, nothing about ids or times.
+    for (const change of diff.valueChanges) expect(change.before).toContain("grain");
   });
 });
