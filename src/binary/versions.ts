@@ -49,11 +49,15 @@ const BUILTIN_TOOLS = [
   "PowerShell",
 ] as const;
 
+/** Built-ins each version adds, read from its `init.tools` when started without `--tools=`. */
+const BUILTIN_TOOLS_2_1_330 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskStop", "ToolSearch", "Workflow"];
+const BUILTIN_TOOLS_2_1_142 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ScheduleWakeup", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate"];
+
 export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = {
   "2.1.330": {
     version: "2.1.330",
     builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-telemetry"],
-    builtinTools: BUILTIN_TOOLS,
+    builtinTools: BUILTIN_TOOLS_2_1_330,
     hasDisableSlashCommands: true,
     hasSetModel: true,
     duplicateMcpInitialize: false,
@@ -62,7 +66,7 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
   "2.1.142": {
     version: "2.1.142",
     builtinPlugins: [],
-    builtinTools: BUILTIN_TOOLS,
+    builtinTools: BUILTIN_TOOLS_2_1_142,
     hasDisableSlashCommands: true,
     hasSetModel: true,
     duplicateMcpInitialize: true,

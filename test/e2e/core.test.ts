@@ -122,6 +122,15 @@ describe("isolation check and version pinning", () => {
     expect(api.messageRequests.length).toBeLessThanOrEqual(1);
   });
 
+  it("still has no built-in tool when a CLI ignores --tools=: --disallowedTools names every built-in of the version", async () => {
+    const api = await scriptedApi([turn.text("answered with no built-ins")]);
+    const noToolsFlag = script("claude-no-tools-flag", `for a; do shift; case "$a" in --tools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
+    const result = await runtimeFor(api, { cliPath: noToolsFlag }).generateText({ prompt: "hi" });
+    expect(result.text).toBe("answered with no built-ins");
+    // The model was offered no tool at all.
+    expect(api.messageRequests[0]!.body.tools ?? []).toEqual([]);
+  });
+
   it("refuses a credential that reaches the CLI before the prompt is sent", async () => {
     const api = await scriptedApi([turn.text("should not be reached")]);
     // A CLI that picks up an API key behind our back (here: a wrapper exporting one).
