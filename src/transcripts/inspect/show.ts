@@ -1,0 +1,273 @@
+/**
+ * `transcript show`: the timeline of a run, built one record at a time so a large transcript can be
+ * streamed through it.
+ */
+import type { LoadedTranscript } from "../reader.js";
+import { parse, asJson, clip, quoted, compact, messageKey, matchesType, usageOf, tokenText, contentText, LINE_WIDTH, type Json, type Rec } from "./text.js";
+
+export interface TimelineOptions {
+  /** Each record's raw text instead of the reading (uncut). */
+  raw?: boolean;
+  /** Only records whose type matches one of these (see `matchesType`). */
+  types?: readonly string[];
+}
+
+const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", dropped: "xx" };
+
+/**
+ * The timeline of a run, built one record at a time: turns (one per assistant message id), text,
+ * tool calls with arguments and duration, permission decisions, control traffic, tokens and cost,
+ * errors and the exit. State (open requests) is kept for every record, shown or not.
+ */
+export class Timeline {
+  private headers = 0;
+  private turns = 0;
+  private turnId: string | undefined;
+  /** A turn heading waits for the first shown line of its turn, so a filter shows no empty turns. */
+  private pendingHeading: string | undefined;
+  /** Requests still waiting for an answer, by request id: what they were and when. */
+  private readonly open = new Map<string, { t: number; what: string; tool?: string }>();
+  private readonly toolNames = new Map<string, string>();
+
+  constructor(
+    private readonly path: string,
+    private readonly options: TimelineOptions = {},
+  ) {}
+
+  lines(record: Rec): string[] {
+    if (record.kind === "header") return this.header(record);
+    // Parsed once: a line can be megabytes.
+    const message = record.kind === "in" || record.kind === "out" ? parse(record.text) : undefined;
+    const body = this.options.raw ? this.rawBody(record, message) : this.body(record, message);
+    const type = message ? messageKey(message) : record.kind === "in" || record.kind === "out" ? "non-json" : record.kind;
+    if (!matchesType(type, this.options.types)) return [];
+    const prefix = "t" in record ? `${Number(record.t).toFixed(1).padStart(9)} ms  ` : "            ";
+    const arrow = ARROWS[record.kind] ? `${ARROWS[record.kind]} ` : "";
+    const width = this.options.raw ? Infinity : LINE_WIDTH;
+    const out = body.map((line, index) => clip(index === 0 ? `${prefix}${arrow}${line}` : `${" ".repeat(prefix.length + arrow.length)}${line}`, width));
+    if (this.pendingHeading && out.length > 0 && message) {
+      out.unshift(this.pendingHeading);
+      this.pendingHeading = undefined;
+    }
+    return out;
+  }
+
+  private header(record: Rec & { kind: "header" }): string[] {
+    const again = this.headers++ > 0 ? ["# --- another CLI process in the same file (a retried call) ---"] : [];
+    return [
+      ...again,
+      clip(`# ${this.path}`, LINE_WIDTH),
+      clip(`# CLI ${record.cliVersion} at ${record.cliPath}, cwd ${record.cwd}, started ${record.startedAt}`, LINE_WIDTH),
+      clip(`# args ${JSON.stringify(record.args)}`, LINE_WIDTH),
+    ];
+  }
+
+  private rawBody(record: Rec, message: Json | undefined): string[] {
+    if (message?.type === "assistant") this.startTurn(message);
+    if (record.kind === "exit") return [`exit code=${record.exitCode} signal=${record.signal}`];
+    if (record.kind === "outcome") return [`outcome ${JSON.stringify(record.outcome)}`];
+    return record.kind === "header" ? [] : [record.text.trimEnd()];
+  }
+
+  private body(record: Rec, message: Json | undefined): string[] {
+    switch (record.kind) {
+      case "exit":
+        return [`exit code=${record.exitCode} signal=${record.signal}${record.exitCode ? "  ERROR" : ""}`];
+      case "outcome":
+        return [`outcome ${compact(record.outcome, LINE_WIDTH - 40)}`];
+      case "stderr":
+        return [`stderr ${quoted(record.text)}`];
+      case "dropped":
+        return [`dropped write ${quoted(record.text)}`];
+      case "in":
+        return message ? this.fromCli(message, record.t) : [`(non-JSON) ${quoted(record.text)}`];
+      case "out":
+        return message ? this.fromUs(message, record.t) : [`(non-JSON) ${quoted(record.text)}`];
+      default:
+        return [];
+    }
+  }
+
+  private startTurn(message: Json): void {
+    const inner = asJson(message.message);
+    const id = String(inner.id ?? "?");
+    if (id === this.turnId) return;
+    this.turnId = id;
+    this.turns += 1;
+    const usage = usageOf(inner.usage);
+    const parts = [`turn ${this.turns}`, id, String(inner.model ?? "?"), ...(usage ? [`tokens ${tokenText(usage)}`] : [])];
+    this.pendingHeading = clip(`── ${parts.join(" · ")} ──`, LINE_WIDTH);
+  }
+
+  private fromCli(message: Json, t: number): string[] {
+    switch (message.type) {
+      case "assistant":
+        this.startTurn(message);
+        return this.assistant(message);
+      case "user":
+        return this.toolResults(message);
+      case "result":
+        return result(message);
+      case "system":
+        return [system(message)];
+      case "control_request":
+        return [this.cliRequest(message, t)];
+      case "control_response":
+        return [this.reply(asJson(message.response), t)];
+      case "control_cancel_request":
+        this.open.delete(String(message.request_id));
+        return [`control_cancel_request ${String(message.request_id)}`];
+      case "stream_event":
+        return [`stream_event ${String(asJson(message.event).type ?? "?")}`];
+      default:
+        return [messageKey(message)];
+    }
+  }
+
+  private fromUs(message: Json, t: number): string[] {
+    if (message.type === "user") {
+      const text = contentText(asJson(message.message).content);
+      return [`prompt ${quoted(text)}`];
+    }
+    if (message.type === "control_request") {
+      const request = asJson(message.request);
+      const subtype = String(request.subtype ?? "?");
+      this.open.set(String(message.request_id), { t, what: subtype });
+      if (subtype === "initialize") {
+        const system = Array.isArray(request.systemPrompt) ? request.systemPrompt.join("") : String(request.systemPrompt ?? "");
+        return [`initialize: system prompt ${system.length} chars, mcp servers ${JSON.stringify(request.sdkMcpServers ?? [])}, json schema ${request.jsonSchema ? "yes" : "no"}`];
+      }
+      return [`control_request ${subtype}`];
+    }
+    if (message.type === "control_response") return [this.ourAnswer(asJson(message.response), t)];
+    return [messageKey(message)];
+  }
+
+  private assistant(message: Json): string[] {
+    const inner = asJson(message.message);
+    const lines: string[] = [];
+    if (message.error || message.is_api_error_message) {
+      lines.push(`API ERROR ${String(message.api_error_status ?? "")} ${String(message.error ?? "")}`.replace(/\s+/g, " ").trim());
+    }
+    const content = Array.isArray(inner.content) ? inner.content.map(asJson) : [];
+    for (const block of content) {
+      if (block.type === "text") lines.push(`text ${quoted(String(block.text ?? ""))}`);
+      else if (block.type === "tool_use") {
+        this.toolNames.set(String(block.id), String(block.name));
+        lines.push(`tool_use ${String(block.name)} ${compact(block.input)}`);
+      } else if (block.type === "thinking") lines.push(`thinking (${String(block.thinking ?? "").length} chars)`);
+      else lines.push(String(block.type));
+    }
+    if (message.parent_tool_use_id) lines[0] = `(subagent) ${lines[0] ?? ""}`;
+    return lines.length ? lines : ["assistant (no content)"];
+  }
+
+  private toolResults(message: Json): string[] {
+    const content = asJson(message.message).content;
+    if (!Array.isArray(content)) return [`user ${quoted(contentText(content))}`];
+    return content.map(asJson).map((block) => {
+      if (block.type !== "tool_result") return `user ${String(block.type)}`;
+      const name = this.toolNames.get(String(block.tool_use_id)) ?? String(block.tool_use_id);
+      return `tool_result ${name} ${block.is_error ? "ERROR" : "ok"} ${quoted(contentText(block.content))}`;
+    });
+  }
+
+  private cliRequest(message: Json, t: number): string {
+    const request = asJson(message.request);
+    const id = String(message.request_id);
+    if (request.subtype === "mcp_message") {
+      const mcp = asJson(request.message);
+      const method = String(mcp.method ?? "?");
+      if (method === "tools/call") {
+        const params = asJson(mcp.params);
+        this.open.set(id, { t, what: "tools/call", tool: String(params.name) });
+        return `tools/call ${String(params.name)} ${compact(params.arguments)}`;
+      }
+      this.open.set(id, { t, what: `mcp ${method}` });
+      return `mcp ${method}`;
+    }
+    if (request.subtype === "can_use_tool") {
+      this.open.set(id, { t, what: "permission", tool: String(request.tool_name) });
+      return `permission asked: ${String(request.tool_name)} ${compact(request.input)}`;
+    }
+    this.open.set(id, { t, what: String(request.subtype) });
+    return `control_request ${String(request.subtype)}`;
+  }
+
+  /** Our control_response to one of the CLI's requests. */
+  private ourAnswer(response: Json, t: number): string {
+    const id = String(response.request_id);
+    const asked = this.open.get(id);
+    this.open.delete(id);
+    const took = asked ? ` (${(t - asked.t).toFixed(1)} ms)` : "";
+    if (response.subtype === "error") return `${asked?.what ?? "control"} answered ERROR${took}: ${quoted(String(response.error ?? ""))}`;
+    const answer = asJson(response.response);
+    if (asked?.what === "tools/call") {
+      const mcp = asJson(answer.mcp_response);
+      const resultValue = asJson(mcp.result);
+      const failed = mcp.error !== undefined || resultValue.isError === true;
+      const text = mcp.error !== undefined ? compact(mcp.error) : quoted(contentText(resultValue.content));
+      return `tools/call ${asked.tool} done in ${(t - asked.t).toFixed(1)} ms: ${failed ? "ERROR" : "ok"} ${text}`;
+    }
+    if (asked?.what === "permission") {
+      const behavior = String(answer.behavior ?? "?");
+      const why = typeof answer.message === "string" ? `: ${quoted(answer.message)}` : "";
+      return `permission ${behavior === "deny" ? "DENIED" : behavior === "allow" ? "allowed" : behavior}: ${asked.tool}${took}${why}`;
+    }
+    return `${asked?.what ?? "control_response"} answered${took}`;
+  }
+
+  /** The CLI's control_response to one of our requests. */
+  private reply(response: Json, t: number): string {
+    const id = String(response.request_id);
+    const asked = this.open.get(id);
+    this.open.delete(id);
+    const took = asked ? ` (${(t - asked.t).toFixed(1)} ms)` : "";
+    const what = asked?.what ?? id;
+    if (response.subtype === "error") return `reply to our ${what}: ERROR${took} ${quoted(String(response.error ?? ""))}`;
+    return `reply to our ${what}: ${String(response.subtype ?? "?")}${took}`;
+  }
+}
+
+function system(message: Json): string {
+  if (message.subtype === "init") {
+    const servers = Array.isArray(message.mcp_servers) ? message.mcp_servers.map((s) => `${String(asJson(s).name)}:${String(asJson(s).status)}`) : [];
+    return `init model=${String(message.model)} tools=${compact(message.tools, 100)} mcp=${JSON.stringify(servers)} permission=${String(message.permissionMode)} version=${String(message.claude_code_version)}`;
+  }
+  if (message.subtype === "api_retry") {
+    return `API retry ${String(message.attempt)}/${String(message.max_retries)} in ${String(message.retry_delay_ms)} ms after ERROR status ${String(message.error_status)} ${compact(message.error, 80)}`;
+  }
+  if (message.subtype === "permission_denied") {
+    return `permission DENIED by the CLI: ${String(message.tool_name)} (${String(message.decision_reason_type ?? "?")}) ${quoted(String(message.message ?? ""))}`;
+  }
+  const { type: _type, subtype, session_id: _session, uuid: _uuid, ...rest } = message;
+  return `system/${String(subtype)} ${compact(rest)}`;
+}
+
+function result(message: Json): string[] {
+  const lines = [
+    `result ${String(message.subtype)}${message.is_error ? " ERROR" : ""} turns=${String(message.num_turns)} stop=${String(message.stop_reason)} terminal=${String(message.terminal_reason)}` +
+      (message.api_error_status ? ` api_status=${String(message.api_error_status)}` : ""),
+  ];
+  const usage = usageOf(message.usage);
+  lines.push(`tokens ${usage ? tokenText(usage) : "unknown"}; cost $${String(message.total_cost_usd ?? "?")}`);
+  const denials = Array.isArray(message.permission_denials) ? message.permission_denials.map((d) => String(asJson(d).tool_name)) : [];
+  if (denials.length) lines.push(`permission denials: ${compact(denials)}`);
+  if (message.is_error) {
+    const errors = Array.isArray(message.errors) ? message.errors.join("; ") : "";
+    lines.push(`error: ${quoted(String(message.result ?? errors))}`);
+  }
+  return lines;
+}
+
+/** The whole timeline of a loaded transcript (tests, small files); the CLI streams instead. */
+export function renderTranscript(transcript: LoadedTranscript, options: TimelineOptions = {}): string[] {
+  const timeline = new Timeline(transcript.path, options);
+  return transcript.records.flatMap((record) => timeline.lines(record));
+}
+
+/** The timeline of a stream of records, line by line. */
+export async function* renderTimeline(path: string, records: AsyncIterable<Rec>, options: TimelineOptions = {}): AsyncGenerator<string> {
+  const timeline = new Timeline(path, options);
+  for await (const record of records) yield* timeline.lines(record);
+}
