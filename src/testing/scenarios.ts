@@ -40,7 +40,7 @@ export const count: KtxRuntimeToolDescriptor<{ items: string[] }> = {
   inputSchema: z.object({ items: z.array(z.string()) }),
   execute: ({ items }) => ({ count: items.length }),
 };
-const broken: KtxRuntimeToolDescriptor<{ id: string }> = {
+export const fetchPage: KtxRuntimeToolDescriptor<{ id: string }> = {
   name: "fetch_page",
   description: "Fetch a page",
   inputSchema: z.object({ id: z.string() }),
@@ -150,7 +150,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description: "a tool handler throws; the model sees the error and finishes",
     useApi: true,
     script: [turn.tools({ name: "mcp__ktx__fetch_page", input: { id: "p1" } }), turn.text("Gave up politely.")],
-    run: loop([broken], 4),
+    run: loop([fetchPage], 4),
   },
   {
     name: "invalid-tool-arguments",

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createAgentRunnerPort, type KtxRuntimeToolDescriptor, type StepFinishEvent } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { count, lookup } from "../../src/testing/scenarios.js";
+import { count, fetchPage, lookup } from "../../src/testing/scenarios.js";
 import { cleanup, remainingChildren, runtimeFor, scriptedApi, toolResultsIn } from "../support.js";
 
 afterEach(async () => {
@@ -64,21 +64,13 @@ describe("runAgentLoop", () => {
   });
 
   it("lets the model see a throwing tool and invalid arguments as errors, continues, and counts failures per unitKey", async () => {
-    const failing: KtxRuntimeToolDescriptor<{ id: string }> = {
-      name: "fetch_page",
-      description: "Fetch a page",
-      inputSchema: z.object({ id: z.string() }),
-      execute: () => {
-        throw new Error("page store is offline");
-      },
-    };
     const api = await scriptedApi([
       turn.tools({ name: "mcp__ktx__fetch_page", input: { id: "p1" } }),
       turn.tools({ name: "mcp__ktx__lookup", input: { term: 42 } }),
       turn.text("Gave up politely."),
     ]);
     const runtime = runtimeFor(api);
-    const { params } = loopParams({ toolSet: [failing, lookup], telemetryTags: { unitKey: "wu-7" } });
+    const { params } = loopParams({ toolSet: [fetchPage, lookup], telemetryTags: { unitKey: "wu-7" } });
     const result = await runtime.runAgentLoop(params);
     expect(result.stopReason).toBe("natural");
     expect(result.toolFailures).toBe(2);
@@ -92,19 +84,11 @@ describe("runAgentLoop", () => {
   });
 
   it("keeps the tool calls and failures of a loop that then fails, and counts them for its unitKey", async () => {
-    const failing: KtxRuntimeToolDescriptor<{ id: string }> = {
-      name: "fetch_page",
-      description: "Fetch a page",
-      inputSchema: z.object({ id: z.string() }),
-      execute: () => {
-        throw new Error("page store is offline");
-      },
-    };
     // 400 is not retried by the CLI: the second model call ends the run as an API error.
     const api = await scriptedApi([turn.tools({ name: "mcp__ktx__fetch_page", input: { id: "p1" } }), turn.error(400, "prompt is malformed")]);
     // Through KTX's AgentRunnerPort, as KTX's work-unit stage calls it.
     const port = createAgentRunnerPort(runtimeFor(api));
-    const { params, steps } = loopParams({ toolSet: [failing], telemetryTags: { unitKey: "wu-9" } });
+    const { params, steps } = loopParams({ toolSet: [fetchPage], telemetryTags: { unitKey: "wu-9" } });
     const result = await port.runLoop(params);
     expect(result.stopReason).toBe("error");
     expect(result.error?.name).toBe("ClaudeCodeApiError");

@@ -7,12 +7,10 @@
  * otherwise (the AI SDK asks for JSON through `output_config.format`).
  */
 import { createAnthropic } from "@ai-sdk/anthropic";
-import { z } from "zod";
 import {
   ClaudeCodeError,
   type CreateKtxLlmRuntimeOptions,
   type KtxLlmRuntime,
-  type KtxRuntimeToolDescriptor,
   type RunLoopResult,
   type StepFinishEvent,
   type ToolCallRecord,
@@ -106,30 +104,9 @@ export async function bothSides<T>(script: ParityScript, run: (side: Side) => Pr
   return out;
 }
 
-// ---- tools shared by the scenarios ----
+// ---- tools shared by the scenarios: the catalog's own ----
 
-export const lookup: KtxRuntimeToolDescriptor<{ term: string }> = {
-  name: "lookup",
-  description: "Look a term up in the KTX glossary",
-  inputSchema: z.object({ term: z.string() }),
-  execute: ({ term }) => ({ markdown: `**${term}**: a glossary entry`, structured: { term } }),
-};
-
-export const count: KtxRuntimeToolDescriptor<{ items: string[] }> = {
-  name: "count",
-  description: "Count items",
-  inputSchema: z.object({ items: z.array(z.string()) }),
-  execute: ({ items }) => ({ count: items.length }),
-};
-
-export const fetchPage: KtxRuntimeToolDescriptor<{ id: string }> = {
-  name: "fetch_page",
-  description: "Fetch a page",
-  inputSchema: z.object({ id: z.string() }),
-  execute: () => {
-    throw new Error("page store is offline");
-  },
-};
+export { count, fetchPage, lookup } from "../../src/testing/scenarios.js";
 
 // ---- what the caller and the model saw, without ids, timings or backend naming ----
 
