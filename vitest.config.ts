@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Every CLI a test starts goes through a trap proxy: any non-loopback connection fails the run.
+    globalSetup: ["test/loopback-guard.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // End-to-end tests each start a real CLI (~0.4 s, one core); two forks match the 2-core CI machine.

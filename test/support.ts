@@ -3,11 +3,19 @@ import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { inject } from "vitest";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../src/index.js";
 import { locateBundledCli } from "../src/binary/locate.js";
 import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi } from "../src/testing/scripted-api.js";
 
 const cleanups: Array<() => unknown> = [];
+
+/**
+ * The loopback guard's trap proxy (test/loopback-guard.ts). Set on this worker's own environment too,
+ * so CLIs started by library code from process.env (the scenario runner) are covered as well.
+ */
+const LOOPBACK_ONLY = { HTTPS_PROXY: inject("trapProxyUrl"), HTTP_PROXY: inject("trapProxyUrl"), NO_PROXY: "127.0.0.1,localhost,::1" };
+Object.assign(process.env, LOOPBACK_ONLY);
 
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), `ktx-${prefix}-`));
@@ -29,6 +37,7 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     HOME: tempDir("home"),
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
+    ...LOOPBACK_ONLY,
     [OWNER_VAR]: owner,
     ...extra,
   };

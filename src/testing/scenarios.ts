@@ -27,6 +27,12 @@ export interface Scenario {
   run(runtime: ClaudeCodeRuntime, call: { transcript: { dir: string; name: string } | false }): Promise<Outcome>;
 }
 
+/** The caller's proxy settings (kept by the scrub): the test suite's loopback guard relies on them. */
+function proxyEnv(): Record<string, string> {
+  const names = ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"];
+  return Object.fromEntries(names.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])));
+}
+
 /** Tools of the catalog, also used by the end-to-end tests. */
 export const lookup: KtxRuntimeToolDescriptor<{ term: string }> = {
   name: "lookup",
@@ -246,7 +252,7 @@ export async function runScenario(scenario: Scenario, options: ScenarioRunOption
       cliPath: options.cliPath,
       allowUnverifiedCli: options.allowUnverifiedCli,
       // Few API retries: a script that runs dry fails in seconds instead of backing off for minutes.
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CLAUDE_CODE_MAX_RETRIES: "2", ...scenario.env },
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CLAUDE_CODE_MAX_RETRIES: "2", ...proxyEnv(), ...scenario.env },
       ...(scenario.useApi ? { apiEndpoint: { baseUrl: api?.baseUrl ?? "http://127.0.0.1:9", apiKey: "sk-test-scripted" } } : {}),
       idleTimeoutMs: 60_000,
       timeoutMs: 120_000,
