@@ -54,9 +54,13 @@ describe("generateObject", () => {
 
   it("fails with StructuredOutputError when the model keeps violating the schema (the CLI's own retries run out)", async () => {
     const api = await scriptedApi([turn.object({ wrong: true })], { onExhausted: "repeat-last" });
-    const error = await runtimeFor(api).generateObject({ prompt: "answer", schema }).catch((e: unknown) => e);
+    const error = (await runtimeFor(api).generateObject({ prompt: "answer", schema }).catch((e: unknown) => e)) as StructuredOutputError;
     expect(error).toBeInstanceOf(StructuredOutputError);
-    expect(api.messageRequests.length).toBeGreaterThan(1);
+    // The message carries the CLI's last validation error; `received` is the result the CLI ended with.
+    expect(error.message).toMatch(/within the CLI's retries: .*after 5 attempts.*must have required property 'answer'/);
+    expect(error.received).toMatchObject({ type: "result", subtype: "error_max_structured_output_retries", is_error: true });
+    // The CLI's 5 attempts, each one API request with the previous violation fed back.
+    expect(api.messageRequests).toHaveLength(5);
   });
 
   it("fails with StructuredOutputError carrying the object when only our zod schema rejects it", async () => {
