@@ -106,6 +106,8 @@ export class CliCrashError extends ClaudeCodeError {
 /** The CLI wrote something that breaks the stream-json protocol (bad JSON, an oversized line, a missing reply). */
 export class ProtocolError extends ClaudeCodeError {
   override readonly code = "protocol_error";
+  /** Set when the CLI refused one of our own control requests (e.g. `set_model`), before the prompt was sent. */
+  refusedRequest?: string;
 }
 
 export class IsolationError extends ClaudeCodeError {

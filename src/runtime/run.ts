@@ -2,7 +2,7 @@
  * Executes one CLI run for any operation: builds the isolated surface, hosts the call's tools,
  * checks `init`, follows steps and tool calls, and returns the result or throws one typed error.
  */
-import { AbortError, ClaudeCodeError, CliCrashError, IsolationError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, CliCrashError, IsolationError, ProtocolError } from "../errors/index.js";
 import type { ResolvedCli } from "../binary/locate.js";
 import { createKtxMcpBridge } from "../mcp/bridge.js";
 import { type PreparedTool, KTX_MCP_SERVER_NAME, ktxToolId } from "../mcp/tools.js";
@@ -124,9 +124,9 @@ function toolResultText(content: unknown): string {
 }
 
 /**
- * Runs the call, on a warm process when the pool has one for exactly this launch. A warm process
- * that died while idle (before answering initialize) or fails the isolation check is dropped and
- * the call is run again on a fresh process; the model was never asked anything in either case.
+ * Runs the call, on a warm process when the pool has one for this launch. A warm process that died
+ * while idle (before answering initialize), refused `set_model`, or fails the isolation check is
+ * dropped and the call is run again on a fresh process.
  */
 export async function executeRun(spec: RunSpec): Promise<RunOutput> {
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
@@ -138,7 +138,9 @@ export async function executeRun(spec: RunSpec): Promise<RunOutput> {
     try {
       return await runOnce(spec, launch, warm);
     } catch (error) {
-      const retryCold = error instanceof IsolationError || (error instanceof CliCrashError && error.beforeInitialize);
+      // The model was asked nothing in the first two cases; after an init failure nothing was acted upon.
+      const retryCold =
+        error instanceof IsolationError || (error instanceof CliCrashError && error.beforeInitialize) || (error instanceof ProtocolError && error.refusedRequest === "set_model");
       if (!retryCold) throw error;
       spec.logger.warn(`a warm Claude Code process failed before the call started (${(error as Error).name}); retrying on a fresh process`);
       return await runOnce(spec, launch, undefined);

@@ -251,7 +251,9 @@ export class Session {
     }
     // An error to one of our requests means the CLI refused our session setup.
     if (response.subtype === "error") {
-      this.fail(new ProtocolError(`The CLI rejected the ${this.pendingSubtype} request: ${String(response.error)}`));
+      const error = new ProtocolError(`The CLI rejected the ${this.pendingSubtype} request: ${String(response.error)}`);
+      error.refusedRequest = this.pendingSubtype;
+      this.fail(error);
       return;
     }
     if (!this.initializeAnswered) {
