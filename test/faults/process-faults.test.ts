@@ -267,8 +267,7 @@ describe("warm processes and set_model", () => {
   it("runs the call on a fresh process when a warm one refuses set_model", async () => {
     const { runtime, messages } = standIn("no-set-model", { models: { default: "sonnet", triage: "haiku" }, warm: { size: 1, idleMs: 60_000 } });
     expect((await runtime.generateText({ prompt: "hi" })).warmStart).toBe(false);
-    // The pool refilled for the sonnet launch; a triage call takes it and must switch it to haiku.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The pool refilled for the sonnet launch when the call ended; a triage call takes it and must switch it to haiku.
     expect(runtime.warmIdlePids).toHaveLength(1);
     const triage = await runtime.generateText({ role: "triage", prompt: "hi" });
     expect(triage.text).toBe("hi");
