@@ -27,7 +27,7 @@ export interface Scenario {
   run(runtime: ClaudeCodeRuntime, call: { transcript: { dir: string; name: string } | false }): Promise<Outcome>;
 }
 
-/** The caller's proxy settings (kept by the scrub): the test suite's loopback guard relies on them. */
+/** The caller's proxy settings, kept as the scrub keeps them: a proxy around the runner (e.g. a loopback trap) sees every connection. */
 function proxyEnv(): Record<string, string> {
   const names = ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"];
   return Object.fromEntries(names.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])));
