@@ -31,7 +31,7 @@ const { loadTranscript } = await import(dist("transcripts/reader.js"));
 const { createKtxMcpBridge } = await import(dist("mcp/bridge.js"));
 const { parseCliMessage } = await import(dist("protocol/messages.js"));
 const { controlSuccess } = await import(dist("protocol/outbound.js"));
-const { executeRun } = await import(dist("runtime/run.js"));
+const { executeRun } = await import(dist("claude-code/run.js"));
 const { silentLogger } = await import(dist("session/logger.js"));
 
 // ---------------------------------------------------------------- end to end, from transcripts

@@ -1,8 +1,8 @@
-export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./runtime/runtime.js";
-export { runClaudeCodeAuthProbe, type AuthProbeOptions, type AuthProbeResult, AUTH_FIX } from "./runtime/auth-probe.js";
-export { mapStopReason, type RunLoopStopReason } from "./runtime/stop-reason.js";
-export { buildCliArgs, checkInit } from "./runtime/isolation.js";
-export { RunFailedError } from "./runtime/result-errors.js";
+export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
+export { runClaudeCodeAuthProbe, type AuthProbeOptions, type AuthProbeResult, AUTH_FIX } from "./claude-code/auth-probe.js";
+export { mapStopReason, type RunLoopStopReason } from "./claude-code/stop-reason.js";
+export { buildCliArgs, checkInit } from "./claude-code/isolation.js";
+export { RunFailedError } from "./claude-code/result-errors.js";
 export type * from "./runtime/types.js";
 export { MODEL_ROLES } from "./runtime/types.js";
 export {
@@ -19,7 +19,7 @@ export { resolveCli, locateBundledCli, type ResolvedCli } from "./binary/locate.
 export { VERIFIED_CLI_VERSIONS, PINNED_CLI_VERSION, type CliVersionFacts } from "./binary/versions.js";
 export * from "./errors/index.js";
 export type { Logger } from "./session/logger.js";
-export { createAgentRunnerPort, type AgentRunnerPort } from "./runtime/agent-runner-port.js";
+export { createAgentRunnerPort, type AgentRunnerPort } from "./port/agent-runner-port.js";
 export {
   DEFAULT_PROMPT_CACHING,
   KTX_LLM_BACKENDS,
@@ -44,6 +44,6 @@ export {
   type KtxPromptCacheTtl,
   type KtxPromptCachingConfig,
 } from "./config/index.js";
-export { AiSdkKtxLlmRuntime, AiSdkCallError, isAnthropicProtocolModel, type AiSdkKtxLlmRuntimeOptions } from "./runtime/ai-sdk-runtime.js";
-export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./runtime/factory.js";
+export { AiSdkKtxLlmRuntime, AiSdkCallError, isAnthropicProtocolModel, type AiSdkKtxLlmRuntimeOptions } from "./ai-sdk/runtime.js";
+export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./factory.js";
 export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { ClaudeCodeRuntime } from "../runtime/runtime.js";
+import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import { ClaudeCodeError } from "../errors/index.js";
 import { startScriptedMessagesApi, turn, type ScriptedMessagesApi } from "../testing/scripted-api.js";
 

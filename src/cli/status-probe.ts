@@ -13,8 +13,8 @@ import { KtxLlmConfigError, findKtxProjectDir, loadKtxLlmConfig } from "../confi
 import type { KtxLlmConfig } from "../config/schema.js";
 import { type KtxConfigWarning, claudeCodeConfigWarnings } from "../config/warnings.js";
 import { ClaudeCodeAuthError, ClaudeCodeError, IsolationError, UnsupportedCliVersionError } from "../errors/index.js";
-import { AUTH_FIX } from "../runtime/auth-probe.js";
-import { ClaudeCodeRuntime } from "../runtime/runtime.js";
+import { AUTH_FIX } from "../claude-code/auth-probe.js";
+import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import { MODEL_ROLES, type ModelRole } from "../runtime/types.js";
 import { loadTranscript } from "../transcripts/reader.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
@@ -167,7 +167,7 @@ type ProbeResult =
   | { ok: false; message: string; error: ClaudeCodeError; isolation: IsolationSurface | null };
 
 /**
- * The auth probe's call and verdict (see runtime/auth-probe.ts), recorded to a temporary transcript so
+ * The auth probe's call and verdict (see claude-code/auth-probe.ts), recorded to a temporary transcript so
  * the `system/init` surface can be reported too; the transcript is deleted afterwards.
  */
 async function probeSession(projectDir: string, model: string, cli: ResolvedCli, options: StatusOptions): Promise<ProbeResult> {

@@ -1,7 +1,7 @@
 /** KTX's LLM runtime port, as this library implements it. */
 import type { z } from "zod";
 import type { KtxRuntimeToolSet } from "../mcp/tools.js";
-import type { RunLoopStopReason } from "./stop-reason.js";
+import type { RunLoopStopReason } from "../claude-code/stop-reason.js";
 
 export const MODEL_ROLES = ["default", "triage", "candidateExtraction", "curator", "reconcile", "repair"] as const;
 export type ModelRole = (typeof MODEL_ROLES)[number];

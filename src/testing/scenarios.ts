@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { ClaudeCodeError } from "../errors/index.js";
 import type { KtxRuntimeToolDescriptor } from "../mcp/tools.js";
-import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../runtime/runtime.js";
+import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../claude-code/runtime.js";
 import type { RunLoopResult, ToolCallRecord } from "../runtime/types.js";
 import { type Script, type ScriptedApiOptions, startScriptedMessagesApi, turn } from "./scripted-api.js";
 

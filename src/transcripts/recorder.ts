@@ -5,7 +5,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import type { RunObserver } from "../runtime/run.js";
+import type { RunObserver } from "../claude-code/run.js";
 import { LIBRARY_VERSION } from "../version.js";
 import { TRANSCRIPT_FORMAT } from "./format.js";
 import { Redactor } from "./redact.js";

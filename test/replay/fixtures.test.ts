@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CliCrashError, IsolationError, ProtocolError } from "../../src/errors/index.js";
-import { ClaudeCodeRuntime } from "../../src/runtime/runtime.js";
+import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
 import { createReplayCli } from "../../src/testing/replay.js";
 import { SCENARIOS, findScenario, runScenario } from "../../src/testing/scenarios.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";

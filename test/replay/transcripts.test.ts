@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ClaudeCodeRuntime } from "../../src/runtime/runtime.js";
+import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
 import { createReplayCli } from "../../src/testing/replay.js";
 import { diffTranscripts, isEmptyDiff, renderTimeline, renderTranscript, summarizeTranscript } from "../../src/transcripts/inspect.js";
 import { type AnyRecord, type LoadedTranscript, loadTranscript } from "../../src/transcripts/reader.js";

@@ -1,5 +1,5 @@
 /** KTX's `AgentRunnerPort` (`runLoop`) over any runtime port, for KTX's dependency injection. */
-import type { KtxLlmRuntimePort, RunLoopParams, RunLoopResult } from "./types.js";
+import type { KtxLlmRuntimePort, RunLoopParams, RunLoopResult } from "../runtime/types.js";
 
 export interface AgentRunnerPort {
   runLoop(params: RunLoopParams): Promise<RunLoopResult>;

@@ -15,7 +15,7 @@ import { type WarmPool, warmKey } from "./warm-pool.js";
 import { buildCliArgs, checkAccount, checkInit } from "./isolation.js";
 import { resultError } from "./result-errors.js";
 import { StepTracker, isSyntheticError } from "./steps.js";
-import type { ToolCallRecord } from "./types.js";
+import type { ToolCallRecord } from "../runtime/types.js";
 
 export interface RunObserver {
   start?(info: { cliPath: string; cliVersion: string; args: readonly string[]; cwd: string; env: Record<string, string> }): void;

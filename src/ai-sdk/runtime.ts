@@ -11,7 +11,7 @@
  * On top, KTX's prompt-caching markers (`llm.promptCaching`) are applied to Anthropic models.
  */
 import { randomUUID } from "node:crypto";
-import { ToolFailureCounter, emptyUsage, failedLoopResult, notifyStepFinish, requirePrompt, requireStepBudget } from "./port-support.js";
+import { ToolFailureCounter, emptyUsage, failedLoopResult, notifyStepFinish, requirePrompt, requireStepBudget } from "../runtime/port-support.js";
 import {
   APICallError,
   type LanguageModel,
@@ -41,8 +41,8 @@ import {
 import { type KtxToolOutput, type PreparedTool, errorMessage, normalizeToolOutput, prepareToolSet } from "../mcp/tools.js";
 import { type Logger, silentLogger } from "../session/logger.js";
 import { DEFAULT_PROMPT_CACHING, type KtxLlmBackend, type KtxPromptCacheTtl, type KtxPromptCachingConfig } from "../config/schema.js";
-import { planObjectSchema, validateObject } from "./object-schema.js";
-import type { RunLoopStopReason } from "./stop-reason.js";
+import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
+import type { RunLoopStopReason } from "../claude-code/stop-reason.js";
 import {
   type KtxGenerateObjectInput,
   type KtxGenerateObjectResult,
@@ -55,7 +55,7 @@ import {
   type RunLoopParams,
   type RunLoopResult,
   type ToolCallRecord,
-} from "./types.js";
+} from "../runtime/types.js";
 
 /** A failure of an AI SDK call that is neither an API error, a timeout nor an abort. */
 export class AiSdkCallError extends ClaudeCodeError {

@@ -3,7 +3,7 @@
  * isolated CLI run (see run.ts); this class resolves the CLI, models, environment and options.
  */
 import { availableParallelism } from "node:os";
-import { ToolFailureCounter, failedLoopResult, notifyStepFinish, requirePrompt, requireStepBudget } from "./port-support.js";
+import { ToolFailureCounter, failedLoopResult, notifyStepFinish, requirePrompt, requireStepBudget } from "../runtime/port-support.js";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
@@ -15,9 +15,9 @@ import { type Logger, silentLogger } from "../session/logger.js";
 import { type ApiEndpoint, type Env, createKtxClaudeCodeEnv } from "../transport/env.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { hostDiscovery } from "./isolation.js";
-import { RunLimiter } from "./limiter.js";
+import { RunLimiter } from "../runtime/limiter.js";
 import { type WarmOptions, WarmPool } from "./warm-pool.js";
-import { planObjectSchema, validateObject } from "./object-schema.js";
+import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
 import {
@@ -34,7 +34,7 @@ import {
   type RunLoopParams,
   type RunLoopResult,
   type ToolCallRecord,
-} from "./types.js";
+} from "../runtime/types.js";
 
 export interface ClaudeCodeRuntimeOptions {
   projectDir: string;

@@ -6,14 +6,14 @@
  */
 import { createAnthropic } from "@ai-sdk/anthropic";
 import type { LanguageModel, TelemetrySettings, ToolCallRepairFunction, ToolSet } from "ai";
-import { ClaudeCodeError } from "../errors/index.js";
-import { type KtxLlmBackend, type KtxLlmConfig, resolvePromptCaching, resolveRoleModel } from "../config/schema.js";
-import { parseKtxLlmConfig } from "../config/parse.js";
-import { claudeCodeConfigWarnings } from "../config/warnings.js";
-import { type Logger, silentLogger } from "../session/logger.js";
-import { AiSdkKtxLlmRuntime } from "./ai-sdk-runtime.js";
-import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./runtime.js";
-import type { ModelRole } from "./types.js";
+import { ClaudeCodeError } from "./errors/index.js";
+import { type KtxLlmBackend, type KtxLlmConfig, resolvePromptCaching, resolveRoleModel } from "./config/schema.js";
+import { parseKtxLlmConfig } from "./config/parse.js";
+import { claudeCodeConfigWarnings } from "./config/warnings.js";
+import { type Logger, silentLogger } from "./session/logger.js";
+import { AiSdkKtxLlmRuntime } from "./ai-sdk/runtime.js";
+import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
+import type { ModelRole } from "./runtime/types.js";
 
 /** The configured backend is one this factory does not construct; nothing else was used in its place. */
 export class UnsupportedLlmBackendError extends ClaudeCodeError {
