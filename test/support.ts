@@ -57,7 +57,7 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     idleTimeoutMs: 30_000,
     // Warm processes are tested on their own (test/e2e/warm.test.ts); elsewhere every child must end with its call.
-    warm: false,
+    warm: false, reuse: false,
     ...options,
   });
 }

@@ -19,6 +19,8 @@ import { RunLimiter } from "../runtime/limiter.js";
 import { type WarmOptions, WarmPool } from "./warm-pool.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type RunOutput, executeRun } from "./run.js";
+import { executeReusedRun } from "./reused-run.js";
+import { type ReuseOptions, type SessionPoolStats, SessionPool } from "./session-pool.js";
 import { mapStopReason } from "./stop-reason.js";
 import {
   type CallOptions,
@@ -60,6 +62,11 @@ export interface ClaudeCodeRuntimeOptions {
    * `false` turns it off). Call `close()` to end idle processes early; they never keep the host alive.
    */
   warm?: WarmOptions | false;
+  /**
+   * One CLI process serves many calls of the same shape, rewound between them (default on; see
+   * docs/performance.md for what such calls share). `false`: one process per call.
+   */
+  reuse?: ReuseOptions | false;
   logger?: Logger;
 }
 
@@ -80,6 +87,17 @@ const optionsSchema = z.strictObject({
   maxConcurrentRuns: z.number().int().positive().optional(),
   transcript: z.strictObject({ dir: z.string().min(1) }).optional(),
   warm: z.union([z.literal(false), z.strictObject({ size: z.number().int().nonnegative().optional(), idleMs: z.number().int().positive().optional() })]).optional(),
+  reuse: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        maxIdle: z.number().int().nonnegative().optional(),
+        idleMs: z.number().int().positive().optional(),
+        maxCalls: z.number().int().positive().optional(),
+        maxRssMiB: z.number().positive().optional(),
+      }),
+    ])
+    .optional(),
   logger: z.custom<Logger>((value) => typeof value === "object" && value !== null).optional(),
 });
 
@@ -115,17 +133,29 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
   private readonly failures = new ToolFailureCounter();
   private cliPromise: Promise<ResolvedCli> | undefined;
   private readonly warmPool: WarmPool | undefined;
+  private readonly sessionPool: SessionPool | undefined;
 
   constructor(options: ClaudeCodeRuntimeOptions) {
     this.options = parseRuntimeOptions(options);
     this.logger = options.logger ?? silentLogger;
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
     this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
+    this.sessionPool = options.reuse === false ? undefined : new SessionPool(options.reuse ?? {}, this.logger);
   }
 
-  /** Ends idle warm processes; calls made afterwards start cold processes. */
+  /** Ends idle warm and reusable processes; calls made afterwards start cold processes. */
   async close(): Promise<void> {
-    await this.warmPool?.close();
+    await Promise.all([this.warmPool?.close(), this.sessionPool?.close()]);
+  }
+
+  /** Process ids of live reusable processes (idle or serving a call); diagnostics, tests. */
+  get reusePids(): number[] {
+    return this.sessionPool?.pids ?? [];
+  }
+
+  /** Counters of the session pool (processes started, reused calls, retirements by reason); undefined with `reuse: false`. */
+  get reuseStats(): SessionPoolStats | undefined {
+    return this.sessionPool?.stats;
   }
 
   /** Process ids of idle warm processes right now (diagnostics, tests). */
@@ -266,7 +296,8 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
         })
       : undefined;
     try {
-      const output = await executeRun({
+      const run = this.sessionPool && !this.sessionPool.isClosed ? (spec: Parameters<typeof executeRun>[0]) => executeReusedRun(spec, this.sessionPool!) : executeRun;
+      const output = await run({
         cli,
         projectDir: this.options.projectDir,
         env,
@@ -289,6 +320,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
         warmPool: this.warmPool,
         // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.
         reapInBackground: transcript === undefined,
+        transcriptPath: transcript?.path,
       });
       void output.reaped.finally(release);
       await transcript?.close();

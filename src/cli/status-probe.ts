@@ -182,7 +182,7 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       ...(options.env ? { env: options.env } : {}),
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
-      warm: false,
+      warm: false, reuse: false,
     });
     try {
       const result = await runtime.generateText({

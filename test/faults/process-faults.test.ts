@@ -31,7 +31,7 @@ function standIn(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {}, 
     models: { default: "sonnet" },
     cliPath: STAND_IN,
     env: testEnv({ STAND_IN_MODE: mode, ...extraEnv }),
-    warm: false,
+    warm: false, reuse: false,
     logger: { debug() {}, info: (m) => messages.push(m), warn: (m) => messages.push(m), error: (m) => messages.push(m) },
     ...options,
   });

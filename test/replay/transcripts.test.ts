@@ -26,7 +26,7 @@ describe("recording a run", () => {
       cliPath: createReplayCli(join(ROOT, "2.1.330", "text.jsonl"), tempDir("replay")),
       env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", MY_SERVICE_TOKEN: secret },
       apiEndpoint: { baseUrl: "http://127.0.0.1:9", apiKey: "sk-test-scripted" },
-      warm: false,
+      warm: false, reuse: false,
     });
     const result = await runtime.generateText({ prompt: "say hello", system: "You are a KTX test.", transcript: { dir, name: "run" } });
     expect(result.transcriptPath).toBe(join(dir, "run.jsonl"));
