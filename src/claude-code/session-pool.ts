@@ -137,10 +137,11 @@ export class SessionPool {
     this.settling.set(entry, settled);
   }
 
+  /** Retires idle processes, and those rewinding after a call; a process serving a call is retired when it ends. */
   async close(): Promise<void> {
     this.closed = true;
     const idle = this.idle.splice(0);
-    await Promise.all(idle.map((item) => (clearTimeout(item.timer), this.retire(item.entry, "pool closed"))));
+    await Promise.all([...idle.map((item) => (clearTimeout(item.timer), this.retire(item.entry, "pool closed"))), ...this.settling.values()]);
   }
 
   private evict(idle: Idle, reason: string): void {
