@@ -53,6 +53,7 @@ function start(spec: RunSpec, pool: SessionPool, key: string, warmProcess: Reusa
     process: launchSpec(spec),
     warmProcess,
     initialize: initializeRequest({ systemPrompt: spec.system, jsonSchema: spec.jsonSchema, mcpServers: spec.tools.length > 0 ? [KTX_MCP_SERVER_NAME] : [] }),
+    controlTimeoutMs: pool.controlTimeoutMs,
     logger: spec.logger,
   });
   const entry: PooledSession = { key, proc, tools: new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger), launchTranscript: spec.transcriptPath };

@@ -95,6 +95,7 @@ const optionsSchema = z.strictObject({
         idleMs: z.number().int().positive().optional(),
         maxCalls: z.number().int().positive().optional(),
         maxRssMiB: z.number().positive().optional(),
+        controlTimeoutMs: z.number().int().positive().optional(),
       }),
     ])
     .optional(),

@@ -21,6 +21,8 @@ export interface ReuseOptions {
   maxCalls?: number;
   /** A process whose resident memory exceeds this after a call is retired (default 450 MiB; Linux only). */
   maxRssMiB?: number;
+  /** How long a rewind, `set_model` or an interrupted call's result may take before the process is retired (default 10 s). */
+  controlTimeoutMs?: number;
 }
 
 export interface PooledSession {
@@ -60,6 +62,7 @@ export class SessionPool {
   readonly idleMs: number;
   readonly maxCalls: number;
   readonly maxRssMiB: number;
+  readonly controlTimeoutMs: number | undefined;
   private readonly idle: Idle[] = [];
   private readonly settling = new Map<PooledSession, Promise<void>>();
   private readonly live = new Set<PooledSession>();
@@ -74,6 +77,7 @@ export class SessionPool {
     this.idleMs = options.idleMs ?? 60_000;
     this.maxCalls = options.maxCalls ?? 1000;
     this.maxRssMiB = options.maxRssMiB ?? 450;
+    this.controlTimeoutMs = options.controlTimeoutMs;
   }
 
   get idleCount(): number {
@@ -121,12 +125,12 @@ export class SessionPool {
       this.settling.delete(entry);
       const reason = !reusable
         ? (entry.proc.retired ?? "not rewound")
-        : this.closed
-          ? "pool closed"
-          : entry.proc.callCount >= this.maxCalls
-            ? "call limit"
-            : (entry.proc.rssMiB() ?? 0) > this.maxRssMiB
-              ? "memory limit"
+        : entry.proc.callCount >= this.maxCalls
+          ? "call limit"
+          : (entry.proc.rssMiB() ?? 0) > this.maxRssMiB
+            ? "memory limit"
+            : this.closed
+              ? "pool closed"
               : undefined;
       if (reason) return this.retire(entry, reason);
       const idle: Idle = { entry, timer: setTimeout(() => this.evict(idle, "idle"), this.idleMs) };

@@ -14,10 +14,11 @@ import { CliProcess, type CliProcessOptions, type ExitInfo, type ProcessHandlers
 import { type Logger, silentLogger } from "./logger.js";
 import { type ControlHandlers, DEFAULT_IDLE_TIMEOUT_MS, type WireDirection } from "./session.js";
 
-/** How long one of our control requests (initialize excepted) may take before the process is retired. */
-export const CONTROL_TIMEOUT_MS = 10_000;
-/** After an interrupt, how long the CLI has to write the interrupted call's `result`. */
-export const INTERRUPT_GRACE_MS = 5_000;
+/**
+ * How long one of our control requests (initialize excepted) may take, and how long the CLI has to write
+ * an interrupted call's `result`, before the process is retired.
+ */
+export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
 
 export interface ReusableCall {
   prompt: string;
@@ -49,6 +50,8 @@ export interface ReusableProcessOptions {
   /** A pre-started process spawned with `process` (warm pool), adopted instead of spawning. */
   warmProcess?: CliProcess;
   initialize: InitializeRequest;
+  /** See DEFAULT_CONTROL_TIMEOUT_MS. */
+  controlTimeoutMs?: number;
   logger?: Logger;
 }
 
@@ -72,6 +75,7 @@ const nextRequestId = () => `ktx_${process.pid}_r${++requestCounter}`;
 export class ReusableProcess {
   readonly proc: CliProcess;
   private readonly logger: Logger;
+  private readonly controlTimeoutMs: number;
   private initialized = false;
   private model: string | undefined;
   private calls = 0;
@@ -86,6 +90,7 @@ export class ReusableProcess {
 
   constructor(private readonly options: ReusableProcessOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.controlTimeoutMs = options.controlTimeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS;
     const handlers: ProcessHandlers = {
       line: (text) => this.onLine(text),
       oversizedLine: (bytes, limit) =>
@@ -216,7 +221,7 @@ export class ReusableProcess {
       active.call.onInitialized?.(response);
     }
     if (this.model !== active.call.model && !active.failure) {
-      await this.request({ subtype: "set_model", model: active.call.model }, CONTROL_TIMEOUT_MS);
+      await this.request({ subtype: "set_model", model: active.call.model }, this.controlTimeoutMs);
       this.model = active.call.model;
     }
   }
@@ -243,7 +248,7 @@ export class ReusableProcess {
   private async afterResult(active: Active): Promise<boolean> {
     try {
       if (this.anomaly) throw new Error(this.anomaly);
-      const reply = await this.request({ subtype: "rewind_conversation", target_message_uuid: active.uuid }, CONTROL_TIMEOUT_MS);
+      const reply = await this.request({ subtype: "rewind_conversation", target_message_uuid: active.uuid }, this.controlTimeoutMs);
       if (reply.rewound !== true) throw new Error(`rewind refused: ${JSON.stringify(reply).slice(0, 200)}`);
       return true;
     } catch (error) {
@@ -272,12 +277,12 @@ export class ReusableProcess {
     }
     if (!active.result) {
       this.write(controlRequest(nextRequestId(), { subtype: "interrupt" }));
-      const timer = setTimeout(() => active.done(), INTERRUPT_GRACE_MS);
+      const timer = setTimeout(() => active.done(), this.controlTimeoutMs);
       timer.unref();
       await new Promise<void>((resolve) => (active.done = resolve));
       clearTimeout(timer);
       if (!active.result) {
-        this.kill(`no result within ${INTERRUPT_GRACE_MS} ms of an interrupt`);
+        this.kill(`no result within ${this.controlTimeoutMs} ms of an interrupt`);
         this.becomeIdle();
         return false;
       }
