@@ -287,6 +287,8 @@ export class ReusableProcess {
         return false;
       }
     }
+    // The interrupted call's cost is its own: the next call's difference starts after it.
+    this.perCall(active.result);
     return this.afterResult(active);
   }
 
