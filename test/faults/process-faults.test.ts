@@ -195,6 +195,28 @@ describe("hangs, timeouts and aborts", () => {
   });
 });
 
+describe("close", () => {
+  it("close() lets a call in flight finish; close({ abortInFlight }) aborts it, sending interrupt before stopping the CLI", async () => {
+    const dir = tempDir("transcripts");
+    const finishing = standIn("ok").runtime;
+    const pending = finishing.generateTextResult({ prompt: "hi" });
+    await finishing.close();
+    expect((await pending).text).toBe("hi");
+
+    const { runtime } = standIn("hang-after-init");
+    const call = failure(runtime.generateTextResult({ prompt: "hi", transcript: { dir, name: "closed" } }));
+    // Close once the CLI is mid-turn (it wrote init in answer to the prompt).
+    const path = join(dir, "closed.jsonl");
+    const sawInit = () => existsSync(path) && readFileSync(path, "utf8").includes(String.raw`\"subtype\":\"init\"`);
+    while (!sawInit()) await new Promise((resolve) => setTimeout(resolve, 25));
+    await runtime.close({ abortInFlight: true });
+    const error = (await call) as AbortError;
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error.message).toBe("The Claude Code run was aborted by its AbortSignal: the runtime was closed.");
+    expect(recorded(error.transcriptPath!, "out").map((m) => m.request?.subtype ?? m.type)).toEqual(["initialize", "user", "interrupt"]);
+  });
+});
+
 describe("our stdin closed by the CLI", () => {
   it("drops and logs a write that meets EPIPE, and still finishes the run", async () => {
     const { runtime, messages } = standIn("close-stdin");

@@ -5,7 +5,7 @@
  * Nothing here runs; test/ktx/call-sites.test.ts drives the same shapes on the real CLI.
  */
 import type { z } from "zod";
-import type { AiSdkKtxLlmRuntime, ClaudeCodeRuntime, KtxLlmRuntime } from "../../src/index.js";
+import type { AiSdkKtxLlmRuntime, ClaudeCodeRuntime, ClaudeCodeRuntimeOptions, KtxLlmRuntime } from "../../src/index.js";
 
 type Role = "default" | "triage" | "candidateExtraction" | "curator" | "reconcile" | "repair";
 type Tokens = { inputTokens?: number; outputTokens?: number; totalTokens?: number };
@@ -89,4 +89,13 @@ export async function ktxCallSites(port: KtxPort, schema: z.ZodObject<{ title: z
   });
   const profiled = (result.metrics?.totalMs ?? 0) + (result.metrics?.stepCount ?? 0) + (result.metrics?.usage.totalTokens ?? 0);
   return triage.length + description.length + reparsed.title.length + profiled + (result.error?.message.length ?? 0);
+}
+
+/**
+ * KTX's factory (local-config.ts) takes a `createClaudeCodeRuntime(deps)` hook with KTX's own deps; this
+ * library's runtime is that hook's whole body, so KTX plugs it in with nothing else changed.
+ */
+type KtxClaudeCodeDeps = { projectDir: string; modelSlots: { default: string } & Partial<Record<Role, string>>; env?: NodeJS.ProcessEnv };
+export function ktxFactoryHook(make: (options: ClaudeCodeRuntimeOptions) => ClaudeCodeRuntime): (deps: KtxClaudeCodeDeps) => KtxPort {
+  return (deps) => make({ projectDir: deps.projectDir, models: deps.modelSlots, env: deps.env });
 }
