@@ -114,6 +114,8 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
             break;
           case "result":
             state.steps.end();
+            // Usage in the result line is per call already (cost is made per call once the call returns).
+            spec.onResult?.(message.message);
             break;
         }
       },

@@ -41,7 +41,7 @@ describe("session pool", () => {
     const texts: string[] = [];
     const costs: number[] = [];
     for (const role of ["default", "default", "triage", "triage", "default"] as const) {
-      const out = await runtime.generateText({ prompt: "hello", role });
+      const out = await runtime.generateTextResult({ prompt: "hello", role });
       texts.push(out.text);
       costs.push(out.costUsd);
     }
@@ -58,9 +58,9 @@ describe("session pool", () => {
       ["silent-rewind", "rewind_conversation got no reply within 400 ms"],
     ] as const) {
       const { runtime } = reuseCli(mode);
-      expect((await runtime.generateText({ prompt: "one" })).text).toBe("answer 1 from sonnet");
+      expect((await runtime.generateTextResult({ prompt: "one" })).text).toBe("answer 1 from sonnet");
       // The second call waits for the first one's rewind to settle, then starts a fresh process.
-      expect((await runtime.generateText({ prompt: "two" })).text).toBe("answer 1 from sonnet");
+      expect((await runtime.generateTextResult({ prompt: "two" })).text).toBe("answer 1 from sonnet");
       expect(runtime.reuseStats).toMatchObject({ started: 2, reusedCalls: 0, retired: { [reason]: 1 } });
     }
   });
@@ -68,10 +68,10 @@ describe("session pool", () => {
   it("drops a process that died or wrote while idle", async () => {
     for (const mode of ["die-idle", "stray-line"]) {
       const { runtime, warnings } = reuseCli(mode);
-      await runtime.generateText({ prompt: "one" });
+      await runtime.generateTextResult({ prompt: "one" });
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(runtime.reusePids).toEqual([]);
-      expect((await runtime.generateText({ prompt: "two" })).text).toBe("answer 1 from sonnet");
+      expect((await runtime.generateTextResult({ prompt: "two" })).text).toBe("answer 1 from sonnet");
       expect(runtime.reuseStats?.started).toBe(2);
       if (mode === "die-idle") expect(warnings.some((w) => w.includes("idle reused Claude Code process exited"))).toBe(true);
       else expect(runtime.reuseStats?.retired).toMatchObject({ "a assistant line arrived between calls": 1 });
@@ -80,50 +80,50 @@ describe("session pool", () => {
 
   it("retires a process at the call limit and above the memory limit", async () => {
     const limited = reuseCli("ok", { reuse: { maxCalls: 2 } }).runtime;
-    for (let i = 0; i < 5; i += 1) await limited.generateText({ prompt: "hi" });
+    for (let i = 0; i < 5; i += 1) await limited.generateTextResult({ prompt: "hi" });
     await limited.close();
     expect(limited.reuseStats).toMatchObject({ started: 3, reusedCalls: 2, retired: { "call limit": 2 } });
     const small = reuseCli("ok", { reuse: { maxRssMiB: 1 } }).runtime;
-    await small.generateText({ prompt: "hi" });
-    await small.generateText({ prompt: "hi" });
+    await small.generateTextResult({ prompt: "hi" });
+    await small.generateTextResult({ prompt: "hi" });
     await small.close();
     expect(small.reuseStats).toMatchObject({ started: 2, retired: { "memory limit": 2 } });
   });
 
   it("interrupts and rewinds an aborted call's process, and reuses it", async () => {
     const { runtime } = reuseCli("ok");
-    await runtime.generateText({ prompt: "one" });
+    await runtime.generateTextResult({ prompt: "one" });
     const controller = new AbortController();
     const started = Date.now();
     setTimeout(() => controller.abort(new Error("enough")), 100);
-    expect(await failure(runtime.generateText({ prompt: "slow", signal: controller.signal }))).toBeInstanceOf(AbortError);
+    expect(await failure(runtime.generateTextResult({ prompt: "slow", signal: controller.signal }))).toBeInstanceOf(AbortError);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect((await runtime.generateText({ prompt: "three" })).text).toBe("answer 3 from sonnet");
+    expect((await runtime.generateTextResult({ prompt: "three" })).text).toBe("answer 3 from sonnet");
     expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 2, retired: {} });
   });
 
   it("retires the process when an interrupt brings no result, a call times out, or the CLI dies mid-call", async () => {
     const ignoring = reuseCli("ignore-interrupt").runtime;
-    await ignoring.generateText({ prompt: "one" });
+    await ignoring.generateTextResult({ prompt: "one" });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    expect(await failure(ignoring.generateText({ prompt: "slow", signal: controller.signal }))).toBeInstanceOf(AbortError);
+    expect(await failure(ignoring.generateTextResult({ prompt: "slow", signal: controller.signal }))).toBeInstanceOf(AbortError);
     await ignoring.close();
     expect(ignoring.reuseStats?.retired).toEqual({ "no result within 400 ms of an interrupt": 1 });
 
     const { runtime } = reuseCli("ok");
-    await runtime.generateText({ prompt: "one" });
-    expect(await failure(runtime.generateText({ prompt: "slow", timeoutMs: 300 }))).toBeInstanceOf(TimeoutError);
-    expect(await failure(runtime.generateText({ prompt: "crash" }))).toBeInstanceOf(CliCrashError);
-    expect((await runtime.generateText({ prompt: "four" })).text).toBe("answer 1 from sonnet");
+    await runtime.generateTextResult({ prompt: "one" });
+    expect(await failure(runtime.generateTextResult({ prompt: "slow", timeoutMs: 300 }))).toBeInstanceOf(TimeoutError);
+    expect(await failure(runtime.generateTextResult({ prompt: "crash" }))).toBeInstanceOf(CliCrashError);
+    expect((await runtime.generateTextResult({ prompt: "four" })).text).toBe("answer 1 from sonnet");
     await runtime.close();
     expect(runtime.reuseStats).toMatchObject({ started: 3, retired: { "call failed": 1, exited: 1, "pool closed": 1 } });
   });
 
   it("gives concurrent calls of one shape their own processes, then reuses both", async () => {
     const { runtime } = reuseCli("ok", { maxConcurrentRuns: 2 });
-    await Promise.all([runtime.generateText({ prompt: "a" }), runtime.generateText({ prompt: "b" })]);
-    const outs = await Promise.all([runtime.generateText({ prompt: "c" }), runtime.generateText({ prompt: "d" })]);
+    await Promise.all([runtime.generateTextResult({ prompt: "a" }), runtime.generateTextResult({ prompt: "b" })]);
+    const outs = await Promise.all([runtime.generateTextResult({ prompt: "c" }), runtime.generateTextResult({ prompt: "d" })]);
     expect(outs.map((out) => out.text).sort()).toEqual(["answer 2 from sonnet", "answer 2 from sonnet"]);
     expect(runtime.reuseStats).toMatchObject({ started: 2, reusedCalls: 2 });
     expect(runtime.reusePids).toHaveLength(2);
@@ -132,8 +132,8 @@ describe("session pool", () => {
   it("records each call's lines in its own transcript, referencing the process's first", async () => {
     const dir = tempDir("transcripts");
     const { runtime } = reuseCli("ok", { transcript: { dir } });
-    const first = await runtime.generateText({ prompt: "one", transcript: { dir, name: "first" } });
-    const second = await runtime.generateText({ prompt: "two", transcript: { dir, name: "second" } });
+    const first = await runtime.generateTextResult({ prompt: "one", transcript: { dir, name: "first" } });
+    const second = await runtime.generateTextResult({ prompt: "two", transcript: { dir, name: "second" } });
     const records = (path: string) => readFileSync(path, "utf8").trim().split("\n").map((line) => JSON.parse(line));
     const [head1, ...lines1] = records(first.transcriptPath!);
     const [head2, ...lines2] = records(second.transcriptPath!);
