@@ -260,13 +260,29 @@ export class ReusableProcess {
   }
 
   /**
-   * After a failed call: an abort while the turn runs interrupts it and rewinds once its result is in
-   * (no further API request follows an interrupt); every other failure retires the process.
+   * After a failed call. Once the prompt is out, the turn is interrupted first, whatever the failure: a
+   * CLI stopped by EOF or a signal alone may still finish a pending tool call as failed and ask the API
+   * once more. An aborted call's process is then rewound and reused if the CLI ended the turn with a
+   * result; every other failure retires it.
    */
   private async afterFailure(active: Active, failure: ClaudeCodeError): Promise<boolean> {
     for (const controller of active.inflight.values()) controller.abort(new Error("call ended"));
-    const clean = failure instanceof AbortError && this.proc.isRunning && this.initialized && !this.anomaly && this.pending.size === 0;
-    if (!clean) {
+    const reusable = failure instanceof AbortError && this.initialized && !this.anomaly;
+    if (active.uuid !== undefined && !active.result && this.proc.isRunning) {
+      this.write(controlRequest(nextRequestId(), { subtype: "interrupt" }));
+      // A process about to be stopped anyway gets a short grace; one that may serve again, the full one.
+      const grace = reusable ? this.controlTimeoutMs : Math.min(this.controlTimeoutMs, 1_000);
+      const timer = setTimeout(() => active.done(), grace);
+      timer.unref();
+      await new Promise<void>((resolve) => (active.done = resolve));
+      clearTimeout(timer);
+      if (!active.result && reusable) {
+        this.kill(`no result within ${grace} ms of an interrupt`);
+        this.becomeIdle();
+        return false;
+      }
+    }
+    if (!reusable || !this.proc.isRunning || this.pending.size > 0) {
       this.kill(`call failed: ${failure.message.slice(0, 200)}`);
       this.becomeIdle();
       return false;
@@ -275,20 +291,8 @@ export class ReusableProcess {
       this.becomeIdle();
       return true;
     }
-    if (!active.result) {
-      this.write(controlRequest(nextRequestId(), { subtype: "interrupt" }));
-      const timer = setTimeout(() => active.done(), this.controlTimeoutMs);
-      timer.unref();
-      await new Promise<void>((resolve) => (active.done = resolve));
-      clearTimeout(timer);
-      if (!active.result) {
-        this.kill(`no result within ${this.controlTimeoutMs} ms of an interrupt`);
-        this.becomeIdle();
-        return false;
-      }
-    }
     // The interrupted call's cost is its own: the next call's difference starts after it.
-    this.perCall(active.result);
+    this.perCall(active.result!);
     return this.afterResult(active);
   }
 
