@@ -20,6 +20,7 @@ import { type WarmOptions, WarmPool } from "./warm-pool.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
+import { type ResolvedModels, resolveRoleModels } from "./models.js";
 import {
   type CallOptions,
   type KtxGenerateObjectInput,
@@ -39,6 +40,10 @@ import {
 export interface ClaudeCodeRuntimeOptions {
   projectDir: string;
   models: ModelMap;
+  /** Aliases added to KTX's table (`sonnet`, `opus`, `haiku` -> KTX's pinned ids); targets must be `claude-*` ids. */
+  modelAliases?: Record<string, string>;
+  /** Where `models` came from (the ktx.yaml path), named when a model is refused. */
+  modelsSource?: string;
   cliPath?: string;
   allowUnverifiedCli?: boolean;
   /** Base environment for the CLI (default `process.env`); always scrubbed. */
@@ -63,11 +68,14 @@ export interface ClaudeCodeRuntimeOptions {
   logger?: Logger;
 }
 
-const modelSchema = z.string().trim().min(1).regex(/^[A-Za-z0-9][A-Za-z0-9._:\-[\]/@]*$/, "not a model alias or id");
+// Only the shape here: models.ts resolves each value and refuses unknown ones with UnsupportedModelError.
+const modelSchema = z.string().trim().min(1);
 
 const optionsSchema = z.strictObject({
   projectDir: z.string().min(1),
   models: z.strictObject(Object.fromEntries(MODEL_ROLES.map((role) => [role, role === "default" ? modelSchema : modelSchema.optional()]))),
+  modelAliases: z.record(z.string(), z.string()).optional(),
+  modelsSource: z.string().min(1).optional(),
   cliPath: z.string().min(1).optional(),
   allowUnverifiedCli: z.boolean().optional(),
   env: z.record(z.string(), z.string().optional()).optional(),
@@ -110,6 +118,8 @@ interface CallSpec extends CallOptions {
 
 export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
   readonly options: ClaudeCodeRuntimeOptions;
+  /** Each role's pinned model id, resolved at construction (see models.ts). */
+  readonly models: ResolvedModels;
   private readonly logger: Logger;
   private readonly limiter: RunLimiter;
   private readonly failures = new ToolFailureCounter();
@@ -118,6 +128,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
 
   constructor(options: ClaudeCodeRuntimeOptions) {
     this.options = parseRuntimeOptions(options);
+    this.models = resolveRoleModels(this.options.models, { aliases: options.modelAliases, source: options.modelsSource });
     this.logger = options.logger ?? silentLogger;
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
     this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
@@ -133,9 +144,9 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
     return this.warmPool?.idlePids ?? [];
   }
 
-  /** The model configured for `role` (falls back to `default`). */
+  /** The pinned model id for `role` (falls back to `default`); what the CLI is given. */
   resolveModel(role: ModelRole = "default"): string {
-    return this.options.models[role] ?? this.options.models.default;
+    return (this.models[role] ?? this.models.default).id;
   }
 
   /** Resolves and checks the CLI once per runtime (a failure is retried on the next call). */
