@@ -22,7 +22,8 @@ describe("generateText", () => {
     const api = await scriptedApi([turn.text("hello from the scripted model")]);
     const result = await runtimeFor(api).generateText({ prompt: "say hello", system: "You are a KTX test." });
     expect(result.text).toBe("hello from the scripted model");
-    expect(result.model).toBe("claude-sonnet-5-5");
+    // KTX's pinned id for "sonnet", never the CLI's own alias target (claude-sonnet-5-5 on 2.1.330).
+    expect(result.model).toBe("claude-sonnet-4-6");
     expect(result.cliVersion).toBe("2.1.330");
     expect(api.messageRequests).toHaveLength(1);
     const body = api.messageRequests[0]!.body;
@@ -99,7 +100,7 @@ describe("authentication and the scrubbed environment", () => {
 
     const api = await scriptedApi([turn.text("OK")]);
     const passing = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
-    expect(passing).toMatchObject({ ok: true, model: "claude-sonnet-5-5", cliVersion: "2.1.330" });
+    expect(passing).toMatchObject({ ok: true, model: "claude-sonnet-4-6", cliVersion: "2.1.330" });
   });
 
   it("never sends a request to a base URL found in the parent environment", async () => {
