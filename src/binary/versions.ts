@@ -50,7 +50,8 @@ const BUILTIN_TOOLS = [
 ] as const;
 
 /** Built-ins each version adds, read from its `init.tools` when started without `--tools=`. */
-const BUILTIN_TOOLS_2_1_330 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskStop", "ToolSearch", "Workflow"];
+// TaskCreate/TaskGet/TaskList/TaskUpdate: offered by 2.1.330 to 4.x models (KTX's pinned ids), not to claude-*-5-5.
+const BUILTIN_TOOLS_2_1_330 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskStop", "TaskUpdate", "ToolSearch", "Workflow"];
 const BUILTIN_TOOLS_2_1_142 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ScheduleWakeup", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate"];
 
 export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = {
