@@ -158,16 +158,17 @@ export class ClaudeCodeRuntime extends PortRuntime {
   protected async runText(input: KtxGenerateTextInput, signal: AbortSignal | undefined, clock: CallClock): Promise<TextOutcome> {
     if (input.temperature !== undefined) this.logger.debug("temperature is ignored: the Claude Code CLI has no temperature setting");
     const tools = input.tools ? prepareToolSet(input.tools) : [];
+    const maxTurns = input.maxTurns ?? (tools.length > 0 ? 10 : 1);
     const output = await this.call({
       ...input,
       signal,
       role: input.role ?? "default",
       system: input.system ?? "",
-      maxTurns: input.maxTurns ?? (tools.length > 0 ? 10 : 1),
+      maxTurns,
       tools,
       onResult: (result) => clock.answered(runUsage(result)),
     });
-    throwOnBudget(output, input.maxTurns ?? (tools.length > 0 ? 10 : 1));
+    throwOnBudget(output, maxTurns);
     return { ...this.info(output), text: output.result.result ?? output.lastText, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
   }
 
