@@ -11,6 +11,9 @@ import { cleanup, realCli, tempDir, testEnv } from "../support.js";
 const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
 const FIXTURES = join(import.meta.dirname, "../../fixtures/transcripts");
 const run = (...args: string[]) => execa(process.execPath, [MAIN, ...args], { reject: false, env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" } });
+/** From another directory, as from an installed package: fixtures are found relative to the package. */
+const runElsewhere = (...args: string[]) =>
+  execa(process.execPath, [MAIN, ...args], { reject: false, cwd: tempDir("elsewhere"), env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" } });
 
 afterEach(cleanup);
 
@@ -175,7 +178,7 @@ describe("ktx-claude-code fixtures compare", () => {
   });
 
   it("runs the pinned version by --version with the bundled binary, and finds no drift against its own fixtures", async () => {
-    const { exitCode, stdout, stderr } = await run("fixtures", "compare", "--version", "2.1.330", "--scenarios", "text", "--json");
+    const { exitCode, stdout, stderr } = await runElsewhere("fixtures", "compare", "--version", "2.1.330", "--scenarios", "text", "--json");
     expect(exitCode).toBe(0);
     expect(stderr).toMatch(/^\[1\/1\] text: \d+\.\d s, same$/m);
     const report = JSON.parse(stdout);
