@@ -46,7 +46,7 @@ describe("session pool", () => {
       costs.push(out.costUsd);
     }
     // The model persists across rewinds: set_model is sent only when the call's model differs.
-    expect(texts).toEqual(["answer 1 from sonnet", "answer 2 from sonnet", "answer 3 from haiku", "answer 4 from haiku", "answer 5 from sonnet"]);
+    expect(texts).toEqual(["answer 1 from claude-sonnet-4-6", "answer 2 from claude-sonnet-4-6", "answer 3 from claude-haiku-4-5", "answer 4 from claude-haiku-4-5", "answer 5 from claude-sonnet-4-6"]);
     expect(costs).toEqual([0.01, 0.01, 0.01, 0.01, 0.01]);
     expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 4, retired: {} });
     expect(runtime.reusePids).toHaveLength(1);
@@ -58,9 +58,9 @@ describe("session pool", () => {
       ["silent-rewind", "rewind_conversation got no reply within 400 ms"],
     ] as const) {
       const { runtime } = reuseCli(mode);
-      expect((await runtime.generateTextResult({ prompt: "one" })).text).toBe("answer 1 from sonnet");
+      expect((await runtime.generateTextResult({ prompt: "one" })).text).toBe("answer 1 from claude-sonnet-4-6");
       // The second call waits for the first one's rewind to settle, then starts a fresh process.
-      expect((await runtime.generateTextResult({ prompt: "two" })).text).toBe("answer 1 from sonnet");
+      expect((await runtime.generateTextResult({ prompt: "two" })).text).toBe("answer 1 from claude-sonnet-4-6");
       expect(runtime.reuseStats).toMatchObject({ started: 2, reusedCalls: 0, retired: { [reason]: 1 } });
     }
   });
@@ -71,7 +71,7 @@ describe("session pool", () => {
       await runtime.generateTextResult({ prompt: "one" });
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(runtime.reusePids).toEqual([]);
-      expect((await runtime.generateTextResult({ prompt: "two" })).text).toBe("answer 1 from sonnet");
+      expect((await runtime.generateTextResult({ prompt: "two" })).text).toBe("answer 1 from claude-sonnet-4-6");
       expect(runtime.reuseStats?.started).toBe(2);
       if (mode === "die-idle") expect(warnings.some((w) => w.includes("idle reused Claude Code process exited"))).toBe(true);
       else expect(runtime.reuseStats?.retired).toMatchObject({ "a assistant line arrived between calls": 1 });
@@ -98,7 +98,7 @@ describe("session pool", () => {
     setTimeout(() => controller.abort(new Error("enough")), 100);
     expect(await failure(runtime.generateTextResult({ prompt: "slow", signal: controller.signal }))).toBeInstanceOf(AbortError);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect((await runtime.generateTextResult({ prompt: "three" })).text).toBe("answer 3 from sonnet");
+    expect((await runtime.generateTextResult({ prompt: "three" })).text).toBe("answer 3 from claude-sonnet-4-6");
     expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 2, retired: {} });
   });
 
@@ -115,7 +115,7 @@ describe("session pool", () => {
     await runtime.generateTextResult({ prompt: "one" });
     expect(await failure(runtime.generateTextResult({ prompt: "slow", timeoutMs: 300 }))).toBeInstanceOf(TimeoutError);
     expect(await failure(runtime.generateTextResult({ prompt: "crash" }))).toBeInstanceOf(CliCrashError);
-    expect((await runtime.generateTextResult({ prompt: "four" })).text).toBe("answer 1 from sonnet");
+    expect((await runtime.generateTextResult({ prompt: "four" })).text).toBe("answer 1 from claude-sonnet-4-6");
     await runtime.close();
     expect(runtime.reuseStats).toMatchObject({ started: 3, retired: { "call failed": 1, exited: 1, "pool closed": 1 } });
   });
@@ -124,7 +124,7 @@ describe("session pool", () => {
     const { runtime } = reuseCli("ok", { maxConcurrentRuns: 2 });
     await Promise.all([runtime.generateTextResult({ prompt: "a" }), runtime.generateTextResult({ prompt: "b" })]);
     const outs = await Promise.all([runtime.generateTextResult({ prompt: "c" }), runtime.generateTextResult({ prompt: "d" })]);
-    expect(outs.map((out) => out.text).sort()).toEqual(["answer 2 from sonnet", "answer 2 from sonnet"]);
+    expect(outs.map((out) => out.text).sort()).toEqual(["answer 2 from claude-sonnet-4-6", "answer 2 from claude-sonnet-4-6"]);
     expect(runtime.reuseStats).toMatchObject({ started: 2, reusedCalls: 2 });
     expect(runtime.reusePids).toHaveLength(2);
   });
