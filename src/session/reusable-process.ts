@@ -6,13 +6,13 @@
  * anything unexpected retires it (stdin EOF / `end_session`, or a kill when it misbehaves).
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { AbortError, ClaudeCodeError, CliCrashError, CliNotFoundError, ProtocolError, TimeoutError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, CliCrashError, CliNotFoundError, ProtocolError } from "../errors/index.js";
 import { type CliMessage, type ResultMessage, parseCliMessage } from "../protocol/messages.js";
 import { type InitializeRequest, controlError, controlRequest, controlSuccess } from "../protocol/outbound.js";
 import { CliProcess, type CliProcessOptions, type ExitInfo, type ProcessHandlers } from "../transport/process.js";
 import { type Logger, silentLogger } from "./logger.js";
-import { type ControlHandlers, DEFAULT_IDLE_TIMEOUT_MS, type WireDirection } from "./session.js";
+import { CallTimers, ProcessCost, dispatchControl, residentMiB } from "./reuse-support.js";
+import type { ControlHandlers, WireDirection } from "./session.js";
 
 /**
  * How long one of our control requests (initialize excepted) may take, and how long the CLI has to write
@@ -64,8 +64,7 @@ interface Active {
   result: ResultMessage | undefined;
   failure: ClaudeCodeError | undefined;
   inflight: Map<string, AbortController>;
-  idleTimer: NodeJS.Timeout | undefined;
-  timers: NodeJS.Timeout[];
+  timers: CallTimers;
   done(): void;
 }
 
@@ -79,8 +78,7 @@ export class ReusableProcess {
   private initialized = false;
   private model: string | undefined;
   private calls = 0;
-  private costSoFar = 0;
-  private usageSoFar: Record<string, Record<string, number>> = {};
+  private readonly cost = new ProcessCost();
   private active: Active | undefined;
   private readonly pending = new Map<string, Pending>();
   private retiredBecause: string | undefined;
@@ -134,14 +132,7 @@ export class ReusableProcess {
 
   /** Resident memory of the CLI in MiB (Linux /proc); undefined elsewhere or once it is gone. */
   rssMiB(): number | undefined {
-    const pid = this.proc.pid;
-    if (pid === undefined) return undefined;
-    try {
-      const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      return match ? Number(match[1]) / 1024 : undefined;
-    } catch {
-      return undefined;
-    }
+    return residentMiB(this.proc.pid);
   }
 
   /**
@@ -156,12 +147,16 @@ export class ReusableProcess {
     const callIndex = this.calls;
     let done!: () => void;
     const finished = new Promise<void>((resolve) => (done = resolve));
-    const active: Active = { call, uuid: undefined, result: undefined, failure: undefined, inflight: new Map(), idleTimer: undefined, timers: [], done };
+    const inflight = new Map<string, AbortController>();
+    // The idle clock is quiet while a handler runs and once the call has its outcome.
+    const quiet = () => inflight.size > 0 || active.result !== undefined || active.failure !== undefined;
+    const timers = new CallTimers(call, (error, reason) => this.failActive(error, reason), quiet);
+    const active: Active = { call, uuid: undefined, result: undefined, failure: undefined, inflight, timers, done };
     this.active = active;
     this.proc.keepHostAlive(true);
     const onAbort = () => this.failActive(new AbortError(call.signal?.reason));
     call.signal?.addEventListener("abort", onAbort, { once: true });
-    this.startTimers(active);
+    active.timers.start();
     try {
       const prepared = this.prepare(active).then(
         () => true,
@@ -180,11 +175,11 @@ export class ReusableProcess {
       this.failActive(ClaudeCodeError.isInstance(error) ? error : new ProtocolError((error as Error).message, { cause: error }));
     } finally {
       call.signal?.removeEventListener("abort", onAbort);
-      this.clearTimers(active);
+      active.timers.clear();
     }
     const stderrTail = this.proc.stderrTail();
     if (active.result && !active.failure) {
-      const result = this.perCall(active.result);
+      const result = this.cost.perCall(active.result);
       this.settling = this.afterResult(active);
       return { result, stderrTail, callIndex, settled: this.settling };
     }
@@ -292,7 +287,7 @@ export class ReusableProcess {
       return true;
     }
     // The interrupted call's cost is its own: the next call's difference starts after it.
-    this.perCall(active.result!);
+    this.cost.perCall(active.result!);
     return this.afterResult(active);
   }
 
@@ -302,33 +297,6 @@ export class ReusableProcess {
     if (this.proc.isRunning) this.proc.keepHostAlive(false);
   }
 
-  /** `total_cost_usd` and `modelUsage` accumulate over the process: the call's own share is the difference. */
-  private perCall(result: ResultMessage): ResultMessage {
-    const out = { ...result } as ResultMessage & { modelUsage?: Record<string, Record<string, unknown>> };
-    if (typeof result.total_cost_usd === "number") {
-      out.total_cost_usd = Math.max(0, Math.round((result.total_cost_usd - this.costSoFar) * 1e9) / 1e9);
-      this.costSoFar = result.total_cost_usd;
-    }
-    if (out.modelUsage && typeof out.modelUsage === "object") {
-      const perCall: Record<string, Record<string, unknown>> = {};
-      for (const [model, usage] of Object.entries(out.modelUsage)) {
-        const before = this.usageSoFar[model] ?? {};
-        const now: Record<string, number> = {};
-        perCall[model] = Object.fromEntries(
-          Object.entries(usage ?? {}).map(([name, value]) => {
-            if (typeof value !== "number") return [name, value];
-            now[name] = value;
-            // Limits (context window, max output) are not counters.
-            return [name, /window|max/i.test(name) ? value : Math.max(0, value - (before[name] ?? 0))];
-          }),
-        );
-        this.usageSoFar[model] = now;
-      }
-      out.modelUsage = perCall;
-    }
-    return out;
-  }
-
   private write(value: unknown): void {
     if (this.proc.send(value)) this.active?.call.onWire?.("out", JSON.stringify(value));
   }
@@ -336,7 +304,7 @@ export class ReusableProcess {
   private onLine(text: string): void {
     const active = this.active;
     active?.call.onWire?.("in", text);
-    if (active) this.touchIdle(active);
+    active?.timers.touch();
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -419,30 +387,16 @@ export class ReusableProcess {
     }
     const controller = new AbortController();
     active.inflight.set(requestId, controller);
-    this.pauseIdle(active);
+    active.timers.pause();
     try {
-      const response = await this.dispatch(active.call.control, request, controller.signal);
+      const response = await dispatchControl(active.call.control, request, controller.signal);
       // After a failure nothing more is fed to the CLI: a tool result would let it ask the API again.
       if (!controller.signal.aborted && !active.failure && this.active === active) this.write(controlSuccess(requestId, response));
     } catch (error) {
       if (!controller.signal.aborted && !active.failure && this.active === active) this.write(controlError(requestId, (error as Error).message ?? String(error)));
     } finally {
       active.inflight.delete(requestId);
-      this.touchIdle(active);
-    }
-  }
-
-  private async dispatch(control: ControlHandlers, request: Record<string, unknown> & { subtype: string }, signal: AbortSignal): Promise<unknown> {
-    switch (request.subtype) {
-      case "mcp_message": {
-        const server = String(request.server_name);
-        if (!control.mcpMessage) throw new Error(`No MCP server named ${JSON.stringify(server)} in this run`);
-        return { mcp_response: await control.mcpMessage(server, request.message, signal) };
-      }
-      case "can_use_tool":
-        return control.canUseTool(request, signal);
-      default:
-        throw new Error(`ktx-claude-code does not handle control request subtype ${JSON.stringify(request.subtype)}`);
+      active.timers.touch();
     }
   }
 
@@ -486,34 +440,5 @@ export class ReusableProcess {
     // Nothing was asked of the model yet: the caller may run the call on another process.
     error.beforeInitialize = this.active?.uuid === undefined;
     return error;
-  }
-
-  private startTimers(active: Active): void {
-    const { timeoutMs } = active.call;
-    if (timeoutMs !== undefined && timeoutMs > 0) {
-      const timer = setTimeout(() => this.failActive(new TimeoutError("overall", timeoutMs), "overall timeout"), timeoutMs);
-      timer.unref();
-      active.timers.push(timer);
-    }
-    this.touchIdle(active);
-  }
-
-  /** The idle clock runs only while the CLI owes us output, not while we answer it (a slow tool). */
-  private touchIdle(active: Active): void {
-    this.pauseIdle(active);
-    const idleMs = active.call.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    if (idleMs <= 0 || active.inflight.size > 0 || active.result || active.failure) return;
-    active.idleTimer = setTimeout(() => this.failActive(new TimeoutError("idle", idleMs), "idle timeout"), idleMs);
-    active.idleTimer.unref();
-  }
-
-  private pauseIdle(active: Active): void {
-    if (active.idleTimer) clearTimeout(active.idleTimer);
-    active.idleTimer = undefined;
-  }
-
-  private clearTimers(active: Active): void {
-    this.pauseIdle(active);
-    for (const timer of active.timers) clearTimeout(timer);
   }
 }
