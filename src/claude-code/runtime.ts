@@ -12,7 +12,8 @@ import { AbortError, ClaudeCodeError, InvalidInputError, MaxTurnsError } from ".
 import { type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { KtxRuntimeToolSet } from "../mcp/tools.js";
 import { type Logger, silentLogger } from "../session/logger.js";
-import { type ApiEndpoint, type Env, createKtxClaudeCodeEnv } from "../transport/env.js";
+import { type ApiEndpoint, type Env, checkPassEnv, createKtxClaudeCodeEnv } from "../transport/env.js";
+import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { hostDiscovery } from "./isolation.js";
 import { RunLimiter } from "../runtime/limiter.js";
@@ -47,6 +48,10 @@ export interface ClaudeCodeRuntimeOptions {
   apiEndpoint?: ApiEndpoint;
   /** Default true; false lets the CLI make its non-essential calls (telemetry, error reports). */
   disableNonessentialTraffic?: boolean;
+  /** Further names passed from `env` to the CLI (docs/environment.md); credential and routing names throw `EnvNotAllowedError`. */
+  passEnv?: string[];
+  /** The CLI's OpenTelemetry export (off by default; never read from the environment). */
+  telemetry?: TelemetryOptions | false;
   timeoutMs?: number;
   idleTimeoutMs?: number;
   toolTimeoutMs?: number;
@@ -73,6 +78,8 @@ const optionsSchema = z.strictObject({
   env: z.record(z.string(), z.string().optional()).optional(),
   apiEndpoint: z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }).optional(),
   disableNonessentialTraffic: z.boolean().optional(),
+  passEnv: z.array(z.string().min(1)).optional(),
+  telemetry: z.union([z.literal(false), telemetryOptionsSchema]).optional(),
   timeoutMs: z.number().int().positive().optional(),
   idleTimeoutMs: z.number().int().nonnegative().optional(),
   toolTimeoutMs: z.number().int().positive().optional(),
@@ -86,6 +93,7 @@ const optionsSchema = z.strictObject({
 export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) throw new InvalidInputError(`Invalid ClaudeCodeRuntime options: ${z.prettifyError(parsed.error)}`);
+  checkPassEnv(options.passEnv);
   const projectDir = resolve(options.projectDir);
   let isDir = false;
   try {
@@ -163,7 +171,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
       maxTurns: input.maxTurns ?? (tools.length > 0 ? 10 : 1),
       tools,
     });
-    throwOnBudget(output);
+    throwOnBudget(output, input.maxTurns ?? (tools.length > 0 ? 10 : 1));
     return { ...this.info(output), text: output.result.result ?? output.lastText, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
   }
 
@@ -183,7 +191,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
       tools,
       jsonSchema: plan.jsonSchema,
     });
-    throwOnBudget(output);
+    throwOnBudget(output, input.maxTurns ?? (tools.length > 0 ? 16 : 8));
     const object = validateObject(input.schema, plan, output.result.structured_output, output.result.result ?? output.lastText);
     return { ...this.info(output), object, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
   }
@@ -250,6 +258,8 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
     const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
       apiEndpoint: this.options.apiEndpoint,
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
+      passEnv: this.options.passEnv,
+      telemetry: this.options.telemetry,
     });
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
@@ -324,8 +334,8 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
 
 
 /** For text and object calls a max-turns end means the work did not finish. */
-function throwOnBudget(output: RunOutput): void {
-  if (mapStopReason(output.result) === "budget") throw new MaxTurnsError(output.result.num_turns);
+function throwOnBudget(output: RunOutput & { transcriptPath?: string }, maxTurns: number): void {
+  if (mapStopReason(output.result) === "budget") throw new MaxTurnsError(maxTurns, { transcriptPath: output.transcriptPath });
 }
 
 export type { KtxRuntimeToolSet };

@@ -37,6 +37,17 @@ export class InvalidInputError extends ClaudeCodeError {
   override readonly code = "invalid_input";
 }
 
+/** A `passEnv` name that could route, authenticate, inject code or export telemetry; see docs/environment.md. */
+export class EnvNotAllowedError extends ClaudeCodeError {
+  override readonly code = "env_not_allowed";
+  constructor(readonly variable: string) {
+    super(
+      `passEnv may not pass ${variable}: it is a credential, provider-routing, code-injection or telemetry variable, and the CLI must only use your local Claude Code session. ` +
+        `Remove it from passEnv (use apiEndpoint for a test endpoint, the telemetry option for OpenTelemetry); docs/environment.md lists what is refused.`,
+    );
+  }
+}
+
 export class CliNotFoundError extends ClaudeCodeError {
   override readonly code = "cli_not_found";
   constructor(
@@ -166,7 +177,11 @@ export class ToolDefinitionError extends ClaudeCodeError {
 /** A text or object call used all its turns without finishing (loops report this as `budget` instead). */
 export class MaxTurnsError extends ClaudeCodeError {
   override readonly code = "max_turns_reached";
-  constructor(readonly numTurns: number | undefined) {
-    super(`The call used all the turns it was allowed${numTurns ? ` (${numTurns})` : ""} without finishing; raise maxTurns if the model needs more tool calls.`);
+  /** `maxTurns` is the limit the call ran under (`--max-turns`); the CLI's own `num_turns` counts one more. */
+  constructor(
+    readonly maxTurns: number,
+    details: ErrorDetails = {},
+  ) {
+    super(`The call used all ${maxTurns} turn${maxTurns === 1 ? "" : "s"} it was allowed (maxTurns=${maxTurns}) without finishing; raise maxTurns if the model needs more tool calls.`, details);
   }
 }
