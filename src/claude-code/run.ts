@@ -12,7 +12,8 @@ import type { Logger } from "../session/logger.js";
 import { type SessionEnd, type WireDirection, Session } from "../session/session.js";
 import type { CliProcess, CliProcessOptions, ExitInfo } from "../transport/process.js";
 import { type WarmPool, warmKey } from "./warm-pool.js";
-import { buildCliArgs, checkAccount, checkInit } from "./isolation.js";
+import { buildCliArgs, checkAccount, checkInit, hookDifference } from "./isolation.js";
+import { MANAGED_POLICY_ADVICE, checkManagedPolicy } from "./managed-policy.js";
 import { resultError } from "./result-errors.js";
 import { StepTracker, isSyntheticError } from "./steps.js";
 import type { ToolCallRecord } from "../runtime/types.js";
@@ -130,6 +131,9 @@ function toolResultText(content: unknown): string {
  */
 export async function executeRun(spec: RunSpec): Promise<RunOutput> {
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
+  // Before any process starts: managed hooks would run (and see the prompt) whatever flags we pass.
+  const policy = checkManagedPolicy();
+  if (policy.length > 0) throw new IsolationError(policy, MANAGED_POLICY_ADVICE);
   const launch = launchSpec(spec);
   const poolKey = warmKey(launch, spec.cli.facts.hasSetModel);
   const warm = spec.warmPool?.take(poolKey);
@@ -206,6 +210,11 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
           state.init = message.message;
           const differences = checkInit(message.message, expected);
           if (differences.length > 0) session.fail(new IsolationError(differences));
+          break;
+        }
+        case "system": {
+          const hook = hookDifference(message.message);
+          if (hook) session.fail(new IsolationError([hook], MANAGED_POLICY_ADVICE));
           break;
         }
         case "assistant":

@@ -123,11 +123,12 @@ export class ProtocolError extends ClaudeCodeError {
 
 export class IsolationError extends ClaudeCodeError {
   override readonly code = "isolation_violated";
-  constructor(readonly differences: readonly string[]) {
-    super(
-      `The Claude Code CLI did not start with the isolated surface ktx-claude-code asked for, so the run was stopped: ${differences.join("; ")}. ` +
-        `This usually means an unverified CLI version or a changed default; check docs/isolation.md and the CLI version.`,
-    );
+  constructor(
+    readonly differences: readonly string[],
+    /** What to do; the default fits a CLI version or default that changed. */
+    advice = "This usually means an unverified CLI version or a changed default; check docs/isolation.md and the CLI version.",
+  ) {
+    super(`The Claude Code CLI did not start with the isolated surface ktx-claude-code asked for, so the run was stopped: ${differences.join("; ")}. ${advice}`);
   }
 }
 
