@@ -72,6 +72,7 @@ class RunState {
   readonly errorLines: AssistantMessage[] = [];
   readonly toolCalls = new Map<string, ToolCallRecord>();
   readonly durations = new Map<string, number>();
+  readonly truncations = new Map<string, { originalChars: number; keptChars: number }>();
   lastText = "";
   private lastTextId: string | undefined;
 
@@ -104,6 +105,8 @@ class RunState {
       const call = this.toolCalls.get(result.tool_use_id);
       if (!call) continue;
       call.durationMs = this.durations.get(result.tool_use_id);
+      const truncated = this.truncations.get(result.tool_use_id);
+      if (truncated) call.truncated = truncated;
       if (result.is_error) {
         call.ok = false;
         call.error = toolResultText(result.content);
@@ -176,6 +179,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
     toolTimeoutMs: spec.toolTimeoutMs,
     onToolCall: (event) => {
       if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
+      if (event.toolUseId && event.truncated) state.truncations.set(event.toolUseId, event.truncated);
     },
   }) : undefined;
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
