@@ -59,8 +59,10 @@ const SHAPES: readonly RegExp[] = [
   /glpat-[A-Za-z0-9_-]{20,}/g,
   /npm_[A-Za-z0-9]{36}/g,
   /AIza[0-9A-Za-z_-]{35}/g,
-  // JWTs (and JWS/JWE compact forms): base64url JSON header and payload.
-  /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+  // JWTs (and JWS/JWE compact forms): base64url JSON header and payload. Each segment is taken whole
+  // (a lookahead capture, then its backreference: no backtracking), so a long run of "eyJ…" stays linear.
+  // It must start a token (or follow an escaped line break): otherwise every "eyJ" inside a run would rescan it.
+  /(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))eyJ(?=([A-Za-z0-9_-]{8,}))\1\.eyJ(?=([A-Za-z0-9_-]{8,}))\2\.[A-Za-z0-9_-]*/g,
 ];
 
 /** Keys whose JSON string value is a secret, at any escaping depth. */
@@ -77,7 +79,7 @@ const JSON_PAIR_LOOSE = new RegExp(`((\\\\*)"(?:${SECRET_KEYS})\\2"\\s*:\\s*\\2"
 /** `password=…`, `api_key: …` in free text, query strings, env dumps and command lines. */
 const ASSIGNMENT = new RegExp(`((?:${SECRET_KEYS}|pwd)\\s*[=:]\\s*)(?!\\[REDACTED\\]|Bearer\\s|Basic\\s)([^\\s"'\\\\&;,<>]{3,})`, "gi");
 /** The password in `scheme://user:password@host` (database URLs). */
-const URL_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/[^\s:/@"'\\]+:)([^\s@"'\\]+)(@)/gi;
+const URL_PASSWORD = /([a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@"'\\]+:)([^\s@"'\\]+)(@)/gi;
 const BEARER = /(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
 
 export class Redactor {
