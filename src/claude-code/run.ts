@@ -45,6 +45,8 @@ export interface RunSpec {
   onStepFinish?(stepIndex: number): void;
   /** Each tool call once its result is in the stream, so a run that fails later still accounts for it. */
   onToolSettled?(call: ToolCallRecord): void;
+  /** The CLI's result line, as soon as it arrives (before any error is derived from it). */
+  onResult?(result: ResultMessage): void;
   /** Pre-started processes to take from, and to refill after the run. */
   warmPool?: WarmPool;
   /** Return at the result and reap the child in the background (see SessionOptions). */
@@ -229,6 +231,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
           break;
         case "result":
           state.steps.end();
+          spec.onResult?.(message.message);
           break;
       }
     },

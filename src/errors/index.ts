@@ -178,11 +178,11 @@ export class ToolDefinitionError extends ClaudeCodeError {
 /** A text or object call used all its turns without finishing (loops report this as `budget` instead). */
 export class MaxTurnsError extends ClaudeCodeError {
   override readonly code = "max_turns_reached";
-  /** `maxTurns` is the limit the call ran under (`--max-turns`); the CLI's own `num_turns` counts one more. */
+  /** `maxTurns`: the model responses the call was allowed. */
   constructor(
-    readonly maxTurns: number,
+    readonly maxTurns: number | undefined,
     details: ErrorDetails = {},
   ) {
-    super(`The call used all ${maxTurns} turn${maxTurns === 1 ? "" : "s"} it was allowed (maxTurns=${maxTurns}) without finishing; raise maxTurns if the model needs more tool calls.`, details);
+    super(`The call used all ${maxTurns ? `${maxTurns} ` : ""}model turns it was allowed without finishing; raise maxTurns if the model needs more tool calls.`, details);
   }
 }

@@ -175,6 +175,6 @@ attackBatch("dangerous variables in the parent environment (one CLI run plus its
   const cliPath = join(tempDir("cli"), "claude");
   symlinkSync(realCli(), cliPath);
   const runtime = runtimeFor(api, { cliPath, env: testEnv(planted), transcript: { dir: tempDir("transcripts") } });
-  result = await runtime.generateText({ prompt: "look it up", tools: [lookup] });
+  result = await runtime.generateTextResult({ prompt: "look it up", tools: [lookup] });
   envNames = childEnvNames(result.transcriptPath!);
 });

@@ -63,7 +63,7 @@ async function callWithTelemetry(receiver: Receiver | undefined, extra: Record<s
     telemetry: { endpoint: receiver?.endpoint ?? "http://127.0.0.1:9", protocol: "http/json", metricExportIntervalMs: 500, logsExportIntervalMs: 200, ...extra },
   });
   // With a transcript the call returns after the CLI exited, i.e. after its final export.
-  return runtime.generateText({ prompt: PROMPT, tools: [lookup], transcript: { dir: tempDir("transcripts") } });
+  return runtime.generateTextResult({ prompt: PROMPT, tools: [lookup], transcript: { dir: tempDir("transcripts") } });
 }
 
 describe("telemetry option (OTLP/HTTP JSON on 127.0.0.1)", () => {
