@@ -62,3 +62,23 @@ export {
 export { AiSdkKtxLlmRuntime, AiSdkCallError, isAnthropicProtocolModel, type AiSdkKtxLlmRuntimeOptions } from "./ai-sdk/runtime.js";
 export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./factory.js";
 export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";
+export {
+  KTX_WORK_UNIT_FAILURE_MODES,
+  KtxConfigReferenceError,
+  defaultKtxIngest,
+  type KtxIngestConfig,
+  type KtxIngestRateLimitConfig,
+  type KtxIngestWorkUnitsConfig,
+  type KtxLlmBlock,
+  type KtxWorkUnitFailureMode,
+  type ParseOptions,
+} from "./config/index.js";
+export {
+  KTX_CLAUDE_CODE_MODEL_ALIASES,
+  UnsupportedModelError,
+  modelAliasTable,
+  resolveModelValue,
+  resolveRoleModels,
+  type ResolvedModels,
+  type ResolvedRoleModel,
+} from "./claude-code/models.js";

@@ -159,7 +159,8 @@ export function toolResultsIn(body: any): Array<{ tool_use_id: string; is_error?
     for (const block of message.content) {
       if (block.type !== "tool_result") continue;
       const text = typeof block.content === "string" ? block.content : (block.content ?? []).map((part: any) => part.text ?? "").join("");
-      out.push({ tool_use_id: block.tool_use_id, is_error: block.is_error, text });
+      // For 4.x models (the pinned ids) CLI 2.1.330 appends its token-budget reminder to each tool result.
+      out.push({ tool_use_id: block.tool_use_id, is_error: block.is_error, text: text.replace(/\n<system-reminder>[\s\S]*?<\/system-reminder>\s*$/, "") });
     }
   }
   return out;

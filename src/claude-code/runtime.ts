@@ -14,6 +14,7 @@ import { RunLimiter } from "../runtime/limiter.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
 import type { CallClock, LoopTracker } from "../runtime/port-support.js";
+import { type ResolvedModels, resolveRoleModels } from "./models.js";
 import {
   type CallOptions,
   type KtxGenerateObjectInput,
@@ -38,6 +39,10 @@ import { type WarmOptions, WarmPool } from "./warm-pool.js";
 export interface ClaudeCodeRuntimeOptions {
   projectDir: string;
   models: ModelMap;
+  /** Aliases added to KTX's table (`sonnet`, `opus`, `haiku` -> KTX's pinned ids); targets must be `claude-*` ids. */
+  modelAliases?: Record<string, string>;
+  /** Where `models` came from (the ktx.yaml path), named when a model is refused. */
+  modelsSource?: string;
   cliPath?: string;
   allowUnverifiedCli?: boolean;
   /** Base environment for the CLI (default `process.env`, which can be passed as is); always scrubbed. */
@@ -66,11 +71,14 @@ export interface ClaudeCodeRuntimeOptions {
   logger?: Logger;
 }
 
-const modelSchema = z.string().trim().min(1).regex(/^[A-Za-z0-9][A-Za-z0-9._:\-[\]/@]*$/, "not a model alias or id");
+// Only the shape here: models.ts resolves each value and refuses unknown ones with UnsupportedModelError.
+const modelSchema = z.string().trim().min(1);
 
 const optionsSchema = z.strictObject({
   projectDir: z.string().min(1),
   models: z.strictObject(Object.fromEntries(MODEL_ROLES.map((role) => [role, role === "default" ? modelSchema : modelSchema.optional()]))),
+  modelAliases: z.record(z.string(), z.string()).optional(),
+  modelsSource: z.string().min(1).optional(),
   cliPath: z.string().min(1).optional(),
   allowUnverifiedCli: z.boolean().optional(),
   // process.env is not a plain record to zod (its prototype): any object of string-or-undefined values is accepted.
@@ -122,6 +130,8 @@ interface CallSpec extends CallOptions {
 
 export class ClaudeCodeRuntime extends PortRuntime {
   readonly options: ClaudeCodeRuntimeOptions;
+  /** Each role's pinned model id, resolved at construction (see models.ts). */
+  readonly models: ResolvedModels;
   protected readonly logger: Logger;
   private readonly limiter: RunLimiter;
   private cliPromise: Promise<ResolvedCli> | undefined;
@@ -130,6 +140,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   constructor(options: ClaudeCodeRuntimeOptions) {
     super();
     this.options = parseRuntimeOptions(options);
+    this.models = resolveRoleModels(this.options.models, { aliases: options.modelAliases, source: options.modelsSource });
     this.logger = options.logger ?? silentLogger;
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
     this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
@@ -149,9 +160,9 @@ export class ClaudeCodeRuntime extends PortRuntime {
     return this.warmPool?.idlePids ?? [];
   }
 
-  /** The model configured for `role` (falls back to `default`). */
+  /** The pinned model id for `role` (falls back to `default`); what the CLI is given. */
   resolveModel(role: ModelRole = "default"): string {
-    return this.options.models[role] ?? this.options.models.default;
+    return (this.models[role] ?? this.models.default).id;
   }
 
   /** Resolves and checks the CLI once per runtime (a failure is retried on the next call). */
@@ -166,16 +177,17 @@ export class ClaudeCodeRuntime extends PortRuntime {
   protected async runText(input: KtxGenerateTextInput, signal: AbortSignal | undefined, clock: CallClock): Promise<TextOutcome> {
     if (input.temperature !== undefined) this.logger.debug("temperature is ignored: the Claude Code CLI has no temperature setting");
     const tools = input.tools ? prepareToolSet(input.tools) : [];
+    const maxTurns = input.maxTurns ?? (tools.length > 0 ? 10 : 1);
     const output = await this.call({
       ...input,
       signal,
       role: input.role ?? "default",
       system: input.system ?? "",
-      maxTurns: input.maxTurns ?? (tools.length > 0 ? 10 : 1),
+      maxTurns,
       tools,
       onResult: (result) => clock.answered(runUsage(result)),
     });
-    throwOnBudget(output, input.maxTurns ?? (tools.length > 0 ? 10 : 1));
+    throwOnBudget(output, maxTurns);
     return { ...this.info(output), text: output.result.result ?? output.lastText, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
   }
 
