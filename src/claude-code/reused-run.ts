@@ -10,7 +10,8 @@ import type { CliMessage } from "../protocol/messages.js";
 import { initializeRequest } from "../protocol/outbound.js";
 import { ReusableProcess } from "../session/reusable-process.js";
 import type { ExitInfo } from "../transport/process.js";
-import { checkAccount, checkInit } from "./isolation.js";
+import { checkAccount, checkInit, hookDifference } from "./isolation.js";
+import { MANAGED_POLICY_ADVICE, checkManagedPolicy } from "./managed-policy.js";
 import { type RunOutput, type RunSpec, RunState, finish, launchSpec } from "./run.js";
 import { type PooledSession, type SessionPool, sessionKey } from "./session-pool.js";
 import { StepTracker } from "./steps.js";
@@ -20,6 +21,9 @@ import { warmKey } from "./warm-pool.js";
 type Source = "pool" | "warm" | "spawn";
 
 export async function executeReusedRun(spec: RunSpec, pool: SessionPool): Promise<RunOutput> {
+  // Before any process is started or reused: managed hooks would run (and see the prompt) whatever flags we pass.
+  const policy = checkManagedPolicy();
+  if (policy.length > 0) throw new IsolationError(policy, MANAGED_POLICY_ADVICE);
   const launch = launchSpec(spec);
   const modelFree = spec.cli.facts.hasSetModel;
   const key = sessionKey(launch, modelFree, spec);
@@ -69,7 +73,15 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
   const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, cwd: spec.projectDir };
   const unbind = entry.tools.bind(spec.tools, (event) => {
     if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
+    if (event.toolUseId && event.truncated) state.truncations.set(event.toolUseId, event.truncated);
   });
+  // The process's exit belongs in this call's transcript when it ends during the call or is retired right after it.
+  let exitRecorded = false;
+  const recordExit = (exit: ExitInfo) => {
+    if (exitRecorded) return;
+    exitRecorded = true;
+    spec.observer?.exit?.(exit);
+  };
   const bridge = entry.tools.bridge;
   const callIndex = entry.proc.callCount + 1;
   spec.observer?.start?.({
@@ -106,6 +118,11 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
             if (differences.length > 0) throw new IsolationError(differences);
             break;
           }
+          case "system": {
+            const hook = hookDifference(message.message);
+            if (hook) throw new IsolationError([hook], MANAGED_POLICY_ADVICE);
+            break;
+          }
           case "assistant":
             state.assistant(message.message);
             break;
@@ -120,7 +137,7 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
         }
       },
       onWire: spec.observer?.wire,
-      onExit: spec.observer?.exit,
+      onExit: recordExit,
       timeoutMs: spec.timeoutMs,
       idleTimeoutMs: spec.idleTimeoutMs,
       signal: spec.signal,
@@ -135,6 +152,7 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
     throw error;
   } finally {
     unbind();
-    pool.release(entry);
+    const kept = pool.release(entry);
+    if (!spec.reapInBackground && !(await kept)) recordExit(await entry.proc.proc.exited);
   }
 }

@@ -119,8 +119,9 @@ export class SessionPool {
     void entry.proc.proc.exited.then(() => this.forget(entry, entry.proc.retired ?? "exited"));
   }
 
-  /** After a call (success or failure): back to the pool once rewound, else retired. */
-  release(entry: PooledSession): void {
+  /** After a call (success or failure): back to the pool once rewound (resolves true), else retired (false). */
+  release(entry: PooledSession): Promise<boolean> {
+    let kept = false;
     const settled = entry.proc.settled.then((reusable) => {
       this.settling.delete(entry);
       const reason = !reusable
@@ -133,12 +134,14 @@ export class SessionPool {
               ? "pool closed"
               : undefined;
       if (reason) return this.retire(entry, reason);
+      kept = true;
       const idle: Idle = { entry, timer: setTimeout(() => this.evict(idle, "idle"), this.idleMs) };
       idle.timer.unref();
       this.idle.push(idle);
       while (this.idle.length > this.maxIdle) this.evict(this.idle[0]!, "pool full");
     });
     this.settling.set(entry, settled);
+    return settled.then(() => kept);
   }
 
   /** Retires idle processes, and those rewinding after a call; a process serving a call is retired when it ends. */

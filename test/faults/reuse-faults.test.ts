@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { AbortError, ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions, CliCrashError, TimeoutError } from "../../src/index.js";
-import { cleanup, remainingChildren, tempDir, testEnv } from "../support.js";
+import { TEST_PASS_ENV, cleanup, remainingChildren, tempDir, testEnv } from "../support.js";
 
 const REUSE_CLI = join(import.meta.dirname, "../fixtures/reuse-cli.mjs");
 const runtimes: ClaudeCodeRuntime[] = [];
@@ -24,6 +24,7 @@ function reuseCli(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {})
     models: { default: "sonnet", triage: "haiku" },
     cliPath: REUSE_CLI,
     env: testEnv({ REUSE_MODE: mode }),
+    passEnv: [...TEST_PASS_ENV, "REUSE_MODE"],
     warm: false,
     reuse: { controlTimeoutMs: 400 },
     logger: { debug() {}, info() {}, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
@@ -143,5 +144,9 @@ describe("session pool", () => {
     expect(sent(lines1)).toEqual(["initialize", "user", "rewind_conversation"]);
     expect(sent(lines2)).toEqual(["user", "rewind_conversation"]);
     expect(lines2.some((l: { text?: string }) => l.text?.includes("answer 1"))).toBe(false);
+    // A process retired right after a call (here: its call limit) ends that call's transcript with its exit.
+    const limited = reuseCli("ok", { reuse: { maxCalls: 1 }, transcript: { dir } }).runtime;
+    const only = await limited.generateTextResult({ prompt: "one", transcript: { dir, name: "limited" } });
+    expect(records(only.transcriptPath!).at(-1)).toMatchObject({ kind: "exit", exitCode: 0 });
   });
 });
