@@ -132,7 +132,8 @@ function differences(fresh: RecordedRequest[], reused: RecordedRequest[]): strin
 }
 
 describe("session reuse", () => {
-  it("sends request-for-request what a fresh process sends, after every kind of call", async () => {
+  // About 20 CLI calls (7 of them cold): generous limits, so a loaded machine only makes it slower.
+  it("sends request-for-request what a fresh process sends, after every kind of call", { timeout: 300_000 }, async () => {
     const api = await scriptedApi(script);
     const shared = { projectDir: tempDir("project"), env: testEnv() };
     const fresh = runtimeFor(api, { ...shared, reuse: false });
@@ -161,7 +162,7 @@ describe("session reuse", () => {
     expect(await remainingChildren()).toEqual([]);
   });
 
-  it("does the same for structured output, and reports each call's own cost", async () => {
+  it("does the same for structured output, and reports each call's own cost", { timeout: 180_000 }, async () => {
     const api = await scriptedApi(script);
     const shared = { projectDir: tempDir("project"), env: testEnv() };
     const schema = z.object({ rows: z.number(), label: z.string() });
