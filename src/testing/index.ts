@@ -10,3 +10,14 @@ export {
   type RecordedRequest,
 } from "./scripted-api.js";
 export { createReplayCli, REPLAY_CLI_SCRIPT } from "./replay.js";
+export {
+  SCENARIOS,
+  findScenario,
+  runScenario,
+  lookup,
+  count,
+  fetchPage,
+  type Scenario,
+  type ScenarioRunOptions,
+  type Outcome,
+} from "./scenarios.js";

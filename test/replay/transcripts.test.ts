@@ -94,7 +94,7 @@ describe("inspection", () => {
       expect.stringContaining(`tokens in ${result.usage.input_tokens}, out ${result.usage.output_tokens}, cache read ${result.usage.cache_read_input_tokens}`),
     );
     expect(lines).toContainEqual(expect.stringContaining(`cost $${result.total_cost_usd}`));
-    expect(lines).toContainEqual(expect.stringMatching(/ms {2}exit code=0 signal=null$/));
+    expect(lines).toContainEqual(expect.stringMatching(/ms {2}exit code=0$/));
   });
 
   it("shows permission decisions: the CLI's question and our allow or deny with its reason", () => {
