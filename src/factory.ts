@@ -33,7 +33,7 @@ export class UnsupportedLlmBackendError extends ClaudeCodeError {
   }
 }
 
-export interface CreateKtxLlmRuntimeOptions extends Omit<ClaudeCodeRuntimeOptions, "models" | "logger" | "timeoutMs" | "toolTimeoutMs"> {
+export interface CreateKtxLlmRuntimeOptions extends Omit<ClaudeCodeRuntimeOptions, "models" | "logger" | "timeoutMs" | "toolTimeoutMs" | "telemetry"> {
   /** The KTX project directory (the claude-code runtime's cwd). */
   projectDir: string;
   /**

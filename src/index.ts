@@ -28,7 +28,8 @@ export {
   normalizeToolOutput,
   ktxToolId,
 } from "./mcp/tools.js";
-export { createKtxClaudeCodeEnv, SCRUBBED_ENV_NAMES, SCRUBBED_ENV_PREFIXES, type ApiEndpoint } from "./transport/env.js";
+export { createKtxClaudeCodeEnv, ALLOWED_ENV_NAMES, ALLOWED_ENV_PREFIXES, SCRUBBED_ENV_NAMES, SCRUBBED_ENV_PREFIXES, type ApiEndpoint } from "./transport/env.js";
+export type { TelemetryOptions } from "./transport/telemetry.js";
 export { resolveCli, locateBundledCli, type ResolvedCli } from "./binary/locate.js";
 export { VERIFIED_CLI_VERSIONS, PINNED_CLI_VERSION, type CliVersionFacts } from "./binary/versions.js";
 export * from "./errors/index.js";

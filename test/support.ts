@@ -49,11 +49,18 @@ export async function scriptedApi(script: Script, options?: ScriptedApiOptions):
   return api;
 }
 
+/**
+ * Test-only variables the child must see although the allowlist drops them: the process marker, and
+ * what the stand-in CLI (test/fixtures/stand-in-cli.mjs) reads.
+ */
+export const TEST_PASS_ENV = [OWNER_VAR, "STAND_IN_MODE", "STAND_IN_BYTES", "STAND_IN_STARTED_FILE", "STAND_IN_ABORTED_FILE", "STAND_IN_STREAM_FILE", "STAND_IN_VERSION"];
+
 export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partial<ClaudeCodeRuntimeOptions> = {}): ClaudeCodeRuntime {
   return new ClaudeCodeRuntime({
     projectDir: tempDir("project"),
     models: { default: "sonnet" },
     env: testEnv(),
+    passEnv: TEST_PASS_ENV,
     ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     idleTimeoutMs: 30_000,
     // Warm processes are tested on their own (test/e2e/warm.test.ts); elsewhere every child must end with its call.

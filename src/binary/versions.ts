@@ -53,11 +53,11 @@ const BUILTIN_TOOLS = [
  * Built-ins each version adds, read from its `init.tools` when started without `--tools=`
  * (`scripts/probe-cli-facts.mjs`, which also reads plugins, aliases and `set_model`).
  * TaskCreate/TaskGet/TaskList/TaskUpdate: 2.1.330 offers them to 4.x models (KTX's pinned ids), not to
- * claude-*-5-5; they are named for 2.1.286 too, where naming a tool the CLI lacks is harmless.
+ * claude-*-5-5; they are named for 2.1.286 too (naming a tool a CLI lacks is harmless; the init check
+ * would catch one it offers).
  */
-const TASK_TOOLS_FOR_4X_MODELS = ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"];
-const BUILTIN_TOOLS_2_1_330 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "ReportFindings", "ScheduleWakeup", "SendMessage", ...TASK_TOOLS_FOR_4X_MODELS, "TaskStop", "ToolSearch", "Workflow"];
-const BUILTIN_TOOLS_2_1_286 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "ReportFindings", "ScheduleWakeup", "SendMessage", ...TASK_TOOLS_FOR_4X_MODELS, "TaskStop", "Workflow"];
+const BUILTIN_TOOLS_2_1_330 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskStop", "TaskUpdate", "ToolSearch", "Workflow"];
+const BUILTIN_TOOLS_2_1_286 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskStop", "TaskUpdate", "Workflow"];
 const BUILTIN_TOOLS_2_1_200 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "Workflow"];
 const BUILTIN_TOOLS_2_1_142 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ScheduleWakeup", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate"];
 

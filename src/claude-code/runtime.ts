@@ -29,7 +29,8 @@ import {
 } from "../runtime/types.js";
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
-import { type ApiEndpoint, type Env, createKtxClaudeCodeEnv } from "../transport/env.js";
+import { type ApiEndpoint, type Env, checkPassEnv, createKtxClaudeCodeEnv } from "../transport/env.js";
+import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
 import { hostDiscovery } from "./isolation.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
@@ -50,6 +51,10 @@ export interface ClaudeCodeRuntimeOptions {
   apiEndpoint?: ApiEndpoint;
   /** Default true; false lets the CLI make its non-essential calls (telemetry, error reports). */
   disableNonessentialTraffic?: boolean;
+  /** Further names passed from `env` to the CLI (docs/environment.md); credential and routing names throw `EnvNotAllowedError`. */
+  passEnv?: string[];
+  /** The CLI's OpenTelemetry export (off by default; never read from the environment). */
+  telemetry?: TelemetryOptions | false;
   timeoutMs?: number;
   idleTimeoutMs?: number;
   toolTimeoutMs?: number;
@@ -84,6 +89,8 @@ const optionsSchema = z.strictObject({
     .optional(),
   apiEndpoint: z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }).optional(),
   disableNonessentialTraffic: z.boolean().optional(),
+  passEnv: z.array(z.string().min(1)).optional(),
+  telemetry: z.union([z.literal(false), telemetryOptionsSchema]).optional(),
   timeoutMs: z.number().int().positive().optional(),
   idleTimeoutMs: z.number().int().nonnegative().optional(),
   toolTimeoutMs: z.number().int().positive().optional(),
@@ -97,6 +104,7 @@ const optionsSchema = z.strictObject({
 export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) throw new InvalidInputError(`Invalid ClaudeCodeRuntime options: ${z.prettifyError(parsed.error)}`);
+  checkPassEnv(options.passEnv);
   const projectDir = resolve(options.projectDir);
   let isDir = false;
   try {
@@ -248,6 +256,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
     const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
       apiEndpoint: this.options.apiEndpoint,
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
+      passEnv: this.options.passEnv,
+      telemetry: this.options.telemetry,
     });
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.

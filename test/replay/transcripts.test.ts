@@ -25,6 +25,7 @@ describe("recording a run", () => {
       models: { default: "sonnet" },
       cliPath: createReplayCli(join(ROOT, "2.1.330", "text.jsonl"), tempDir("replay")),
       env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", MY_SERVICE_TOKEN: secret },
+      passEnv: ["MY_SERVICE_TOKEN"],
       apiEndpoint: { baseUrl: "http://127.0.0.1:9", apiKey: "sk-test-scripted" },
       warm: false,
     });
