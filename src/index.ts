@@ -77,6 +77,7 @@ export {
 export {
   KTX_CLAUDE_CODE_MODEL_ALIASES,
   UnsupportedModelError,
+  UnknownModelError,
   modelAliasTable,
   resolveModelValue,
   resolveRoleModels,

@@ -86,6 +86,44 @@ function hint(value: string): string {
   return "";
 }
 
+/** The CLI's marker on stderr when the API refused the model (2.1.330: after a 404 `not_found_error`). */
+const UNRECOGNIZED_MODEL = "[claude-code:unrecognized_model]";
+
+export function isUnrecognizedModelError(error: unknown): boolean {
+  return ClaudeCodeError.isInstance(error) && `${error.stderrTail ?? ""}\n${error.message}`.includes(UNRECOGNIZED_MODEL);
+}
+
+/** The API does not know a role's (pinned) model; names the role, the value written, the id and its source. */
+export class UnknownModelError extends ClaudeCodeError {
+  override readonly code = "unknown_model";
+  readonly role: ModelRole;
+  /** The value as configured (an alias or an id). */
+  readonly value: string;
+  readonly id: string;
+  constructor(
+    model: ResolvedRoleModel,
+    readonly source: string | undefined,
+    cause: ClaudeCodeError,
+  ) {
+    const field = `${source ? "llm." : ""}models.${model.from === "role" ? model.role : "default"}${source ? ` in ${source}` : ""}`;
+    const written = `${JSON.stringify(model.configured)}${model.configured === model.id ? "" : ` -> ${model.id}`}`;
+    super(
+      `The API does not know the model ${model.id}, asked for role ${model.role} (${field}: ${written}): it may not exist, ` +
+        `or this account may not have access to it. Use sonnet, opus, haiku or a claude-* model id the account can use.`,
+      { cause, stderrTail: cause.stderrTail, transcriptPath: cause.transcriptPath },
+    );
+    this.role = model.role;
+    this.value = model.configured;
+    this.id = model.id;
+  }
+}
+
+/** `error` as an `UnknownModelError` when the CLI reported the model as unrecognized, else `error` itself. */
+export function unknownModelError(error: unknown, model: ResolvedRoleModel | undefined, source?: string): unknown {
+  if (!model || !isUnrecognizedModelError(error)) return error;
+  return new UnknownModelError(model, source, error as ClaudeCodeError);
+}
+
 /** KTX's table with `overrides` applied; each override is checked (alias name, `claude-*` id). */
 export function modelAliasTable(overrides: Readonly<Record<string, string>> = {}): Readonly<Record<string, string>> {
   const problems: string[] = [];

@@ -14,7 +14,7 @@ import { RunLimiter } from "../runtime/limiter.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
 import type { CallClock, LoopTracker } from "../runtime/port-support.js";
-import { type ResolvedModels, resolveRoleModels } from "./models.js";
+import { type ResolvedModels, resolveRoleModels, unknownModelError } from "./models.js";
 import {
   type CallOptions,
   type KtxGenerateObjectInput,
@@ -342,7 +342,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
       release();
       await transcript?.close();
       if (ClaudeCodeError.isInstance(error) && transcript) error.transcriptPath = transcript.path;
-      throw error;
+      throw unknownModelError(error, this.models[role], this.options.modelsSource);
     }
   }
 

@@ -14,7 +14,7 @@ import { KtxLlmConfigError, findKtxProjectDir, loadKtxLlmConfig } from "../confi
 import type { KtxLlmConfig } from "../config/schema.js";
 import { type KtxConfigWarning, claudeCodeConfigWarnings } from "../config/warnings.js";
 import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, IsolationError, UnsupportedCliVersionError } from "../errors/index.js";
-import { type ResolvedModels, UnsupportedModelError, resolveRoleModels } from "../claude-code/models.js";
+import { type ResolvedModels, UnknownModelError, UnsupportedModelError, isUnrecognizedModelError, resolveRoleModels } from "../claude-code/models.js";
 import { AUTH_FIX } from "../claude-code/auth-probe.js";
 import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import type { ModelRole } from "../runtime/types.js";
@@ -230,8 +230,7 @@ const rolesOf = (models: RoleModel[], id: string) =>
  * Names each role using it, the value written, and the ktx.yaml path.
  */
 export function unknownModelFailure(error: ClaudeCodeError, id: string, models: readonly RoleModel[], configPath: string | null): StatusFailure | undefined {
-  const unrecognized = (error.stderrTail ?? "").includes("[claude-code:unrecognized_model]") || `${error.message}`.includes("[claude-code:unrecognized_model]");
-  if (!unrecognized && !(error instanceof ClaudeCodeApiError && error.status === 404)) return undefined;
+  if (!isUnrecognizedModelError(error) && !(error instanceof UnknownModelError) && !(error instanceof ClaudeCodeApiError && error.status === 404)) return undefined;
   const own = models.filter((entry) => entry.resolved === id && entry.from === "role");
   const named = (own.length > 0 ? own : models.filter((entry) => entry.resolved === id)).map(
     (entry) => `llm.models.${entry.from === "role" ? entry.role : "default"}: ${JSON.stringify(entry.configured)}${entry.configured === id ? "" : ` (-> ${id})`}`,
