@@ -52,8 +52,13 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
 export interface ExpectedSurface {
   toolIds: readonly string[];
   structuredOutput: boolean;
-  /** True only when the caller gave an explicit `apiEndpoint`. */
+  /** True only when the caller gave an explicit `apiEndpoint` with an API key. */
   apiKeyAllowed: boolean;
+  /**
+   * The credential of an explicit `apiEndpoint`, if any. With an API-key endpoint an OAuth token in the
+   * child is a leak; with a subscription endpoint (`oauthToken`) it is the one we gave.
+   */
+  explicitCredential?: "apiKey" | "oauthToken";
   cwd: string;
 }
 
@@ -88,6 +93,10 @@ export function checkAccount(initializeResponse: Record<string, unknown>, expect
   const differences: string[] = [];
   const leak = credentialLeak(typeof account.apiKeySource === "string" ? account.apiKeySource : undefined, expected);
   if (leak) differences.push(leak);
+  const tokenSource = (account as { tokenSource?: unknown }).tokenSource;
+  if (expected.explicitCredential === "apiKey" && tokenSource === "CLAUDE_CODE_OAUTH_TOKEN") {
+    differences.push(`tokenSource was "CLAUDE_CODE_OAUTH_TOKEN": an OAuth token reached the CLI although the explicit apiEndpoint gave an API key`);
+  }
   if (typeof account.apiProvider === "string" && account.apiProvider !== "firstParty") {
     differences.push(`apiProvider was ${JSON.stringify(account.apiProvider)}: the CLI would route to another provider than Anthropic`);
   }

@@ -28,6 +28,8 @@ export interface RunSpec {
   projectDir: string;
   env: Record<string, string>;
   apiKeyAllowed: boolean;
+  /** Kind of credential of an explicit apiEndpoint (see ExpectedSurface). */
+  explicitCredential?: "apiKey" | "oauthToken";
   model: string;
   maxTurns: number;
   system: string;
@@ -175,7 +177,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
     },
   }) : undefined;
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
-  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, cwd: spec.projectDir };
+  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir };
 
   // A warm process may have been started for another role's model: it is switched before the prompt.
   const launchArgs = warmProcess?.launchArgs ?? launch.args;

@@ -71,7 +71,9 @@ const optionsSchema = z.strictObject({
   cliPath: z.string().min(1).optional(),
   allowUnverifiedCli: z.boolean().optional(),
   env: z.record(z.string(), z.string().optional()).optional(),
-  apiEndpoint: z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }).optional(),
+  apiEndpoint: z
+    .union([z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }), z.strictObject({ baseUrl: z.url(), oauthToken: z.string().min(1) })])
+    .optional(),
   disableNonessentialTraffic: z.boolean().optional(),
   timeoutMs: z.number().int().positive().optional(),
   idleTimeoutMs: z.number().int().nonnegative().optional(),
@@ -270,7 +272,8 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
         cli,
         projectDir: this.options.projectDir,
         env,
-        apiKeyAllowed: this.options.apiEndpoint !== undefined,
+        apiKeyAllowed: this.options.apiEndpoint?.apiKey !== undefined,
+        explicitCredential: this.options.apiEndpoint && (this.options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken"),
         model: this.resolveModel(role),
         maxTurns: spec.maxTurns,
         system: spec.system,

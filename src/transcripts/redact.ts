@@ -2,7 +2,7 @@
  * Redaction applied to everything a transcript holds (args, both directions, stderr) before it is
  * written: the values of credentials the env scrub knows, plus API-key, bearer and OAuth token shapes.
  */
-import { KEPT_CREDENTIALS, isScrubbedEnvName, type Env, type ApiEndpoint } from "../transport/env.js";
+import { KEPT_CREDENTIALS, isScrubbedEnvName, type Env, type ApiEndpoint, endpointCredential } from "../transport/env.js";
 
 export const REDACTED = "[REDACTED]";
 
@@ -24,7 +24,7 @@ export function secretValues(env: Env, apiEndpoint?: ApiEndpoint): string[] {
   const values = Object.entries(env)
     .filter(([name]) => isScrubbedEnvName(name) || KEPT_CREDENTIALS.includes(name) || SECRET_NAME.test(name))
     .map(([, value]) => value ?? "");
-  if (apiEndpoint) values.push(apiEndpoint.apiKey);
+  if (apiEndpoint) values.push(endpointCredential(apiEndpoint));
   return [...new Set(values.filter((value) => value.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
 }
 
