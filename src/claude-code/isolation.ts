@@ -17,6 +17,8 @@ export interface SurfaceSpec {
   /** Exact `mcp__ktx__<name>` ids of this call; empty for a call without tools. */
   toolIds: readonly string[];
   structuredOutput: boolean;
+  /** Stream the model's output as `stream_event` lines (progress text deltas). */
+  includePartialMessages?: boolean;
 }
 
 /** Value flags are written `--flag=value`: an empty value or one starting with `-` stays one argument. */
@@ -38,6 +40,7 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
     `--model=${spec.model}`,
   ];
   if (facts.hasDisableSlashCommands) args.push("--disable-slash-commands");
+  if (spec.includePartialMessages) args.push("--include-partial-messages");
   if (facts.builtinPlugins.length > 0) {
     const enabledPlugins = Object.fromEntries(facts.builtinPlugins.map((name) => [`${name}@builtin`, false]));
     args.push(`--settings=${JSON.stringify({ enabledPlugins })}`);

@@ -46,6 +46,10 @@ export interface RunSpec {
   onStepFinish?(stepIndex: number): void;
   /** Each tool call once its result is in the stream, so a run that fails later still accounts for it. */
   onToolSettled?(call: ToolCallRecord): void;
+  /** Every CLI message, before the run interprets it (limits and progress, src/limits/); may throw to stop the run. */
+  onCliMessage?(message: CliMessage): void;
+  /** Ask the CLI for `stream_event` lines (text deltas for progress). */
+  includePartialMessages?: boolean;
   /** Pre-started processes to take from, and to refill after the run. */
   warmPool?: WarmPool;
   /** Return at the result and reap the child in the background (see SessionOptions). */
@@ -158,7 +162,7 @@ function launchSpec(spec: RunSpec): CliProcessOptions {
   const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
   return {
     path: spec.cli.path,
-    args: buildCliArgs({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined }),
+    args: buildCliArgs({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined, includePartialMessages: spec.includePartialMessages }),
     cwd: spec.projectDir,
     env: spec.env,
     maxLineBytes: spec.maxLineBytes,
@@ -203,6 +207,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
       if (differences.length > 0) session.fail(new IsolationError(differences));
     },
     onMessage: (message: CliMessage) => {
+      spec.onCliMessage?.(message);
       switch (message.kind) {
         case "system_init": {
           state.init = message.message;

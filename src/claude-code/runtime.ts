@@ -19,6 +19,7 @@ import { RunLimiter } from "../runtime/limiter.js";
 import { type WarmOptions, WarmPool } from "./warm-pool.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type RunOutput, executeRun } from "./run.js";
+import { type AttemptHooks, type CallLimits, type LimitsRuntimeOptions, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, armedTimeout, createCallLimits, rateLimitOptionsSchema, timeoutSchema } from "../limits/index.js";
 import { mapStopReason } from "./stop-reason.js";
 import {
   type CallOptions,
@@ -36,7 +37,7 @@ import {
   type ToolCallRecord,
 } from "../runtime/types.js";
 
-export interface ClaudeCodeRuntimeOptions {
+export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   projectDir: string;
   models: ModelMap;
   cliPath?: string;
@@ -47,9 +48,13 @@ export interface ClaudeCodeRuntimeOptions {
   apiEndpoint?: ApiEndpoint;
   /** Default true; false lets the CLI make its non-essential calls (telemetry, error reports). */
   disableNonessentialTraffic?: boolean;
+  /** Whole call, every turn and tool of it; default 60 min (DEFAULT_CALL_TIMEOUT_MS), `Infinity` for none. */
   timeoutMs?: number;
   idleTimeoutMs?: number;
+  /** Each tool handler; default 5 min (DEFAULT_TOOL_TIMEOUT_MS), `Infinity` for none. */
   toolTimeoutMs?: number;
+  /** Stream the model's text to `onEvent` as `text_delta` events (the CLI's --include-partial-messages). */
+  includePartialMessages?: boolean;
   maxLineBytes?: number;
   /** CLI processes allowed at once; more calls wait. Default: the machine's available parallelism. */
   maxConcurrentRuns?: number;
@@ -75,9 +80,16 @@ const optionsSchema = z.strictObject({
     .union([z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }), z.strictObject({ baseUrl: z.url(), oauthToken: z.string().min(1) })])
     .optional(),
   disableNonessentialTraffic: z.boolean().optional(),
-  timeoutMs: z.number().int().positive().optional(),
+  timeoutMs: timeoutSchema.optional(),
   idleTimeoutMs: z.number().int().nonnegative().optional(),
-  toolTimeoutMs: z.number().int().positive().optional(),
+  toolTimeoutMs: timeoutSchema.optional(),
+  includePartialMessages: z.boolean().optional(),
+  rateLimit: rateLimitOptionsSchema.optional(),
+  rateLimitGovernor: z
+    .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "needs waitForReady, report and maxRetryAttempts (KTX's governor shape)")
+    .optional(),
+  onEvent: z.custom<LimitsRuntimeOptions["onEvent"]>((value) => typeof value === "function", "must be a function").optional(),
+  apiRetryBudgetMs: timeoutSchema.optional(),
   maxLineBytes: z.number().int().positive().optional(),
   maxConcurrentRuns: z.number().int().positive().optional(),
   transcript: z.strictObject({ dir: z.string().min(1) }).optional(),
@@ -117,10 +129,12 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
   private readonly failures = new ToolFailureCounter();
   private cliPromise: Promise<ResolvedCli> | undefined;
   private readonly warmPool: WarmPool | undefined;
+  private readonly limits: CallLimits;
 
   constructor(options: ClaudeCodeRuntimeOptions) {
     this.options = parseRuntimeOptions(options);
     this.logger = options.logger ?? silentLogger;
+    this.limits = createCallLimits(this.options, this.logger);
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
     this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
   }
@@ -241,7 +255,13 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
 
 
 
-  private async call(spec: CallSpec): Promise<RunOutput & { transcriptPath?: string }> {
+  /** Rate limits (src/limits/): every attempt waits for the governor; one a limit stopped before anything acted runs again. */
+  private call(spec: CallSpec): Promise<RunOutput & { transcriptPath?: string }> {
+    const unitKey = (spec as { telemetryTags?: { unitKey?: string } }).telemetryTags?.unitKey;
+    return this.limits.run({ signal: spec.signal, unitKey }, (hooks) => this.attempt(spec, hooks));
+  }
+
+  private async attempt(spec: CallSpec, hooks: AttemptHooks): Promise<RunOutput & { transcriptPath?: string }> {
     const role = spec.role;
     if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
     // An aborted call starts nothing, not even the once-per-path version check.
@@ -261,6 +281,10 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
       if (!released) this.limiter.release();
       released = true;
     };
+    await hooks.admit(spec.signal).catch((error: unknown) => {
+      release();
+      throw error;
+    });
     const transcript = transcriptDir
       ? await openRunTranscript(transcriptDir, { name: transcriptName, secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint) }).catch((error: unknown) => {
           release();
@@ -280,15 +304,17 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
         prompt: spec.prompt,
         jsonSchema: spec.jsonSchema,
         tools: spec.tools,
-        toolTimeoutMs: this.options.toolTimeoutMs,
-        timeoutMs: spec.timeoutMs ?? this.options.timeoutMs,
+        toolTimeoutMs: armedTimeout(this.options.toolTimeoutMs, DEFAULT_TOOL_TIMEOUT_MS),
+        timeoutMs: armedTimeout(spec.timeoutMs ?? this.options.timeoutMs, DEFAULT_CALL_TIMEOUT_MS),
+        includePartialMessages: this.options.includePartialMessages,
+        onCliMessage: (message) => hooks.onCliMessage(message),
         idleTimeoutMs: this.options.idleTimeoutMs,
         maxLineBytes: this.options.maxLineBytes,
         signal: spec.signal,
         logger: this.logger,
         observer: transcript?.observer,
-        onStepFinish: spec.onStepFinish,
-        onToolSettled: spec.onToolSettled,
+        onStepFinish: (stepIndex) => (hooks.onStepFinish(stepIndex), spec.onStepFinish?.(stepIndex)),
+        onToolSettled: (call) => (hooks.onToolSettled(call), spec.onToolSettled?.(call)),
         warmPool: this.warmPool,
         // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.
         reapInBackground: transcript === undefined,
