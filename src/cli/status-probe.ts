@@ -18,6 +18,8 @@ import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import { MODEL_ROLES, type ModelRole } from "../runtime/types.js";
 import { loadTranscript } from "../transcripts/reader.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
+import { RateLimitGovernor } from "../limits/governor.js";
+import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
 
 export interface StatusFailure {
   check: "project" | "config" | "backend" | "cli" | "session" | "isolation";
@@ -52,6 +54,8 @@ export interface StatusReport {
   session: { ok: true; model: string; apiKeySource: string | null } | { ok: false; code: string; message: string } | { ok: null; skipped: string };
   models: RoleModel[];
   isolation: IsolationSurface | null;
+  /** The subscription's usage windows the probe call reported (null for an API-key session or no probe). */
+  usage: UsageStatus | null;
   warnings: KtxConfigWarning[];
   failures: StatusFailure[];
 }
@@ -77,6 +81,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     session: { ok: null, skipped: "not checked" },
     models: [],
     isolation: null,
+    usage: null,
     warnings: [],
     failures: [],
   };
@@ -141,6 +146,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
   } else {
     const probe = await probeSession(projectDir!, config.models.default, cli, options);
     report.isolation = probe.isolation;
+    report.usage = probe.usage;
     if (probe.ok) {
       report.session = { ok: true, model: probe.model, apiKeySource: probe.isolation?.apiKeySource ?? null };
       const defaultModel = config.models.default;
@@ -162,9 +168,10 @@ function roleModels(config: KtxLlmConfig, cli: ResolvedCli | undefined): RoleMod
   });
 }
 
-type ProbeResult =
+type ProbeResult = { usage: UsageStatus | null } & (
   | { ok: true; model: string; isolation: IsolationSurface | null }
-  | { ok: false; message: string; error: ClaudeCodeError; isolation: IsolationSurface | null };
+  | { ok: false; message: string; error: ClaudeCodeError; isolation: IsolationSurface | null }
+);
 
 /**
  * The auth probe's call and verdict (see claude-code/auth-probe.ts), recorded to a temporary transcript so
@@ -183,6 +190,8 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
       warm: false,
+      // A probe never waits for a usage reset: a reached limit is reported at once.
+      rateLimitGovernor: new RateLimitGovernor({ enabled: false }),
     });
     try {
       const result = await runtime.generateText({
@@ -190,12 +199,12 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
         system: "You are a connectivity check. Reply with OK.",
         transcript: { dir, name: "probe" },
       });
-      return { ok: true, model: result.model, isolation: surfaceFrom(result.transcriptPath) };
+      return { ok: true, model: result.model, isolation: surfaceFrom(result.transcriptPath), usage: usageFromTranscript(result.transcriptPath) };
     } catch (error) {
       if (!ClaudeCodeError.isInstance(error)) throw error;
       const message =
         error instanceof ClaudeCodeAuthError ? `Claude Code is not logged in on this machine.` : `The Claude Code check failed: ${error.message}`;
-      return { ok: false, message, error, isolation: surfaceFrom(error.transcriptPath) };
+      return { ok: false, message, error, isolation: surfaceFrom(error.transcriptPath), usage: usageFromTranscript(error.transcriptPath) };
     }
   } finally {
     options.onProbe?.("end");

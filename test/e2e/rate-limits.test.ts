@@ -3,13 +3,17 @@
  * token, usage-limit headers), the typed limit error, the process governor's wait across runtimes, a
  * KTX-shaped governor receiving the signals, the CLI's retry budget, and the progress events.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { renderDoctor, renderStatus } from "../../src/cli/status.js";
+import { collectStatus } from "../../src/cli/status-probe.js";
 import type { KtxProgressEvent } from "../../src/limits/events.js";
 import { ApiRetryBudgetError, UsageLimitError } from "../../src/limits/errors.js";
 import { RateLimitGovernor, type RateLimitGovernorPort, type RateLimitSignal, processRateLimitGovernor } from "../../src/limits/governor.js";
 import { lookup } from "../../src/testing/scenarios.js";
 import { type RecordedRequest, turn } from "../../src/testing/scripted-api.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi } from "../support.js";
+import { cleanup, remainingChildren, runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -147,5 +151,33 @@ describe("progress and the CLI's retries", () => {
     expect(retries.length).toBeGreaterThanOrEqual(2);
     expect(retries[0]).toMatchObject({ attempt: 1, status: 503, delayMs: expect.any(Number) });
     expect(api.messageRequests.length).toBe(retries.length);
+  });
+});
+
+describe("status and doctor", () => {
+  it("show the session's usage windows with utilization and reset, and a reached limit without waiting for it", async () => {
+    const fiveHourReset = new Date(Date.now() + 2 * 3_600_000);
+    const api = await scriptedApi([
+      turn.withRateLimit(turn.text("OK"), { status: "allowed_warning", utilization: 0.91, resetsAt: fiveHourReset, otherWindows: { seven_day: { utilization: 0.4 } } }),
+      turn.limitReached({ window: "seven_day", resetsAt: new Date(Date.now() + 86_400_000) }),
+    ]);
+    const projectDir = tempDir("status-usage");
+    writeFileSync(join(projectDir, "ktx.yaml"), "llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n");
+    const options = { projectDir, env: testEnv(), apiEndpoint: api.endpoint("subscription") };
+    const healthy = await collectStatus(options);
+    expect(healthy.usage).toEqual({
+      status: "allowed_warning",
+      window: "five_hour",
+      windows: [
+        { window: "five_hour", status: "allowed_warning", utilization: 0.91, resetsAt: new Date(Math.ceil(fiveHourReset.getTime() / 1000) * 1000).toISOString() },
+        { window: "seven_day", status: "allowed", utilization: 0.4, resetsAt: expect.any(String) },
+      ],
+    });
+    expect(renderStatus(healthy)).toMatch(/usage {9}5-hour 91 % used, resets \S+ \(in (1 h 59 min|2 h)\); weekly 40 % used, resets/);
+    expect(renderDoctor(healthy)).toMatch(/info usage: 5-hour 91 % used/);
+    const limited = await collectStatus(options);
+    expect(limited.session).toMatchObject({ ok: false, code: "usage_limit_reached" });
+    expect(limited.usage).toMatchObject({ status: "rejected", window: "seven_day" });
+    expect(renderStatus(limited)).toMatch(/weekly LIMIT REACHED, resets/);
   });
 });
