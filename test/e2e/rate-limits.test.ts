@@ -80,7 +80,9 @@ describe("a reached limit", () => {
     });
     const governor = processRateLimitGovernor();
     const events: KtxProgressEvent[][] = [[], []];
-    const runtimes = events.map((sink) => runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), maxConcurrentRuns: 2, onEvent: (event) => sink.push(event) }));
+    const runtimes = events.map((sink) => runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), maxConcurrentRuns: 2, rateLimitGovernor: governor, onEvent: (event) => sink.push(event) }));
+    // Without the option, a runtime takes the process's governor too.
+    expect(runtimeFor(api, { rateLimitGovernor: undefined })["limits"].governor).toBe(governor);
     const results = await Promise.allSettled(Array.from({ length: 6 }, (_, n) => runtimes[n % 2]!.generateText({ prompt: `unit ${n}` })));
     expect(results.filter((result) => result.status === "rejected")).toEqual([]);
     expect(governor.snapshot()).toMatchObject({ paused: false, active: 0, waiting: 0 });
