@@ -47,4 +47,25 @@ export {
 export { AiSdkKtxLlmRuntime, AiSdkCallError, isAnthropicProtocolModel, type AiSdkKtxLlmRuntimeOptions } from "./ai-sdk/runtime.js";
 export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./factory.js";
 export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";
-export { UsageLimitError, ApiRetryBudgetError, type UsageLimitWindow } from "./limits/errors.js";
+export {
+  UsageLimitError,
+  ApiRetryBudgetError,
+  type UsageLimitWindow,
+  RateLimitGovernor,
+  processRateLimitGovernor,
+  type RateLimitGovernorPort,
+  type RateLimitSignal,
+  type RateLimitProvider,
+  type GovernorSnapshot,
+  type RateLimitOptions,
+  type RateLimitRetryOptions,
+  DEFAULT_RATE_LIMIT,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_API_RETRY_BUDGET_MS,
+  describeEvent,
+  type KtxProgressEvent,
+  type ProgressListener,
+  type GovernorEvent,
+  type CallEvent,
+} from "./limits/index.js";
