@@ -1,4 +1,18 @@
+export type {
+  KtxAgentRunnerPort,
+  KtxCallMetrics,
+  KtxGenerateObjectPortInput,
+  KtxGenerateTextPortInput,
+  KtxLlmRuntimePort,
+  KtxModelRole,
+  KtxRunLoopParams,
+  KtxRunLoopResult,
+  LlmTokenUsage,
+  RunLoopMetrics,
+} from "./port/ktx-port.js";
+export { isAbortError } from "./port/ktx-port.js";
 export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
+export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";
 export { runClaudeCodeAuthProbe, type AuthProbeOptions, type AuthProbeResult, AUTH_FIX } from "./claude-code/auth-probe.js";
 export { mapStopReason, type RunLoopStopReason } from "./claude-code/stop-reason.js";
 export { buildCliArgs, checkInit } from "./claude-code/isolation.js";

@@ -59,14 +59,14 @@ export function runtimeCalls(runtime) {
   return {
     async text() {
       const started = performance.now();
-      const out = await runtime.generateText({ prompt: TEXT_PROMPT, system: SYSTEM });
+      const out = await runtime.generateTextResult({ prompt: TEXT_PROMPT, system: SYSTEM });
       const ms = performance.now() - started;
       check(out.text === TEXT_REPLY, `text ${JSON.stringify(out.text)}`);
       return { ms, warm: out.warmStart };
     },
     async object() {
       const started = performance.now();
-      const out = await runtime.generateObject({ prompt: OBJECT_PROMPT, system: SYSTEM, schema: objectSchema });
+      const out = await runtime.generateObjectResult({ prompt: OBJECT_PROMPT, system: SYSTEM, schema: objectSchema });
       const ms = performance.now() - started;
       check(out.object.rows === OBJECT_VALUE.rows, `object ${JSON.stringify(out.object)}`);
       return { ms, warm: out.warmStart };

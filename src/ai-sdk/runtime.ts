@@ -11,7 +11,6 @@
  * On top, KTX's prompt-caching markers (`llm.promptCaching`) are applied to Anthropic models.
  */
 import { randomUUID } from "node:crypto";
-import { ToolFailureCounter, emptyUsage, failedLoopResult, notifyStepFinish, requirePrompt, requireStepBudget } from "../runtime/port-support.js";
 import {
   APICallError,
   type LanguageModel,
@@ -42,18 +41,16 @@ import { type KtxToolOutput, type PreparedTool, errorMessage, normalizeToolOutpu
 import { type Logger, silentLogger } from "../session/logger.js";
 import { DEFAULT_PROMPT_CACHING, type KtxLlmBackend, type KtxPromptCacheTtl, type KtxPromptCachingConfig } from "../config/schema.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
-import type { RunLoopStopReason } from "../claude-code/stop-reason.js";
+import type { RunLoopStopReason } from "../port/ktx-port.js";
+import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
+import { type CallClock, type LoopTracker, emptyUsage } from "../runtime/port-support.js";
 import {
   type KtxGenerateObjectInput,
-  type KtxGenerateObjectResult,
   type KtxGenerateTextInput,
-  type KtxGenerateTextResult,
-  type KtxLlmRuntimePort,
   MODEL_ROLES,
   type ModelRole,
   type RunInfo,
   type RunLoopParams,
-  type RunLoopResult,
   type ToolCallRecord,
 } from "../runtime/types.js";
 
@@ -110,29 +107,25 @@ interface CallOutcome {
 
 type CacheMarker = { anthropic: { cacheControl: { type: "ephemeral"; ttl: KtxPromptCacheTtl } } };
 
-export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
+export class AiSdkKtxLlmRuntime extends PortRuntime {
   readonly backend: KtxLlmBackend;
   readonly promptCaching: KtxPromptCachingConfig;
-  private readonly logger: Logger;
-  private readonly failures = new ToolFailureCounter();
+  protected readonly logger: Logger;
 
   constructor(private readonly options: AiSdkKtxLlmRuntimeOptions) {
+    super();
     if (typeof options?.getModel !== "function") throw new InvalidInputError("AiSdkKtxLlmRuntime needs getModel(role) returning an AI SDK LanguageModel.");
     this.backend = options.backend ?? "anthropic";
     this.promptCaching = { ...DEFAULT_PROMPT_CACHING, ...definedOnly(options.promptCaching ?? {}) };
     this.logger = options.logger ?? silentLogger;
   }
 
-  /** Failures of the tool calls of loops tagged with `telemetryTags.unitKey`. */
-  toolFailureCount(unitKey: string): number {
-    return this.failures.count(unitKey);
+  /** Nothing to release (no processes) beyond the calls in flight when `abortInFlight`. */
+  override async close(options: CloseOptions = {}): Promise<void> {
+    await super.close(options);
   }
 
-  /** Nothing to release (no processes); present so both runtimes can be closed alike. */
-  async close(): Promise<void> {}
-
-  async generateText(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult> {
-    requirePrompt(input.prompt);
+  protected async runText(input: KtxGenerateTextInput, signal: AbortSignal | undefined, clock: CallClock): Promise<TextOutcome> {
     const tools = input.tools ? prepareToolSet(input.tools) : [];
     const outcome = await this.call({
       role: input.role ?? "default",
@@ -141,18 +134,15 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
       maxTurns: input.maxTurns ?? (tools.length > 0 ? 10 : 1),
       tools,
       temperature: input.temperature,
-      signal: input.signal,
+      signal,
       timeoutMs: input.timeoutMs,
     });
+    clock.answered(outcome.info.usage);
     if (outcome.budget) throw new MaxTurnsError(outcome.steps.length);
     return { ...outcome.info, text: outcome.text, toolCalls: outcome.toolCalls, toolFailures: outcome.toolFailures };
   }
 
-  async generateObject<T>(input: KtxGenerateObjectInput<T>): Promise<KtxGenerateObjectResult<T>> {
-    requirePrompt(input.prompt);
-    if (!input.schema || typeof (input.schema as { safeParse?: unknown }).safeParse !== "function") {
-      throw new InvalidInputError("generateObject needs a zod schema in `schema`.");
-    }
+  protected async runObject<T>(input: KtxGenerateObjectInput<T, z.ZodType<T>>, signal: AbortSignal | undefined, clock: CallClock): Promise<ObjectOutcome<T>> {
     // The same JSON Schema the claude-code runtime gives the CLI (non-objects wrapped as { value }).
     const plan = planObjectSchema(input.schema);
     const tools = input.tools ? prepareToolSet(input.tools) : [];
@@ -163,10 +153,11 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
       maxTurns: input.maxTurns ?? (tools.length > 0 ? 16 : 8),
       tools,
       temperature: input.temperature,
-      signal: input.signal,
+      signal,
       timeoutMs: input.timeoutMs,
       output: Output.object({ schema: jsonSchema(plan.jsonSchema as Parameters<typeof jsonSchema>[0]) }),
     });
+    clock.answered(outcome.info.usage);
     if (outcome.budget) throw new MaxTurnsError(outcome.steps.length);
     let received: unknown;
     try {
@@ -183,53 +174,38 @@ export class AiSdkKtxLlmRuntime implements KtxLlmRuntimePort {
     return { ...outcome.info, object, toolCalls: outcome.toolCalls, toolFailures: outcome.toolFailures };
   }
 
-  /**
-   * Runs a tool loop under `stepBudget` model responses. Invalid input and tool definitions throw;
-   * every failure after the run started is returned as `stopReason: "error"` with `error`.
-   */
-  async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult> {
-    requirePrompt(params.userPrompt);
-    requireStepBudget(params.stepBudget);
-    const tools = prepareToolSet(params.toolSet);
-    const unitKey = params.telemetryTags?.unitKey;
-    let steps = 0;
-    const finished: Array<StepResult<ToolSet>> = [];
-    try {
-      const outcome = await this.call({
-        role: params.modelRole,
-        system: params.systemPrompt,
-        prompt: params.userPrompt,
-        maxTurns: params.stepBudget,
-        tools,
-        signal: params.signal,
-        timeoutMs: params.timeoutMs,
-        onStep: (step, stepIndex) => {
-          steps = stepIndex;
-          finished.push(step);
-          notifyStepFinish(params, stepIndex, this.logger);
-        },
-      });
-      this.failures.add(unitKey, outcome.toolFailures);
-      const stopReason: RunLoopStopReason = outcome.budget ? "budget" : "natural";
-      return {
-        stopReason,
-        numTurns: outcome.info.numTurns,
-        steps: outcome.steps.length,
-        toolCalls: outcome.toolCalls,
-        toolFailures: outcome.toolFailures,
-        usage: outcome.info.usage,
-        costUsd: outcome.info.costUsd,
-        sessionId: outcome.info.sessionId,
-        model: outcome.info.model,
-        text: outcome.text,
-      };
-    } catch (error) {
-      if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
-      // As on the claude-code runtime: tool calls of the steps that finished still count for the unit.
-      const failed = failedLoopResult(error, { steps, toolCalls: toolCallRecords(finished, new Map()), model: this.safeModelId(params.modelRole) });
-      this.failures.add(unitKey, failed.toolFailures);
-      return failed;
-    }
+  protected async runLoop(params: RunLoopParams, tools: PreparedTool[], signal: AbortSignal | undefined, tracker: LoopTracker): Promise<LoopOutcome> {
+    const outcome = await this.call({
+      role: params.modelRole,
+      system: params.systemPrompt,
+      prompt: params.userPrompt,
+      maxTurns: params.stepBudget,
+      tools,
+      signal,
+      timeoutMs: params.timeoutMs,
+      onStep: (step, stepIndex) => {
+        // As on the claude-code runtime: tool calls of the steps that finished count even if the loop fails later.
+        tracker.settled.push(...toolCallRecords([step], new Map()));
+        tracker.step(stepIndex);
+      },
+    });
+    const stopReason: RunLoopStopReason = outcome.budget ? "budget" : "natural";
+    return {
+      stopReason,
+      numTurns: outcome.info.numTurns,
+      steps: outcome.steps.length,
+      toolCalls: outcome.toolCalls,
+      toolFailures: outcome.toolFailures,
+      usage: outcome.info.usage,
+      costUsd: outcome.info.costUsd,
+      sessionId: outcome.info.sessionId,
+      model: outcome.info.model,
+      text: outcome.text,
+    };
+  }
+
+  protected loopModel(role: ModelRole): string {
+    return this.safeModelId(role);
   }
 
   private safeModelId(role: ModelRole): string {

@@ -32,7 +32,7 @@ export async function runClaudeCodeAuthProbe(options: AuthProbeOptions): Promise
   try {
     const runtime = new ClaudeCodeRuntime({ projectDir, models: { default: model }, timeoutMs: timeoutMs ?? 60_000, warm: false, ...rest });
     const cli = await runtime.cli();
-    const result = await runtime.generateText({ prompt: "Reply with the single word OK.", system: "You are a connectivity check. Reply with OK.", signal });
+    const result = await runtime.generateTextResult({ prompt: "Reply with the single word OK.", system: "You are a connectivity check. Reply with OK.", signal });
     return { ok: true, model: result.model, cliVersion: cli.version, cliPath: cli.path };
   } catch (error) {
     if (!ClaudeCodeError.isInstance(error)) throw error;

@@ -50,6 +50,8 @@ export interface RunSpec {
   onCliMessage?(message: CliMessage): void;
   /** Ask the CLI for `stream_event` lines (text deltas for progress). */
   includePartialMessages?: boolean;
+  /** The CLI's result line, as soon as it arrives (before any error is derived from it). */
+  onResult?(result: ResultMessage): void;
   /** Pre-started processes to take from, and to refill after the run. */
   warmPool?: WarmPool;
   /** Return at the result and reap the child in the background (see SessionOptions). */
@@ -223,6 +225,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
           break;
         case "result":
           state.steps.end();
+          spec.onResult?.(message.message);
           break;
       }
     },

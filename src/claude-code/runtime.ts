@@ -2,47 +2,45 @@
  * `ClaudeCodeRuntime`: KTX's LLM runtime port over the local Claude Code CLI. Each call is one
  * isolated CLI run (see run.ts); this class resolves the CLI, models, environment and options.
  */
-import { availableParallelism } from "node:os";
-import { ToolFailureCounter, failedLoopResult, notifyStepFinish, requirePrompt, requireStepBudget } from "../runtime/port-support.js";
 import { statSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { type ResolvedCli, resolveCli } from "../binary/locate.js";
 import { AbortError, ClaudeCodeError, InvalidInputError, MaxTurnsError } from "../errors/index.js";
-import { type PreparedTool, prepareToolSet } from "../mcp/tools.js";
-import type { KtxRuntimeToolSet } from "../mcp/tools.js";
-import { type Logger, silentLogger } from "../session/logger.js";
-import { type ApiEndpoint, type Env, createKtxClaudeCodeEnv } from "../transport/env.js";
-import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
-import { hostDiscovery } from "./isolation.js";
+import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
+import type { ResultMessage } from "../protocol/messages.js";
 import { RunLimiter } from "../runtime/limiter.js";
-import { type WarmOptions, WarmPool } from "./warm-pool.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
-import { type RunOutput, executeRun } from "./run.js";
+import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
+import type { CallClock, LoopTracker } from "../runtime/port-support.js";
 import { type AttemptHooks, type CallLimits, type LimitsRuntimeOptions, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, armedTimeout, createCallLimits, rateLimitOptionsSchema, timeoutSchema } from "../limits/index.js";
-import { mapStopReason } from "./stop-reason.js";
 import {
   type CallOptions,
   type KtxGenerateObjectInput,
-  type KtxGenerateObjectResult,
   type KtxGenerateTextInput,
-  type KtxGenerateTextResult,
-  type KtxLlmRuntimePort,
   MODEL_ROLES,
   type ModelMap,
   type ModelRole,
   type RunInfo,
   type RunLoopParams,
-  type RunLoopResult,
+  type RunUsage,
   type ToolCallRecord,
 } from "../runtime/types.js";
+import { type Logger, silentLogger } from "../session/logger.js";
+import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
+import { type ApiEndpoint, type Env, createKtxClaudeCodeEnv } from "../transport/env.js";
+import { hostDiscovery } from "./isolation.js";
+import { type RunOutput, executeRun } from "./run.js";
+import { mapStopReason } from "./stop-reason.js";
+import { type WarmOptions, WarmPool } from "./warm-pool.js";
 
 export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   projectDir: string;
   models: ModelMap;
   cliPath?: string;
   allowUnverifiedCli?: boolean;
-  /** Base environment for the CLI (default `process.env`); always scrubbed. */
+  /** Base environment for the CLI (default `process.env`, which can be passed as is); always scrubbed. */
   env?: Env;
   /** Explicit Messages API endpoint (tests, recording). Never read from the environment. */
   apiEndpoint?: ApiEndpoint;
@@ -75,7 +73,12 @@ const optionsSchema = z.strictObject({
   models: z.strictObject(Object.fromEntries(MODEL_ROLES.map((role) => [role, role === "default" ? modelSchema : modelSchema.optional()]))),
   cliPath: z.string().min(1).optional(),
   allowUnverifiedCli: z.boolean().optional(),
-  env: z.record(z.string(), z.string().optional()).optional(),
+  // process.env is not a plain record to zod (its prototype): any object of string-or-undefined values is accepted.
+  env: z
+    .custom<Env>((value) => typeof value === "object" && value !== null && Object.values(value).every((item) => item === undefined || typeof item === "string"), {
+      message: "expected an object of string (or undefined) values, such as process.env",
+    })
+    .optional(),
   apiEndpoint: z
     .union([z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }), z.strictObject({ baseUrl: z.url(), oauthToken: z.string().min(1) })])
     .optional(),
@@ -120,18 +123,19 @@ interface CallSpec extends CallOptions {
   jsonSchema?: Record<string, unknown>;
   onStepFinish?(stepIndex: number): void;
   onToolSettled?(call: ToolCallRecord): void;
+  onResult?(result: ResultMessage): void;
 }
 
-export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
+export class ClaudeCodeRuntime extends PortRuntime {
   readonly options: ClaudeCodeRuntimeOptions;
-  private readonly logger: Logger;
+  protected readonly logger: Logger;
   private readonly limiter: RunLimiter;
-  private readonly failures = new ToolFailureCounter();
   private cliPromise: Promise<ResolvedCli> | undefined;
   private readonly warmPool: WarmPool | undefined;
   private readonly limits: CallLimits;
 
   constructor(options: ClaudeCodeRuntimeOptions) {
+    super();
     this.options = parseRuntimeOptions(options);
     this.logger = options.logger ?? silentLogger;
     this.limits = createCallLimits(this.options, this.logger);
@@ -139,8 +143,12 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
     this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
   }
 
-  /** Ends idle warm processes; calls made afterwards start cold processes. */
-  async close(): Promise<void> {
+  /**
+   * Ends idle warm processes; calls made afterwards start cold processes. Calls in flight finish,
+   * unless `abortInFlight` (they then reject with `AbortError` and their CLIs are stopped).
+   */
+  override async close(options: CloseOptions = {}): Promise<void> {
+    await super.close(options);
     await this.warmPool?.close();
   }
 
@@ -163,97 +171,75 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
     return this.cliPromise;
   }
 
-  /** Failures of the tool calls of loops tagged with `telemetryTags.unitKey`. */
-  toolFailureCount(unitKey: string): number {
-    return this.failures.count(unitKey);
-  }
-
-  async generateText(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult> {
-    requirePrompt(input.prompt);
+  protected async runText(input: KtxGenerateTextInput, signal: AbortSignal | undefined, clock: CallClock): Promise<TextOutcome> {
     if (input.temperature !== undefined) this.logger.debug("temperature is ignored: the Claude Code CLI has no temperature setting");
     const tools = input.tools ? prepareToolSet(input.tools) : [];
+    const maxTurns = input.maxTurns ?? (tools.length > 0 ? 10 : 1);
     const output = await this.call({
       ...input,
+      signal,
       role: input.role ?? "default",
       system: input.system ?? "",
-      maxTurns: input.maxTurns ?? (tools.length > 0 ? 10 : 1),
+      maxTurns,
       tools,
+      onResult: (result) => clock.answered(runUsage(result)),
     });
-    throwOnBudget(output);
+    throwOnBudget(output, maxTurns);
     return { ...this.info(output), text: output.result.result ?? output.lastText, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
   }
 
-  async generateObject<T>(input: KtxGenerateObjectInput<T>): Promise<KtxGenerateObjectResult<T>> {
-    requirePrompt(input.prompt);
-    if (!input.schema || typeof (input.schema as { safeParse?: unknown }).safeParse !== "function") {
-      throw new InvalidInputError("generateObject needs a zod schema in `schema`.");
-    }
+  protected async runObject<T>(input: KtxGenerateObjectInput<T, z.ZodType<T>>, signal: AbortSignal | undefined, clock: CallClock): Promise<ObjectOutcome<T>> {
     const plan = planObjectSchema(input.schema);
     const tools = input.tools ? prepareToolSet(input.tools) : [];
+    // The model's answer plus the CLI's 5 schema retries and its one prose nudge.
+    const maxTurns = input.maxTurns ?? (tools.length > 0 ? 16 : 8);
     const output = await this.call({
       ...input,
+      signal,
       role: input.role ?? "default",
       system: input.system ?? "",
-      // The model's answer plus the CLI's 5 schema retries and its one prose nudge.
-      maxTurns: input.maxTurns ?? (tools.length > 0 ? 16 : 8),
+      maxTurns,
       tools,
       jsonSchema: plan.jsonSchema,
+      onResult: (result) => clock.answered(runUsage(result)),
     });
-    throwOnBudget(output);
+    throwOnBudget(output, maxTurns);
     const object = validateObject(input.schema, plan, output.result.structured_output, output.result.result ?? output.lastText);
     return { ...this.info(output), object, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
   }
 
-  /**
-   * Runs a tool loop under `stepBudget` model responses. Invalid input and tool definitions throw;
-   * every failure after the run started is returned as `stopReason: "error"` with `error`.
-   */
-  async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult> {
-    requirePrompt(params.userPrompt);
-    requireStepBudget(params.stepBudget);
-    const tools = prepareToolSet(params.toolSet);
-    const unitKey = params.telemetryTags?.unitKey;
-    let steps = 0;
-    const settled: ToolCallRecord[] = [];
-    try {
-      const output = await this.call({
-        ...params,
-        role: params.modelRole,
-        system: params.systemPrompt,
-        prompt: params.userPrompt,
-        maxTurns: params.stepBudget,
-        tools,
-        onStepFinish: (stepIndex) => {
-          steps = stepIndex;
-          notifyStepFinish(params, stepIndex, this.logger);
-        },
-        onToolSettled: (call) => settled.push(call),
-      });
-      this.failures.add(unitKey, output.toolFailures);
-      const info = this.info(output);
-      return {
-        stopReason: mapStopReason(output.result),
-        numTurns: info.numTurns,
-        steps: output.steps,
-        toolCalls: output.toolCalls,
-        toolFailures: output.toolFailures,
-        usage: info.usage,
-        costUsd: info.costUsd,
-        sessionId: info.sessionId,
-        model: info.model,
-        text: output.result.result ?? output.lastText,
-        transcriptPath: info.transcriptPath,
-      };
-    } catch (error) {
-      if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
-      // Tool calls that settled before the failure happened: they count for the unit like any others.
-      const failed = failedLoopResult(error, { steps, toolCalls: settled, model: this.resolveModel(params.modelRole), transcriptPath: error.transcriptPath });
-      this.failures.add(unitKey, failed.toolFailures);
-      return failed;
-    }
+  protected async runLoop(params: RunLoopParams, tools: PreparedTool[], signal: AbortSignal | undefined, tracker: LoopTracker): Promise<LoopOutcome> {
+    const output = await this.call({
+      ...params,
+      signal,
+      role: params.modelRole,
+      system: params.systemPrompt,
+      prompt: params.userPrompt,
+      maxTurns: params.stepBudget,
+      tools,
+      onStepFinish: (stepIndex) => tracker.step(stepIndex),
+      onToolSettled: (call) => tracker.settled.push(call),
+      onResult: (result) => (tracker.usage = runUsage(result)),
+    });
+    const info = this.info(output);
+    return {
+      stopReason: mapStopReason(output.result),
+      numTurns: info.numTurns,
+      steps: output.steps,
+      toolCalls: output.toolCalls,
+      toolFailures: output.toolFailures,
+      usage: info.usage,
+      costUsd: info.costUsd,
+      sessionId: info.sessionId,
+      model: info.model,
+      text: output.result.result ?? output.lastText,
+      transcriptPath: info.transcriptPath,
+    };
   }
 
-
+  protected loopModel(role: ModelRole): string {
+    return this.resolveModel(role);
+  }
 
   /** Rate limits (src/limits/): every attempt waits for the governor; one a limit stopped before anything acted runs again. */
   private call(spec: CallSpec): Promise<RunOutput & { transcriptPath?: string }> {
@@ -267,6 +253,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
     // An aborted call starts nothing, not even the once-per-path version check.
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
     const cli = await this.cli();
+    if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
     const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = spec.transcript ? spec.transcript.name : undefined;
     const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
@@ -315,6 +302,7 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
         observer: transcript?.observer,
         onStepFinish: (stepIndex) => (hooks.onStepFinish(stepIndex), spec.onStepFinish?.(stepIndex)),
         onToolSettled: (call) => (hooks.onToolSettled(call), spec.onToolSettled?.(call)),
+        onResult: spec.onResult,
         warmPool: this.warmPool,
         // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.
         reapInBackground: transcript === undefined,
@@ -331,17 +319,11 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
   }
 
   private info(output: RunOutput & { transcriptPath?: string }): RunInfo {
-    const usage = output.result.usage ?? {};
     return {
       model: output.init.model,
       sessionId: output.result.session_id ?? output.init.session_id,
       numTurns: output.result.num_turns ?? output.steps,
-      usage: {
-        inputTokens: usage.input_tokens ?? 0,
-        outputTokens: usage.output_tokens ?? 0,
-        cacheReadInputTokens: usage.cache_read_input_tokens ?? 0,
-        cacheCreationInputTokens: usage.cache_creation_input_tokens ?? 0,
-      },
+      usage: runUsage(output.result),
       costUsd: output.result.total_cost_usd ?? 0,
       cliVersion: output.init.claude_code_version ?? "",
       hostDiscovery: hostDiscovery(output.init),
@@ -353,8 +335,19 @@ export class ClaudeCodeRuntime implements KtxLlmRuntimePort {
 
 
 /** For text and object calls a max-turns end means the work did not finish. */
-function throwOnBudget(output: RunOutput): void {
-  if (mapStopReason(output.result) === "budget") throw new MaxTurnsError(output.result.num_turns);
+function throwOnBudget(output: RunOutput & { transcriptPath?: string }, maxTurns: number): void {
+  if (mapStopReason(output.result) === "budget") throw new MaxTurnsError(maxTurns, { transcriptPath: output.transcriptPath });
+}
+
+/** The call's tokens as the CLI's result reports them (per call). */
+function runUsage(result: ResultMessage): RunUsage {
+  const usage = result.usage ?? {};
+  return {
+    inputTokens: usage.input_tokens ?? 0,
+    outputTokens: usage.output_tokens ?? 0,
+    cacheReadInputTokens: usage.cache_read_input_tokens ?? 0,
+    cacheCreationInputTokens: usage.cache_creation_input_tokens ?? 0,
+  };
 }
 
 export type { KtxRuntimeToolSet };

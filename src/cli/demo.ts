@@ -41,12 +41,12 @@ async function main(): Promise<void> {
     say(`Claude Code CLI ${cli.version} (${cli.verified ? "verified" : "unverified"}) at ${cli.path}\n`);
 
     let started = performance.now();
-    const text = await runtime.generateText({ prompt: "Say hello in one sentence.", system: "You are the KTX demo." });
+    const text = await runtime.generateTextResult({ prompt: "Say hello in one sentence.", system: "You are the KTX demo." });
     say(`generateText  -> ${JSON.stringify(text.text)}  [model ${text.model}, ${Math.round(performance.now() - started)} ms]`);
 
     started = performance.now();
     const schema = z.object({ title: z.string(), columns: z.array(z.string()) });
-    const object = await runtime.generateObject({ prompt: "Describe a table called orders with three columns.", schema });
+    const object = await runtime.generateObjectResult({ prompt: "Describe a table called orders with three columns.", schema });
     say(`generateObject -> ${JSON.stringify(object.object)}  [${Math.round(performance.now() - started)} ms]`);
 
     started = performance.now();

@@ -194,7 +194,7 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       rateLimitGovernor: new RateLimitGovernor({ enabled: false }),
     });
     try {
-      const result = await runtime.generateText({
+      const result = await runtime.generateTextResult({
         prompt: "Reply with the single word OK.",
         system: "You are a connectivity check. Reply with OK.",
         transcript: { dir, name: "probe" },

@@ -166,7 +166,11 @@ export class ToolDefinitionError extends ClaudeCodeError {
 /** A text or object call used all its turns without finishing (loops report this as `budget` instead). */
 export class MaxTurnsError extends ClaudeCodeError {
   override readonly code = "max_turns_reached";
-  constructor(readonly numTurns: number | undefined) {
-    super(`The call used all the turns it was allowed${numTurns ? ` (${numTurns})` : ""} without finishing; raise maxTurns if the model needs more tool calls.`);
+  /** `maxTurns`: the model responses the call was allowed. */
+  constructor(
+    readonly maxTurns: number | undefined,
+    details: ErrorDetails = {},
+  ) {
+    super(`The call used all ${maxTurns ? `${maxTurns} ` : ""}model turns it was allowed without finishing; raise maxTurns if the model needs more tool calls.`, details);
   }
 }

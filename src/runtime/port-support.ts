@@ -1,7 +1,8 @@
-/** What both runtimes of the port share: input checks, step notification, failure counting, error results. */
+/** What both runtimes of the port share: input checks, signals, metrics, failure counting, error results. */
 import { InvalidInputError } from "../errors/index.js";
+import type { KtxCallMetrics, LlmTokenUsage, RunLoopMetrics } from "../port/ktx-port.js";
 import type { Logger } from "../session/logger.js";
-import type { RunLoopParams, RunLoopResult, RunUsage, ToolCallRecord } from "./types.js";
+import type { CallOptions, RunLoopParams, RunLoopResult, RunUsage, ToolCallRecord } from "./types.js";
 
 export function requirePrompt(prompt: unknown): void {
   if (typeof prompt !== "string" || prompt.trim().length === 0) throw new InvalidInputError("The prompt must be a non-empty string.");
@@ -17,15 +18,86 @@ export function emptyUsage(): RunUsage {
   return { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
 }
 
-/** Calls `onStepFinish`; a callback that throws (or rejects) is logged at warn and ignored. */
-export function notifyStepFinish(params: RunLoopParams, stepIndex: number, logger: Logger): void {
-  const warn = (error: unknown) => logger.warn(`onStepFinish threw at step ${stepIndex}; ignored: ${(error as Error)?.message ?? error}`);
+/**
+ * KTX's token figures from ours. Input counts every prompt token the model read, cached or not (as
+ * the AI SDK's `inputTokens` does), so the two backends profile alike.
+ */
+export function tokenUsage(usage: RunUsage): LlmTokenUsage {
+  const inputTokens = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+  return { inputTokens, outputTokens: usage.outputTokens, totalTokens: inputTokens + usage.outputTokens };
+}
+
+/** The call's one signal: `abortSignal`, the older `signal`, and the runtime's own (close with abortInFlight). */
+export function callSignal(options: CallOptions, runtimeSignal?: AbortSignal): AbortSignal | undefined {
+  const signals = [options.abortSignal, options.signal, runtimeSignal].filter((signal): signal is AbortSignal => signal !== undefined);
+  if (signals.length <= 1) return signals[0];
+  return AbortSignal.any(signals);
+}
+
+/** Calls a caller's callback; one that throws (or rejects) is logged at warn and ignored. */
+export function notifyCaller(what: string, callback: () => unknown, logger: Logger): void {
+  const warn = (error: unknown) => logger.warn(`${what} threw; ignored: ${(error as Error)?.message ?? error}`);
   try {
-    const pending = params.onStepFinish?.({ stepIndex, stepBudget: params.stepBudget });
+    const pending = callback();
     if (pending && typeof (pending as Promise<void>).catch === "function") (pending as Promise<void>).catch(warn);
   } catch (error) {
     warn(error);
   }
+}
+
+/** Time and tokens of one text or object call; `answered` once the model answered. */
+export class CallClock {
+  private readonly started = performance.now();
+  private usage: RunUsage | undefined;
+
+  answered(usage: RunUsage): void {
+    this.usage = usage;
+  }
+
+  get hasAnswer(): boolean {
+    return this.usage !== undefined;
+  }
+
+  metrics(): KtxCallMetrics {
+    return { totalMs: Math.round(performance.now() - this.started), usage: this.usage ? tokenUsage(this.usage) : {} };
+  }
+}
+
+/**
+ * Follows one agent loop for its metrics and for what must survive a failure: the steps that finished
+ * (with their time from the loop's start) and the tool calls that settled.
+ */
+export class LoopTracker {
+  private readonly started = performance.now();
+  readonly stepBoundariesMs: number[] = [];
+  readonly settled: ToolCallRecord[] = [];
+  usage: RunUsage | undefined;
+
+  constructor(private readonly onStep: (stepIndex: number) => void = () => undefined) {}
+
+  step(stepIndex: number): void {
+    this.stepBoundariesMs.push(Math.round(performance.now() - this.started));
+    this.onStep(stepIndex);
+  }
+
+  get steps(): number {
+    return this.stepBoundariesMs.length;
+  }
+
+  metrics(usage = this.usage): RunLoopMetrics {
+    return {
+      totalMs: Math.round(performance.now() - this.started),
+      usage: usage ? tokenUsage(usage) : {},
+      stepCount: this.steps,
+      stepBoundariesMs: [...this.stepBoundariesMs],
+    };
+  }
+}
+
+/** Calls `onStepFinish`; a callback that throws (or rejects) is logged at warn and ignored. */
+export function notifyStepFinish(params: RunLoopParams, stepIndex: number, logger: Logger): void {
+  if (!params.onStepFinish) return;
+  notifyCaller(`onStepFinish at step ${stepIndex}`, () => params.onStepFinish?.({ stepIndex, stepBudget: params.stepBudget }), logger);
 }
 
 /** Tool failures per `telemetryTags.unitKey`, for KTX's `toolFailureCount(unitKey)`. */
@@ -43,16 +115,18 @@ export class ToolFailureCounter {
 }
 
 /** The result of a loop that failed after it started. */
-export function failedLoopResult(error: Error, fields: { steps: number; model: string; toolCalls?: ToolCallRecord[]; transcriptPath?: string }): RunLoopResult {
-  const toolCalls = fields.toolCalls ?? [];
+export function failedLoopResult(error: Error, fields: { tracker: LoopTracker; model: string; transcriptPath?: string }): RunLoopResult {
+  const { tracker } = fields;
+  const toolCalls = [...tracker.settled];
   return {
     stopReason: "error",
     error,
-    numTurns: fields.steps,
-    steps: fields.steps,
+    metrics: tracker.metrics(),
+    numTurns: tracker.steps,
+    steps: tracker.steps,
     toolCalls,
     toolFailures: toolCalls.filter((call) => !call.ok).length,
-    usage: emptyUsage(),
+    usage: tracker.usage ?? emptyUsage(),
     costUsd: 0,
     sessionId: "",
     model: fields.model,

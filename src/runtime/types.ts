@@ -1,10 +1,21 @@
-/** KTX's LLM runtime port, as this library implements it. */
+/**
+ * The library's own call types: KTX's port inputs (port/ktx-port.ts) plus options, and rich results
+ * (model, usage, cost, tool calls, transcript) returned by `generateTextResult`, `generateObjectResult`
+ * and `runAgentLoop`. Every input here accepts what KTX passes; every result is assignable to KTX's.
+ */
 import type { z } from "zod";
 import type { KtxRuntimeToolSet } from "../mcp/tools.js";
-import type { RunLoopStopReason } from "../claude-code/stop-reason.js";
+import {
+  type KtxCallMetrics,
+  type KtxModelRole,
+  MODEL_ROLES,
+  type RunLoopMetrics,
+  type RunLoopStopReason,
+} from "../port/ktx-port.js";
 
-export const MODEL_ROLES = ["default", "triage", "candidateExtraction", "curator", "reconcile", "repair"] as const;
-export type ModelRole = (typeof MODEL_ROLES)[number];
+export { MODEL_ROLES };
+export type { KtxCallMetrics, LlmTokenUsage, RunLoopMetrics, RunLoopStopReason } from "../port/ktx-port.js";
+export type ModelRole = KtxModelRole;
 
 /** Role → model alias (`sonnet`, `opus`, `haiku`, …) or full model id; only `default` is required. */
 export type ModelMap = { default: string } & Partial<Record<ModelRole, string>>;
@@ -33,6 +44,9 @@ export interface RunInfo {
 }
 
 export interface CallOptions {
+  /** Cancels the call: it rejects with `AbortError` (name "AbortError"), its tools' signals fire, its CLI is interrupted and stopped. */
+  abortSignal?: AbortSignal;
+  /** @deprecated Earlier name of `abortSignal`; both are honoured. */
   signal?: AbortSignal;
   timeoutMs?: number;
   /** Record this call's transcript into `dir` (overrides the runtime option); `name` fixes the file name. */
@@ -40,31 +54,35 @@ export interface CallOptions {
 }
 
 export interface KtxGenerateTextInput extends CallOptions {
+  /** Default `default`. */
   role?: ModelRole;
   prompt: string;
   system?: string;
-  /** Accepted for port compatibility; the Claude Code CLI has no temperature setting, so it is ignored. */
+  /** Accepted for port compatibility; the Claude Code CLI has no temperature setting, so it is ignored there. */
   temperature?: number;
   tools?: KtxRuntimeToolSet;
   /** Model responses allowed; default 1 without tools, 10 with tools. */
   maxTurns?: number;
+  /** Called once with the call's time and tokens once the model answered, also when the call then fails. */
+  onMetrics?: (metrics: KtxCallMetrics) => void;
 }
 
 export interface KtxGenerateTextResult extends RunInfo {
   text: string;
   toolCalls: ToolCallRecord[];
   toolFailures: number;
+  metrics: KtxCallMetrics;
 }
 
-export interface KtxGenerateObjectInput<T> extends Omit<KtxGenerateTextInput, "temperature"> {
-  schema: z.ZodType<T>;
-  temperature?: number;
+export interface KtxGenerateObjectInput<TOutput, TSchema extends z.ZodType<TOutput> = z.ZodType<TOutput>> extends KtxGenerateTextInput {
+  schema: TSchema;
 }
 
 export interface KtxGenerateObjectResult<T> extends RunInfo {
   object: T;
   toolCalls: ToolCallRecord[];
   toolFailures: number;
+  metrics: KtxCallMetrics;
 }
 
 /** One tool call the model made, as seen on the stream (our tools and denied ones alike). */
@@ -91,13 +109,16 @@ export interface RunLoopParams extends CallOptions {
   userPrompt: string;
   toolSet: KtxRuntimeToolSet;
   stepBudget: number;
-  telemetryTags?: { unitKey?: string } & Record<string, unknown>;
+  /** KTX passes `operationName`, `source`, `unitKey`, `jobId`; `unitKey` keys `toolFailureCount`. */
+  telemetryTags?: Record<string, string>;
+  /** Not in KTX's port any more (KTX reads `metrics.stepBoundariesMs`); kept for callers that want live progress. */
   onStepFinish?(event: StepFinishEvent): void | Promise<void>;
 }
 
 export interface RunLoopResult {
   stopReason: RunLoopStopReason;
   error?: Error;
+  metrics: RunLoopMetrics;
   numTurns: number;
   /** Model responses seen (what `onStepFinish` counted). */
   steps: number;
@@ -109,10 +130,4 @@ export interface RunLoopResult {
   model: string;
   text: string;
   transcriptPath?: string;
-}
-
-export interface KtxLlmRuntimePort {
-  generateText(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult>;
-  generateObject<T>(input: KtxGenerateObjectInput<T>): Promise<KtxGenerateObjectResult<T>>;
-  runAgentLoop(params: RunLoopParams): Promise<RunLoopResult>;
 }

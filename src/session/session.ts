@@ -60,6 +60,8 @@ export interface SessionEnd {
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+/** How long a failed run waits for the CLI to confirm its interrupt before stopping it regardless. */
+export const INTERRUPT_GRACE_MS = 1_000;
 
 let requestCounter = 0;
 const nextRequestId = () => `ktx_${process.pid}_${++requestCounter}`;
@@ -77,6 +79,9 @@ export class Session {
   private setup: Array<{ subtype: string }> = [];
   private initializeAnswered = false;
   private prompt: string | undefined;
+  private promptSent = false;
+  private interruptId: string | undefined;
+  private interruptConfirmed: (() => void) | undefined;
   private readonly inflight = new Map<string, AbortController>();
   private readonly timers: NodeJS.Timeout[] = [];
   private idleTimer: NodeJS.Timeout | undefined;
@@ -88,10 +93,11 @@ export class Session {
     this.logger = options.logger ?? silentLogger;
   }
 
-  /** Stops the run with `error` (first failure wins). */
+  /** Stops the run with `error` (first failure wins); the handlers still running are aborted at once. */
   fail(error: ClaudeCodeError): void {
     if (this.failure || this.result) return;
     this.failure = error;
+    for (const controller of this.inflight.values()) controller.abort(error);
     this.settle();
   }
 
@@ -133,6 +139,7 @@ export class Session {
       this.prompt = prompt;
       this.write(controlRequest(this.pendingId, initialize));
       await this.settled;
+      if (this.failure && this.promptSent && !this.result) await this.interrupt(proc);
       const reaped = proc.stop(!this.failure).then((exit) => {
         this.options.onExit?.(exit);
         return exit;
@@ -231,6 +238,9 @@ export class Session {
           this.result = message.message;
           // stdin stays open until the result (later control requests need it) and is closed right after.
           this.proc?.endInput();
+        } else {
+          // The failed run's turn has ended (normally the answer to our interrupt): nothing more will be asked of the API.
+          this.interruptConfirmed?.();
         }
         break;
       default:
@@ -244,7 +254,33 @@ export class Session {
     if (this.result) this.settle();
   }
 
+  /**
+   * A run that fails after the prompt went out (abort, timeout, protocol error) is interrupted before
+   * its CLI is stopped: stdin EOF or a signal alone let the CLI finish a pending tool call as failed and
+   * send one more API request while it shuts down; after `interrupt` it ends the turn (a result line)
+   * instead. The wait is bounded: a CLI that has not ended its turn within INTERRUPT_GRACE_MS is stopped
+   * all the same.
+   */
+  private async interrupt(proc: CliProcess): Promise<void> {
+    if (!proc.isRunning) return;
+    this.interruptId = nextRequestId();
+    const confirmed = new Promise<void>((resolve) => (this.interruptConfirmed = resolve));
+    this.write(controlRequest(this.interruptId, { subtype: "interrupt" }));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      confirmed,
+      proc.exited,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, INTERRUPT_GRACE_MS);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   private onControlResponse(response: { subtype: string; request_id: string; response?: unknown; error?: unknown }): void {
+    // The interrupt's own answer comes before the turn ends; the result line that follows is awaited.
+    if (response.request_id === this.interruptId) return;
     if (response.request_id !== this.pendingId || this.prompt === undefined) {
       this.logger.warn(`ignored a control_response for unknown request ${response.request_id}`);
       return;
@@ -270,6 +306,7 @@ export class Session {
     }
     const prompt = this.prompt;
     this.prompt = undefined;
+    this.promptSent = true;
     this.write(userMessage(prompt));
   }
 

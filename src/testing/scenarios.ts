@@ -114,7 +114,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description: "one-turn generateText",
     useApi: true,
     script: [turn.text("hello from the scripted model")],
-    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateText({ prompt: "say hello", system: "You are a KTX test.", ...call })).text })),
+    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateTextResult({ prompt: "say hello", system: "You are a KTX test.", ...call })).text })),
   },
   {
     name: "object",
@@ -122,7 +122,7 @@ export const SCENARIOS: readonly Scenario[] = [
     useApi: true,
     // 2.1.330 ends the run at a valid StructuredOutput call; 2.1.142 asks the model once more.
     script: [turn.object({ answer: "forty-two", n: 42 }), turn.text("Done.")],
-    run: (runtime, call) => capture(async () => ({ object: (await runtime.generateObject({ prompt: "answer", schema: answerSchema, ...call })).object })),
+    run: (runtime, call) => capture(async () => ({ object: (await runtime.generateObjectResult({ prompt: "answer", schema: answerSchema, ...call })).object })),
   },
   {
     name: "object-schema-violation",
@@ -130,7 +130,7 @@ export const SCENARIOS: readonly Scenario[] = [
     useApi: true,
     script: [turn.object({ wrong: true })],
     scriptOptions: { onExhausted: "repeat-last" },
-    run: (runtime, call) => capture(async () => ({ object: (await runtime.generateObject({ prompt: "answer", schema: answerSchema, ...call })).object })),
+    run: (runtime, call) => capture(async () => ({ object: (await runtime.generateObjectResult({ prompt: "answer", schema: answerSchema, ...call })).object })),
   },
   {
     name: "tool-loop",
@@ -190,7 +190,7 @@ export const SCENARIOS: readonly Scenario[] = [
     useApi: true,
     env: FEW_RETRIES,
     script: () => turn.error(429, "rate limited (scripted)"),
-    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateText({ prompt: "hi", ...call })).text })),
+    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateTextResult({ prompt: "hi", ...call })).text })),
   },
   {
     name: "api-overloaded",
@@ -198,21 +198,21 @@ export const SCENARIOS: readonly Scenario[] = [
     useApi: true,
     env: FEW_RETRIES,
     script: () => turn.error(529, "overloaded (scripted)"),
-    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateText({ prompt: "hi", ...call })).text })),
+    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateTextResult({ prompt: "hi", ...call })).text })),
   },
   {
     name: "api-500-then-ok",
     description: "one 500, then an answer: the CLI's own retry recovers",
     useApi: true,
     script: [turn.error(500, "internal error (scripted)"), turn.text("recovered")],
-    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateText({ prompt: "hi", ...call })).text })),
+    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateTextResult({ prompt: "hi", ...call })).text })),
   },
   {
     name: "auth-failure",
     description: "no local session and no endpoint, with ANTHROPIC_API_KEY in the parent env",
     useApi: false,
     env: { ANTHROPIC_API_KEY: "sk-ant-parent-key-must-not-be-used" },
-    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateText({ prompt: "hi", ...call })).text })),
+    run: (runtime, call) => capture(async () => ({ text: (await runtime.generateTextResult({ prompt: "hi", ...call })).text })),
   },
   {
     name: "huge-system-prompt",
@@ -220,7 +220,7 @@ export const SCENARIOS: readonly Scenario[] = [
     useApi: true,
     script: [turn.text("read it all")],
     run: (runtime, call) =>
-      capture(async () => ({ text: (await runtime.generateText({ prompt: "go", system: `BEGIN ${"k".repeat(256 * 1024)} END`, ...call })).text })),
+      capture(async () => ({ text: (await runtime.generateTextResult({ prompt: "go", system: `BEGIN ${"k".repeat(256 * 1024)} END`, ...call })).text })),
   },
 ];
 

@@ -149,10 +149,10 @@ describe("tools in text and object calls", () => {
       turn.object({ total: 2 }),
     ]);
     const runtime = runtimeFor(api);
-    const text = await runtime.generateText({ prompt: "what is grain?", tools: [lookup] });
+    const text = await runtime.generateTextResult({ prompt: "what is grain?", tools: [lookup] });
     expect(text.text).toBe("grain is a glossary entry");
     expect(text.toolCalls.map((call) => [call.name, call.ok])).toEqual([["mcp__ktx__lookup", true]]);
-    const object = await runtime.generateObject({ prompt: "count them", tools: [count], schema: z.object({ total: z.number() }) });
+    const object = await runtime.generateObjectResult({ prompt: "count them", tools: [count], schema: z.object({ total: z.number() }) });
     expect(object.object).toEqual({ total: 2 });
     expect(toolResultsIn(api.messageRequests[3]!.body).at(-1)!.text).toMatch(/"count": 2/);
     const offered = api.messageRequests[2]!.body.tools.map((tool: { name: string }) => tool.name).sort();

@@ -20,7 +20,7 @@ afterEach(async () => {
 describe("generateText", () => {
   it("returns the model's text and the model the CLI resolved, with our system prompt and no built-in tools", async () => {
     const api = await scriptedApi([turn.text("hello from the scripted model")]);
-    const result = await runtimeFor(api).generateText({ prompt: "say hello", system: "You are a KTX test." });
+    const result = await runtimeFor(api).generateTextResult({ prompt: "say hello", system: "You are a KTX test." });
     expect(result.text).toBe("hello from the scripted model");
     expect(result.model).toBe("claude-sonnet-5-5");
     expect(result.cliVersion).toBe("2.1.330");
@@ -35,7 +35,7 @@ describe("generateText", () => {
   it("carries a 1 MiB system prompt over stdin", async () => {
     const api = await scriptedApi([turn.text("ok")]);
     const big = `BEGIN ${"k".repeat(1024 * 1024)} END`;
-    const result = await runtimeFor(api).generateText({ prompt: "go", system: big });
+    const result = await runtimeFor(api).generateTextResult({ prompt: "go", system: big });
     expect(result.text).toBe("ok");
     expect(systemText(api.messageRequests[0]!.body)).toContain(big);
   });
@@ -46,7 +46,7 @@ describe("generateObject", () => {
 
   it("returns the structured output validated and typed", async () => {
     const api = await scriptedApi([turn.object({ answer: "forty-two", n: 42 })]);
-    const result = await runtimeFor(api).generateObject({ prompt: "answer", schema });
+    const result = await runtimeFor(api).generateObjectResult({ prompt: "answer", schema });
     expect(result.object).toEqual({ answer: "forty-two", n: 42 });
     const tools = api.messageRequests[0]!.body.tools.map((tool: { name: string }) => tool.name);
     expect(tools).toContain("StructuredOutput");
@@ -54,7 +54,7 @@ describe("generateObject", () => {
 
   it("fails with StructuredOutputError when the model keeps violating the schema (the CLI's own retries run out)", async () => {
     const api = await scriptedApi([turn.object({ wrong: true })], { onExhausted: "repeat-last" });
-    const error = (await runtimeFor(api).generateObject({ prompt: "answer", schema }).catch((e: unknown) => e)) as StructuredOutputError;
+    const error = (await runtimeFor(api).generateObjectResult({ prompt: "answer", schema }).catch((e: unknown) => e)) as StructuredOutputError;
     expect(error).toBeInstanceOf(StructuredOutputError);
     // The message carries the CLI's last validation error; `received` is the result the CLI ended with.
     expect(error.message).toMatch(/within the CLI's retries: .*after 5 attempts.*must have required property 'answer'/);
@@ -66,7 +66,7 @@ describe("generateObject", () => {
   it("fails with StructuredOutputError carrying the object when only our zod schema rejects it", async () => {
     const even = z.object({ n: z.number().refine((n) => n % 2 === 0, "must be even") });
     const api = await scriptedApi([turn.object({ n: 3 })]);
-    const error = (await runtimeFor(api).generateObject({ prompt: "answer", schema: even }).catch((e: unknown) => e)) as StructuredOutputError;
+    const error = (await runtimeFor(api).generateObjectResult({ prompt: "answer", schema: even }).catch((e: unknown) => e)) as StructuredOutputError;
     expect(error).toBeInstanceOf(StructuredOutputError);
     expect(error.received).toEqual({ n: 3 });
     expect(error.message).toMatch(/must be even/);
@@ -74,7 +74,7 @@ describe("generateObject", () => {
 
   it("fails with StructuredOutputError when the model answers in prose and the CLI still reports success", async () => {
     const api = await scriptedApi([turn.text("I think the answer is 42.")], { onExhausted: "repeat-last" });
-    const error = (await runtimeFor(api).generateObject({ prompt: "answer", schema }).catch((e: unknown) => e)) as StructuredOutputError;
+    const error = (await runtimeFor(api).generateObjectResult({ prompt: "answer", schema }).catch((e: unknown) => e)) as StructuredOutputError;
     expect(error).toBeInstanceOf(StructuredOutputError);
     expect(error.message).toMatch(/prose|StructuredOutput/);
   });
@@ -83,7 +83,7 @@ describe("generateObject", () => {
 describe("authentication and the scrubbed environment", () => {
   it("reports a missing local session as ClaudeCodeAuthError even with ANTHROPIC_API_KEY in the parent env", async () => {
     const runtime = runtimeFor(undefined, { env: testEnv({ ANTHROPIC_API_KEY: "sk-ant-parent-key-must-not-be-used" }) });
-    const error = await runtime.generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    const error = await runtime.generateTextResult({ prompt: "hi" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ClaudeCodeAuthError);
     expect((error as Error).message).toMatch(/Authenticate Claude Code locally/);
   });
@@ -106,9 +106,9 @@ describe("authentication and the scrubbed environment", () => {
     const trap = await scriptedApi([turn.text("leaked")], { onExhausted: "repeat-last" });
     const api = await scriptedApi([turn.text("through the explicit endpoint")]);
     const parentEnv = testEnv({ ANTHROPIC_BASE_URL: trap.baseUrl, ANTHROPIC_API_KEY: "sk-ant-trap", ANTHROPIC_AUTH_TOKEN: "trap-token" });
-    const viaEndpoint = await runtimeFor(api, { env: parentEnv }).generateText({ prompt: "hi" });
+    const viaEndpoint = await runtimeFor(api, { env: parentEnv }).generateTextResult({ prompt: "hi" });
     expect(viaEndpoint.text).toBe("through the explicit endpoint");
-    const withoutEndpoint = await runtimeFor(undefined, { env: parentEnv }).generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    const withoutEndpoint = await runtimeFor(undefined, { env: parentEnv }).generateTextResult({ prompt: "hi" }).catch((e: unknown) => e);
     expect(withoutEndpoint).toBeInstanceOf(ClaudeCodeAuthError);
     expect(trap.requests).toHaveLength(0);
   });
@@ -119,7 +119,7 @@ describe("isolation check and version pinning", () => {
     const api = await scriptedApi([turn.text("should not be reached")]);
     // A CLI that ignores our tool restrictions (here: a wrapper dropping them).
     const widened = script("claude-widened", `for a; do shift; case "$a" in --tools=*|--disallowedTools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
-    const error = (await runtimeFor(api, { cliPath: widened }).generateText({ prompt: "hi" }).catch((e: unknown) => e)) as IsolationError;
+    const error = (await runtimeFor(api, { cliPath: widened }).generateTextResult({ prompt: "hi" }).catch((e: unknown) => e)) as IsolationError;
     expect(error).toBeInstanceOf(IsolationError);
     expect(error.message).toMatch(/tools were .*Bash/);
     // init arrives with the turn, when the CLI has already sent its request; no answer is acted upon.
@@ -129,7 +129,7 @@ describe("isolation check and version pinning", () => {
   it("still has no built-in tool when a CLI ignores --tools=: --disallowedTools names every built-in of the version", async () => {
     const api = await scriptedApi([turn.text("answered with no built-ins")]);
     const noToolsFlag = script("claude-no-tools-flag", `for a; do shift; case "$a" in --tools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
-    const result = await runtimeFor(api, { cliPath: noToolsFlag }).generateText({ prompt: "hi" });
+    const result = await runtimeFor(api, { cliPath: noToolsFlag }).generateTextResult({ prompt: "hi" });
     expect(result.text).toBe("answered with no built-ins");
     // The model was offered no tool at all.
     expect(api.messageRequests[0]!.body.tools ?? []).toEqual([]);
@@ -139,7 +139,7 @@ describe("isolation check and version pinning", () => {
     const api = await scriptedApi([turn.text("should not be reached")]);
     // A CLI that picks up an API key behind our back (here: a wrapper exporting one).
     const keyed = script("claude-keyed", `ANTHROPIC_API_KEY=sk-ant-smuggled ANTHROPIC_BASE_URL='${api.baseUrl}' exec '${realCli()}' "$@"`);
-    const error = await runtimeFor(undefined, { cliPath: keyed }).generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    const error = await runtimeFor(undefined, { cliPath: keyed }).generateTextResult({ prompt: "hi" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IsolationError);
     expect((error as Error).message).toMatch(/apiKeySource was "ANTHROPIC_API_KEY"/);
     expect(api.messageRequests).toHaveLength(0);
@@ -148,7 +148,7 @@ describe("isolation check and version pinning", () => {
   it("stops with IsolationError when built-in plugins are left on", async () => {
     const api = await scriptedApi([turn.text("should not be reached")]);
     const plugins = script("claude-plugins", `for a; do shift; case "$a" in --settings=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
-    const error = await runtimeFor(api, { cliPath: plugins }).generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    const error = await runtimeFor(api, { cliPath: plugins }).generateTextResult({ prompt: "hi" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IsolationError);
     expect((error as Error).message).toMatch(/plugins were .*cc-plugin/);
   });
@@ -156,11 +156,11 @@ describe("isolation check and version pinning", () => {
   it("refuses an unverified CLI version unless allowUnverifiedCli, naming the verified ones", async () => {
     const api = await scriptedApi([turn.text("ran anyway")]);
     const future = script("claude-future", `case "$1" in --version) echo "9.9.9 (Claude Code)";; *) exec '${realCli()}' "$@";; esac`);
-    const refused = await runtimeFor(api, { cliPath: future }).generateText({ prompt: "hi" }).catch((e: unknown) => e);
+    const refused = await runtimeFor(api, { cliPath: future }).generateTextResult({ prompt: "hi" }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(UnsupportedCliVersionError);
     expect((refused as Error).message).toMatch(/9\.9\.9.*2\.1\.330/s);
     expect(api.messageRequests).toHaveLength(0);
-    const allowed = await runtimeFor(api, { cliPath: future, allowUnverifiedCli: true }).generateText({ prompt: "hi" });
+    const allowed = await runtimeFor(api, { cliPath: future, allowUnverifiedCli: true }).generateTextResult({ prompt: "hi" });
     expect(allowed.text).toBe("ran anyway");
   });
 

@@ -14,7 +14,7 @@ it("routes a CLI's connection to a non-loopback host into the trap, where it is 
     apiEndpoint: { baseUrl: `https://${SELF_TEST_HOST}`, apiKey: "sk-test-guard" },
     env: testEnv({ CLAUDE_CODE_MAX_RETRIES: "0" }),
   });
-  const error = await runtime.generateText({ prompt: "hi" }).catch((caught: unknown) => caught);
+  const error = await runtime.generateTextResult({ prompt: "hi" }).catch((caught: unknown) => caught);
   expect((error as Error).name).toBe("ClaudeCodeApiError");
   const attempts = (await (await fetch(`${inject("trapProxyUrl")}/__attempts`)).json()) as string[];
   expect(attempts).toContain(`CONNECT ${SELF_TEST_HOST}:443`);

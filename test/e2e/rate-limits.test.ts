@@ -38,8 +38,7 @@ describe("subscription mode", () => {
   it("runs the real CLI as a subscriber: Bearer OAuth token, the claude-code beta, the isolation check passes", async () => {
     const api = await scriptedApi([allowed("hello subscriber", 0.2)]);
     const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription") });
-    const result = await runtime.generateText({ prompt: "hi" });
-    expect(result.text).toBe("hello subscriber");
+    expect(await runtime.generateText({ prompt: "hi" })).toBe("hello subscriber");
     const request = api.messageRequests[0]!;
     expect(request.headers.authorization).toMatch(/^Bearer sk-ant-oat01-/);
     expect(request.headers["x-api-key"]).toBeUndefined();
@@ -106,7 +105,7 @@ describe("a reached limit", () => {
     const api = await scriptedApi([turn.limitReached({ resetsAt }), turn.withRateLimit(turn.text("after the reset"), { status: "allowed_warning", utilization: 0.9 })]);
     const { governor, reported, waits } = ktxShapedGovernor();
     const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), rateLimitGovernor: governor });
-    expect((await runtime.generateText({ prompt: "hi" })).text).toBe("after the reset");
+    expect(await runtime.generateText({ prompt: "hi" })).toBe("after the reset");
     expect(waits()).toBe(2);
     expect(reported).toEqual([
       { provider: "claude-subscription", status: "rejected", resetAtMs: Math.ceil(resetsAt.getTime() / 1000) * 1000, rateLimitType: "five_hour" },

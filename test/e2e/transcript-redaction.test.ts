@@ -20,7 +20,7 @@ it("redacts credential values and token shapes in every direction", async () => 
     env: testEnv({ ANTHROPIC_API_KEY: apiKey, CLAUDE_CODE_OAUTH_TOKEN: oauth }),
     transcript: { dir: tempDir("transcripts") },
   });
-  const result = await runtime.generateText({ prompt: `my key is ${apiKey}`, system: `token ${oauth}` });
+  const result = await runtime.generateTextResult({ prompt: `my key is ${apiKey}`, system: `token ${oauth}` });
   const text = readFileSync(result.transcriptPath!, "utf8");
   for (const secret of [apiKey, oauth, "sk-test-scripted", "abcdefghijklmnopqrstuvwxyz"]) expect(text).not.toContain(secret);
   const records = text.trim().split("\n").map((line) => JSON.parse(line) as { kind: string; text?: string });

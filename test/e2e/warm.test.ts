@@ -32,10 +32,10 @@ describe("warm pool", () => {
   it("serves the second call of the same shape from a pre-started process, and close() ends the idle one", async () => {
     const api = await scriptedApi(() => turn.text("hi"));
     const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 60_000 } });
-    const first = await runtime.generateText({ prompt: "one" });
+    const first = await runtime.generateTextResult({ prompt: "one" });
     expect(first.warmStart).toBe(false);
     expect(runtime.warmIdlePids).toHaveLength(1);
-    const second = await runtime.generateText({ prompt: "two", system: "a different system prompt travels in initialize" });
+    const second = await runtime.generateTextResult({ prompt: "two", system: "a different system prompt travels in initialize" });
     expect(second.warmStart).toBe(true);
     expect(second.text).toBe("hi");
     expect(api.messageRequests[1]!.body.system.map((part: { text: string }) => part.text).join("\n")).toContain("a different system prompt travels in initialize");
@@ -49,11 +49,11 @@ describe("warm pool", () => {
     const api = await scriptedApi(() => turn.text("hi"));
     const widened = script("claude-widened", `for a; do shift; case "$a" in --tools=*|--disallowedTools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
     const runtime = runtimeFor(api, { cliPath: widened, warm: { size: 1, idleMs: 60_000 } });
-    await expect(runtime.generateText({ prompt: "one" })).rejects.toBeInstanceOf(IsolationError);
+    await expect(runtime.generateTextResult({ prompt: "one" })).rejects.toBeInstanceOf(IsolationError);
     const warnings: string[] = [];
     const watched = runtimeFor(api, { cliPath: widened, warm: { size: 1, idleMs: 60_000 }, logger: { debug() {}, info() {}, warn: (m) => warnings.push(m), error() {} } });
-    await watched.generateText({ prompt: "one" }).catch(() => undefined);
-    await expect(watched.generateText({ prompt: "two" })).rejects.toBeInstanceOf(IsolationError);
+    await watched.generateTextResult({ prompt: "one" }).catch(() => undefined);
+    await expect(watched.generateTextResult({ prompt: "two" })).rejects.toBeInstanceOf(IsolationError);
     expect(warnings.some((w) => w.includes("retrying on a fresh process"))).toBe(true);
     await runtime.close();
     await watched.close();
@@ -63,7 +63,7 @@ describe("warm pool", () => {
   it("ends idle processes after idleMs", async () => {
     const api = await scriptedApi(() => turn.text("hi"));
     const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 500 } });
-    await runtime.generateText({ prompt: "one" });
+    await runtime.generateTextResult({ prompt: "one" });
     const [pid] = runtime.warmIdlePids;
     expect(pid).toBeDefined();
     expect(await waitFor(() => !alive(pid!))).toBe(true);
@@ -74,12 +74,12 @@ describe("warm pool", () => {
   it("notices an idle process that crashed and replaces it", async () => {
     const api = await scriptedApi(() => turn.text("hi"));
     const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 60_000 } });
-    await runtime.generateText({ prompt: "one" });
+    await runtime.generateTextResult({ prompt: "one" });
     const [crashed] = runtime.warmIdlePids;
     await new Promise((resolve) => setTimeout(resolve, 2_500)); // older than a failed start
     process.kill(crashed!, "SIGKILL");
     expect(await waitFor(() => runtime.warmIdlePids.length === 1 && runtime.warmIdlePids[0] !== crashed)).toBe(true);
-    const next = await runtime.generateText({ prompt: "two" });
+    const next = await runtime.generateTextResult({ prompt: "two" });
     expect(next.text).toBe("hi");
     await runtime.close();
     expect(await remainingChildren()).toEqual([]);
@@ -89,9 +89,9 @@ describe("warm pool", () => {
     const api = await scriptedApi(() => turn.text("hi"));
     const dir = tempDir("transcripts");
     const runtime = runtimeFor(api, { models: { default: "sonnet", triage: "haiku" }, warm: { size: 1, idleMs: 60_000 }, transcript: { dir } });
-    const first = await runtime.generateText({ prompt: "one" });
+    const first = await runtime.generateTextResult({ prompt: "one" });
     expect(first.warmStart).toBe(false);
-    const triage = await runtime.generateText({ role: "triage", prompt: "two" });
+    const triage = await runtime.generateTextResult({ role: "triage", prompt: "two" });
     expect(triage.warmStart).toBe(true);
     expect(triage.model).toBe("claude-haiku-5-5");
     expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-5-5", "claude-haiku-5-5"]);
@@ -115,7 +115,7 @@ describe("warm pool", () => {
       if (finished < 6) peakWhileQueued = Math.max(peakWhileQueued, childPids().length);
     }, 20);
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, index) => runtime.generateText({ prompt: `call-${index}` }).finally(() => (finished += 1))),
+      Array.from({ length: 8 }, (_, index) => runtime.generateTextResult({ prompt: `call-${index}` }).finally(() => (finished += 1))),
     );
     clearInterval(sampler);
     results.forEach((result, index) => expect(result.text).toBe(`answer to call-${index}`));

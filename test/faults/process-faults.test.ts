@@ -66,7 +66,7 @@ const loopWith = (tools: Array<{ name: string; execute: (input: any, context: { 
 
 describe("a missing or wrong CLI", () => {
   it("reports a missing binary", async () => {
-    const error = await failure(standIn("ok", { cliPath: "/nonexistent/claude" }).runtime.generateText({ prompt: "hi" }));
+    const error = await failure(standIn("ok", { cliPath: "/nonexistent/claude" }).runtime.generateTextResult({ prompt: "hi" }));
     expect(error).toBeInstanceOf(CliNotFoundError);
     expect(error!.message).toMatch(/\/nonexistent\/claude: file not found.*npm ci/s);
   });
@@ -75,13 +75,13 @@ describe("a missing or wrong CLI", () => {
     const path = join(tempDir("bin"), "claude");
     writeFileSync(path, "#!/bin/sh\necho hi\n");
     chmodSync(path, 0o644);
-    const error = await failure(standIn("ok", { cliPath: path }).runtime.generateText({ prompt: "hi" }));
+    const error = await failure(standIn("ok", { cliPath: path }).runtime.generateTextResult({ prompt: "hi" }));
     expect(error).toBeInstanceOf(CliNotFoundError);
     expect(error!.message).toMatch(/not executable/);
   });
 
   it("reports a different program", async () => {
-    const error = await failure(standIn("ok", { cliPath: "/bin/echo" }).runtime.generateText({ prompt: "hi" }));
+    const error = await failure(standIn("ok", { cliPath: "/bin/echo" }).runtime.generateTextResult({ prompt: "hi" }));
     expect(error).toBeInstanceOf(CliNotFoundError);
     expect(error!.message).toMatch(/it is not Claude Code/);
   });
@@ -89,7 +89,7 @@ describe("a missing or wrong CLI", () => {
 
 describe("a CLI that dies or misbehaves", () => {
   it("exits non-zero before init: CliCrashError with the exit code and stderr tail", async () => {
-    const error = (await failure(standIn("exit-before-init").runtime.generateText({ prompt: "hi" }))) as CliCrashError;
+    const error = (await failure(standIn("exit-before-init").runtime.generateTextResult({ prompt: "hi" }))) as CliCrashError;
     expect(error).toBeInstanceOf(CliCrashError);
     expect(error.exitCode).toBe(3);
     expect(error.message).toMatch(/exited with code 3 before answering initialize/);
@@ -97,50 +97,50 @@ describe("a CLI that dies or misbehaves", () => {
   });
 
   it("is killed by a signal mid-stream", async () => {
-    const error = (await failure(standIn("kill-self").runtime.generateText({ prompt: "hi" }))) as CliCrashError;
+    const error = (await failure(standIn("kill-self").runtime.generateTextResult({ prompt: "hi" }))) as CliCrashError;
     expect(error).toBeInstanceOf(CliCrashError);
     expect(error.signal).toBe("SIGKILL");
     expect(error.message).toMatch(/killed by SIGKILL before its result/);
   });
 
   it("exits 0 without a result", async () => {
-    const error = await failure(standIn("exit-0-no-result").runtime.generateText({ prompt: "hi" }));
+    const error = await failure(standIn("exit-0-no-result").runtime.generateTextResult({ prompt: "hi" }));
     expect(error).toBeInstanceOf(CliCrashError);
     expect(error!.message).toMatch(/exited with code 0 before its result/);
   });
 
   it("closes its stdout early but keeps running", async () => {
-    const error = await failure(standIn("close-stdout").runtime.generateText({ prompt: "hi" }));
+    const error = await failure(standIn("close-stdout").runtime.generateTextResult({ prompt: "hi" }));
     expect(error).toBeInstanceOf(CliCrashError);
     expect(error!.message).toMatch(/closed its stdout before its result/);
   });
 
   it("ends on a truncated last line, naming the line it could not read", async () => {
-    const error = await failure(standIn("truncated-last-line").runtime.generateText({ prompt: "hi" }));
+    const error = await failure(standIn("truncated-last-line").runtime.generateTextResult({ prompt: "hi" }));
     expect(error).toBeInstanceOf(CliCrashError);
     expect(error!.message).toMatch(/not JSON, first: .*"type\\":\\"result/);
   });
 
   it("tolerates a non-JSON noise line and passes an unknown message type through, logging both", async () => {
     const { runtime, messages } = standIn("malformed-then-ok");
-    expect((await runtime.generateText({ prompt: "hi" })).text).toBe("hi");
+    expect((await runtime.generateTextResult({ prompt: "hi" })).text).toBe("hi");
     expect(messages.some((m) => m.includes("non-JSON stdout line: this is not json {"))).toBe(true);
     expect(messages.some((m) => m.includes('unknown CLI message type "hologram"'))).toBe(true);
   });
 
   it("stops with ProtocolError on a known message type with a broken shape", async () => {
-    const error = await failure(standIn("invalid-known-type").runtime.generateText({ prompt: "hi" }));
+    const error = await failure(standIn("invalid-known-type").runtime.generateTextResult({ prompt: "hi" }));
     expect(error).toBeInstanceOf(ProtocolError);
     expect(error!.message).toMatch(/does not match the stream-json protocol/);
   });
 
   it("parses a single 100 MiB line", async () => {
-    const result = await standIn("huge-line").runtime.generateText({ prompt: "hi" });
+    const result = await standIn("huge-line").runtime.generateTextResult({ prompt: "hi" });
     expect(result.text).toBe(`len ${100 * 1024 * 1024}`);
   });
 
   it("fails clearly when a line is over maxLineBytes, without reading it into memory", async () => {
-    const error = await failure(standIn("huge-line", { maxLineBytes: 1024 * 1024 }, { STAND_IN_BYTES: String(8 * 1024 * 1024) }).runtime.generateText({ prompt: "hi" }));
+    const error = await failure(standIn("huge-line", { maxLineBytes: 1024 * 1024 }, { STAND_IN_BYTES: String(8 * 1024 * 1024) }).runtime.generateTextResult({ prompt: "hi" }));
     expect(error).toBeInstanceOf(ProtocolError);
     expect(error!.message).toMatch(/over maxLineBytes=1048576/);
   });
@@ -148,14 +148,14 @@ describe("a CLI that dies or misbehaves", () => {
 
 describe("hangs, timeouts and aborts", () => {
   it("stops a CLI that stops talking after idleTimeoutMs", async () => {
-    const error = (await failure(standIn("hang-after-init", { idleTimeoutMs: 400 }).runtime.generateText({ prompt: "hi" }))) as TimeoutError;
+    const error = (await failure(standIn("hang-after-init", { idleTimeoutMs: 400 }).runtime.generateTextResult({ prompt: "hi" }))) as TimeoutError;
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error.kind).toBe("idle");
     expect(error.message).toMatch(/wrote nothing for idleTimeoutMs=400 ms and was stopped.*raise idleTimeoutMs/s);
   });
 
   it("stops a run over timeoutMs, escalating to SIGKILL when SIGTERM is ignored", async () => {
-    const error = (await failure(standIn("ignore-sigterm", { timeoutMs: 400, idleTimeoutMs: 0 }).runtime.generateText({ prompt: "hi" }))) as TimeoutError;
+    const error = (await failure(standIn("ignore-sigterm", { timeoutMs: 400, idleTimeoutMs: 0 }).runtime.generateTextResult({ prompt: "hi" }))) as TimeoutError;
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error.kind).toBe("overall");
     expect(error.message).toMatch(/timeoutMs=400/);
@@ -167,7 +167,7 @@ describe("hangs, timeouts and aborts", () => {
     const cliPath = script("claude", `echo "$@" >> ${launches}\nexec node ${STAND_IN} "$@"`);
     const controller = new AbortController();
     controller.abort(new Error("changed my mind"));
-    const error = await failure(standIn("ok", { cliPath }).runtime.generateText({ prompt: "hi", signal: controller.signal }));
+    const error = await failure(standIn("ok", { cliPath }).runtime.generateTextResult({ prompt: "hi", signal: controller.signal }));
     expect(error).toBeInstanceOf(AbortError);
     expect(error!.message).toBe("The Claude Code run was aborted by its AbortSignal: changed my mind.");
     expect(existsSync(launches)).toBe(false);
@@ -178,7 +178,7 @@ describe("hangs, timeouts and aborts", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error("user pressed ctrl-c during start-up")), 300);
     const { runtime } = standIn("no-initialize-answer", { transcript: { dir } });
-    const error = await failure(runtime.generateText({ prompt: "hi", signal: controller.signal }));
+    const error = await failure(runtime.generateTextResult({ prompt: "hi", signal: controller.signal }));
     expect(error).toBeInstanceOf(AbortError);
     expect(error!.message).toBe("The Claude Code run was aborted by its AbortSignal: user pressed ctrl-c during start-up.");
     const transcriptPath = (error as AbortError).transcriptPath!;
@@ -189,16 +189,38 @@ describe("hangs, timeouts and aborts", () => {
   it("aborts a running call", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error("user pressed ctrl-c")), 300);
-    const error = await failure(standIn("hang-after-init").runtime.generateText({ prompt: "hi", signal: controller.signal }));
+    const error = await failure(standIn("hang-after-init").runtime.generateTextResult({ prompt: "hi", signal: controller.signal }));
     expect(error).toBeInstanceOf(AbortError);
     expect(error!.message).toMatch(/user pressed ctrl-c/);
+  });
+});
+
+describe("close", () => {
+  it("close() lets a call in flight finish; close({ abortInFlight }) aborts it, sending interrupt before stopping the CLI", async () => {
+    const dir = tempDir("transcripts");
+    const finishing = standIn("ok").runtime;
+    const pending = finishing.generateTextResult({ prompt: "hi" });
+    await finishing.close();
+    expect((await pending).text).toBe("hi");
+
+    const { runtime } = standIn("hang-after-init");
+    const call = failure(runtime.generateTextResult({ prompt: "hi", transcript: { dir, name: "closed" } }));
+    // Close once the CLI is mid-turn (it wrote init in answer to the prompt).
+    const path = join(dir, "closed.jsonl");
+    const sawInit = () => existsSync(path) && readFileSync(path, "utf8").includes(String.raw`\"subtype\":\"init\"`);
+    while (!sawInit()) await new Promise((resolve) => setTimeout(resolve, 25));
+    await runtime.close({ abortInFlight: true });
+    const error = (await call) as AbortError;
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error.message).toBe("The Claude Code run was aborted by its AbortSignal: the runtime was closed.");
+    expect(recorded(error.transcriptPath!, "out").map((m) => m.request?.subtype ?? m.type)).toEqual(["initialize", "user", "interrupt"]);
   });
 });
 
 describe("our stdin closed by the CLI", () => {
   it("drops and logs a write that meets EPIPE, and still finishes the run", async () => {
     const { runtime, messages } = standIn("close-stdin");
-    expect((await runtime.generateText({ prompt: "hi" })).text).toBe("hi");
+    expect((await runtime.generateTextResult({ prompt: "hi" })).text).toBe("hi");
     expect(messages.some((m) => /write to CLI dropped/.test(m))).toBe(true);
   });
 });
@@ -207,7 +229,7 @@ describe("control requests we cannot serve", () => {
   it("answers an unknown subtype and an unknown MCP server with error envelopes", async () => {
     const dir = tempDir("transcripts");
     const { runtime } = standIn("unknown-control", { transcript: { dir } });
-    const result = await runtime.generateText({ prompt: "hi" });
+    const result = await runtime.generateTextResult({ prompt: "hi" });
     const answers = answersIn(result.transcriptPath!);
     expect(answers["cli-1"]).toMatchObject({ subtype: "error", error: expect.stringMatching(/does not handle control request subtype "teleport"/) });
     expect(answers["cli-2"]).toMatchObject({ subtype: "error", error: expect.stringMatching(/No MCP server named "github"/) });
@@ -266,10 +288,10 @@ describe("tool calls and permission questions from the CLI", () => {
 describe("warm processes and set_model", () => {
   it("runs the call on a fresh process when a warm one refuses set_model", async () => {
     const { runtime, messages } = standIn("no-set-model", { models: { default: "sonnet", triage: "haiku" }, warm: { size: 1, idleMs: 60_000 } });
-    expect((await runtime.generateText({ prompt: "hi" })).warmStart).toBe(false);
+    expect((await runtime.generateTextResult({ prompt: "hi" })).warmStart).toBe(false);
     // The pool refilled for the sonnet launch when the call ended; a triage call takes it and must switch it to haiku.
     expect(runtime.warmIdlePids).toHaveLength(1);
-    const triage = await runtime.generateText({ role: "triage", prompt: "hi" });
+    const triage = await runtime.generateTextResult({ role: "triage", prompt: "hi" });
     expect(triage.text).toBe("hi");
     expect(triage.warmStart).toBe(false);
     expect(messages).toContain("a warm Claude Code process failed before the call started (ProtocolError); retrying on a fresh process");

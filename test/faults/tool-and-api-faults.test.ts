@@ -52,11 +52,15 @@ describe("tool handler faults", () => {
         }),
       );
     });
-    const result = await runtimeFor(api).runAgentLoop(loop([wait], { signal: controller.signal }));
-    expect(result.stopReason).toBe("error");
-    expect(result.error).toBeInstanceOf(AbortError);
-    expect(result.error!.message).toBe("The Claude Code run was aborted by its AbortSignal: stop now.");
+    const error = await runtimeFor(api)
+      .runAgentLoop(loop([wait], { abortSignal: controller.signal }))
+      .then(() => undefined, (caught: unknown) => caught);
+    // An abort is thrown, not returned as stopReason "error": KTX rethrows it and does not fail the unit.
+    expect(error).toBeInstanceOf(AbortError);
+    expect((error as Error).name).toBe("AbortError");
+    expect((error as Error).message).toBe("The Claude Code run was aborted by its AbortSignal: stop now.");
     expect(handlerAborted).toBe(true);
+    expect(api.messageRequests).toHaveLength(1);
   });
 });
 
@@ -64,20 +68,20 @@ describe("API faults (the CLI retries; we add no retry of our own)", () => {
   it("a stream broken mid-answer is retried by the CLI and the call succeeds", async () => {
     const api = await scriptedApi([{ brokenStream: true, text: "half an ans" }, turn.text("whole answer")]);
     const runtime = runtimeFor(api, { env: testEnv({ CLAUDE_CODE_MAX_RETRIES: "2" }) });
-    expect((await runtime.generateText({ prompt: "hi" })).text).toBe("whole answer");
+    expect((await runtime.generateTextResult({ prompt: "hi" })).text).toBe("whole answer");
     expect(api.messageRequests).toHaveLength(2);
   });
 
   it("a slow stream is waited for, not cut off", async () => {
     const api = await scriptedApi([{ text: "slow but complete answer", delayMs: 1_500, chunkDelayMs: 200 }]);
-    const result = await runtimeFor(api, { idleTimeoutMs: 10_000 }).generateText({ prompt: "hi" });
+    const result = await runtimeFor(api, { idleTimeoutMs: 10_000 }).generateTextResult({ prompt: "hi" });
     expect(result.text).toBe("slow but complete answer");
   });
 
   it("a persistent 529 ends in ClaudeCodeApiError with the status after exactly the CLI's retries", async () => {
     const api = await scriptedApi(() => turn.error(529, "overloaded (scripted)"));
     const runtime = runtimeFor(api, { env: testEnv({ CLAUDE_CODE_MAX_RETRIES: "1" }) });
-    const error = (await runtime.generateText({ prompt: "hi" }).catch((e: unknown) => e)) as ClaudeCodeApiError;
+    const error = (await runtime.generateTextResult({ prompt: "hi" }).catch((e: unknown) => e)) as ClaudeCodeApiError;
     expect(error).toBeInstanceOf(ClaudeCodeApiError);
     expect(error.status).toBe(529);
     expect(error.message).toMatch(/^The Anthropic API failed with status 529 after the CLI's own retries: .*lower maxConcurrentRuns/s);
@@ -87,7 +91,7 @@ describe("API faults (the CLI retries; we add no retry of our own)", () => {
   it.each([500, 429])("a persistent %i ends in ClaudeCodeApiError with the status after exactly the CLI's retries", async (status) => {
     const api = await scriptedApi(() => turn.error(status, `scripted ${status} error`));
     const runtime = runtimeFor(api, { env: testEnv({ CLAUDE_CODE_MAX_RETRIES: "1" }) });
-    const error = (await runtime.generateText({ prompt: "hi" }).catch((e: unknown) => e)) as ClaudeCodeApiError;
+    const error = (await runtime.generateTextResult({ prompt: "hi" }).catch((e: unknown) => e)) as ClaudeCodeApiError;
     expect(error).toBeInstanceOf(ClaudeCodeApiError);
     expect(error.status).toBe(status);
     expect(error.terminalReason).toBe("api_error");

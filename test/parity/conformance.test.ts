@@ -23,7 +23,7 @@ describe("parity: generateText", () => {
     const sides = await bothSides(
       () => turn.text("hello from the scripted model"),
       async ({ runtime }) => {
-        const result = await runtime.generateText({ prompt: "say hello", system: "You are a KTX test." });
+        const result = await runtime.generateTextResult({ prompt: "say hello", system: "You are a KTX test." });
         return { text: result.text, model: result.model, toolCalls: result.toolCalls, toolFailures: result.toolFailures };
       },
     );
@@ -44,7 +44,7 @@ describe("parity: generateText", () => {
     const sides = await bothSides(
       (t) => (t.turnIndex === 0 ? turn.tools(t.call("lookup", { term: "grain" })) : turn.text("grain is a glossary entry")),
       async ({ runtime, api }) => {
-        const result = await runtime.generateText({ prompt: "what is grain?", tools: [lookup] });
+        const result = await runtime.generateTextResult({ prompt: "what is grain?", tools: [lookup] });
         return { text: result.text, toolCalls: calls(result.toolCalls), seen: seenToolResults(api), requests: api.messageRequests.length };
       },
     );
@@ -58,7 +58,7 @@ describe("parity: generateText", () => {
     const sides = await bothSides(
       (t) => turn.tools(t.call("lookup", { term: "again" })),
       async ({ runtime, api }) => {
-        const { error } = await outcomeOf(() => runtime.generateText({ prompt: "loop", tools: [lookup], maxTurns: 2 }));
+        const { error } = await outcomeOf(() => runtime.generateTextResult({ prompt: "loop", tools: [lookup], maxTurns: 2 }));
         return { error: (error as Error)?.constructor?.name, requests: api.messageRequests.length };
       },
     );
@@ -74,7 +74,7 @@ describe("parity: generateObject", () => {
     const sides = await bothSides(
       (t) => t.object({ answer: "forty-two", n: 42 }),
       async ({ runtime, api }) => {
-        const result = await runtime.generateObject({ prompt: "answer", schema: answer });
+        const result = await runtime.generateObjectResult({ prompt: "answer", schema: answer });
         return { object: result.object, model: result.model, requests: api.messageRequests.length };
       },
     );
@@ -92,7 +92,7 @@ describe("parity: generateObject", () => {
   it("unwraps a non-object schema the same way", async () => {
     const sides = await bothSides(
       (t) => t.object({ value: ["a", "b"] }),
-      async ({ runtime }) => ({ object: (await runtime.generateObject({ prompt: "list", schema: z.array(z.string()) })).object }),
+      async ({ runtime }) => ({ object: (await runtime.generateObjectResult({ prompt: "list", schema: z.array(z.string()) })).object }),
     );
     expect(sides["claude-code"].object).toEqual(["a", "b"]);
     expect(sides["ai-sdk"].object).toEqual(["a", "b"]);
@@ -102,7 +102,7 @@ describe("parity: generateObject", () => {
     const sides = await bothSides(
       (t) => t.object({ wrong: true }),
       async ({ runtime }) => {
-        const { error } = await outcomeOf(() => runtime.generateObject({ prompt: "answer", schema: answer }));
+        const { error } = await outcomeOf(() => runtime.generateObjectResult({ prompt: "answer", schema: answer }));
         return { error };
       },
     );
@@ -117,7 +117,7 @@ describe("parity: generateObject", () => {
     const sides = await bothSides(
       (t) => t.object({ n: 3 }),
       async ({ runtime }) => {
-        const { error } = await outcomeOf(() => runtime.generateObject({ prompt: "an even number", schema: even }));
+        const { error } = await outcomeOf(() => runtime.generateObjectResult({ prompt: "an even number", schema: even }));
         const e = error as StructuredOutputError;
         return { name: e?.name, message: e?.message, issues: e?.issues, received: e?.received };
       },
@@ -273,19 +273,21 @@ describe("parity: runAgentLoop", () => {
     expect(aiSdk).toEqual(claudeCode);
   });
 
-  it("abort: the caller's AbortSignal ends the loop with stopReason error and AbortError on both", async () => {
+  it("abort: the caller's AbortSignal makes the loop throw AbortError on both, with no request after it", async () => {
     const sides = await bothSides(
       (t) => (t.turnIndex === 0 ? turn.tools(t.call("stop", {})) : turn.text("should not be reached")),
       async ({ runtime, api }) => {
         const controller = new AbortController();
         const stop = { name: "stop", description: "Stops the run", inputSchema: z.object({}), execute: () => (controller.abort(), "stopping") };
-        const result = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "s", userPrompt: "u", toolSet: [stop], stepBudget: 3, signal: controller.signal });
-        return { stopReason: result.stopReason, error: result.error?.name, requests: api.messageRequests.length };
+        const error = await runtime
+          .runAgentLoop({ modelRole: "default", systemPrompt: "s", userPrompt: "u", toolSet: [stop], stepBudget: 3, telemetryTags: {}, abortSignal: controller.signal })
+          .then(() => undefined, (caught: unknown) => caught as Error);
+        return { error: error?.name, requests: api.messageRequests.length };
       },
     );
     const { side: _a, ...claudeCode } = sides["claude-code"];
     const { side: _b, ...aiSdk } = sides["ai-sdk"];
-    expect(claudeCode).toEqual({ stopReason: "error", error: "AbortError", requests: 1 });
+    expect(claudeCode).toEqual({ error: "AbortError", requests: 1 });
     expect(aiSdk).toEqual(claudeCode);
   });
 

@@ -39,7 +39,7 @@ describe("deliberate differences", () => {
     const sides = await bothSides(
       () => turn.text("ok"),
       async ({ runtime, api }) => {
-        await runtime.generateText({ prompt: "hi", system: "You are the KTX triager." });
+        await runtime.generateTextResult({ prompt: "hi", system: "You are the KTX triager." });
         return { body: api.messageRequests[0]!.body };
       },
     );
@@ -57,7 +57,7 @@ describe("deliberate differences", () => {
     const sides = await bothSides(
       (t) => t.object({ n: 1 }),
       async ({ runtime, api }) => {
-        await runtime.generateObject({ prompt: "n", schema: z.object({ n: z.number() }) });
+        await runtime.generateObjectResult({ prompt: "n", schema: z.object({ n: z.number() }) });
         return { body: api.messageRequests[0]!.body };
       },
     );
@@ -71,7 +71,7 @@ describe("deliberate differences", () => {
     const sides = await bothSides(
       (t) => t.object({ wrong: true }),
       async ({ runtime, api }) => {
-        const { error } = await outcomeOf(() => runtime.generateObject({ prompt: "answer", schema: z.object({ a: z.string() }) }));
+        const { error } = await outcomeOf(() => runtime.generateObjectResult({ prompt: "answer", schema: z.object({ a: z.string() }) }));
         return { error: error as StructuredOutputError, requests: api.messageRequests.length };
       },
     );
@@ -163,7 +163,7 @@ describe("deliberate differences", () => {
     const sides = await bothSides(
       () => turn.error(400, "bad request (scripted)"),
       async ({ runtime, api }) => {
-        const { error } = await outcomeOf(() => runtime.generateText({ prompt: "hi" }));
+        const { error } = await outcomeOf(() => runtime.generateTextResult({ prompt: "hi" }));
         return { error: (error as Error).name, requests: api.messageRequests.length };
       },
     );
@@ -184,7 +184,7 @@ describe("deliberate differences", () => {
       startActiveSpan: (name: string, ...args: unknown[]) => (spans.push(name), (args.at(-1) as (s: unknown) => unknown)(span)),
     };
     const ai = await side("ai-sdk", () => turn.text("ok"), { extra: { telemetry: { isEnabled: true, tracer: tracer as never, functionId: "ktx-triage" } } });
-    await ai.runtime.generateText({ prompt: "hi" });
+    await ai.runtime.generateTextResult({ prompt: "hi" });
     expect(spans).toContain("ai.generateText");
     expect(spans).toContain("ai.generateText.doGenerate");
     const warnings: string[] = [];
@@ -192,7 +192,7 @@ describe("deliberate differences", () => {
       extra: { telemetry: { isEnabled: true, tracer: tracer as never }, logger: { debug() {}, info() {}, warn: (m) => void warnings.push(m), error() {} } },
     });
     spans.length = 0;
-    await cli.runtime.generateText({ prompt: "hi" });
+    await cli.runtime.generateTextResult({ prompt: "hi" });
     expect(spans).toEqual([]);
     expect(warnings).toEqual([expect.stringMatching(/telemetry is an AI SDK option; the claude-code backend ignores it/)]);
   });
@@ -201,7 +201,7 @@ describe("deliberate differences", () => {
     const sides = await bothSides(
       () => turn.text("x"),
       async ({ runtime }) => {
-        const r = await runtime.generateText({ prompt: "p" });
+        const r = await runtime.generateTextResult({ prompt: "p" });
         return { costUsd: r.costUsd, sessionId: r.sessionId, cliVersion: r.cliVersion, numTurns: r.numTurns, model: r.model, warmStart: r.warmStart };
       },
     );

@@ -58,10 +58,10 @@ describe("prompt caching on claude-code: the CLI's own breakpoints, never KTX's"
 
   it("follows Claude Code's own environment knobs, which pass through the scrub (DISABLE_PROMPT_CACHING, CLAUDE_CODE_PROMPT_CACHE_TTL)", async () => {
     const off = await side("claude-code", () => turn.text("ok"), { extra: { env: testEnv({ DISABLE_PROMPT_CACHING: "1" }) } });
-    await off.runtime.generateText({ prompt: "hi", system: "S" });
+    await off.runtime.generateTextResult({ prompt: "hi", system: "S" });
     expect(cacheMarkers(off.api.messageRequests[0]!.body)).toEqual([]);
     const hour = await side("claude-code", () => turn.text("ok"), { extra: { env: testEnv({ CLAUDE_CODE_PROMPT_CACHE_TTL: "1h" }) } });
-    await hour.runtime.generateText({ prompt: "hi", system: "S" });
+    await hour.runtime.generateTextResult({ prompt: "hi", system: "S" });
     expect(cacheMarkers(hour.api.messageRequests[0]!.body)).toEqual(["system[1]:1h", "system[2]:1h", "messages[1].content[0] (system text):1h"]);
     expect(String(hour.api.messageRequests[0]!.headers["anthropic-beta"])).toMatch(/extended-cache-ttl-2025-04-11/);
   });

@@ -39,7 +39,7 @@ const replayRuntime = (fixture: string, models = { default: "sonnet" }) =>
 
 /** The text scenario's call; returns the error it must fail with. */
 const failingText = (runtime: ClaudeCodeRuntime, prompt = "say hello") =>
-  runtime.generateText({ prompt, system: "You are a KTX test." }).then(
+  runtime.generateTextResult({ prompt, system: "You are a KTX test." }).then(
     () => {
       throw new Error("the call succeeded");
     },

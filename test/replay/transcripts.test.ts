@@ -28,7 +28,7 @@ describe("recording a run", () => {
       apiEndpoint: { baseUrl: "http://127.0.0.1:9", apiKey: "sk-test-scripted" },
       warm: false,
     });
-    const result = await runtime.generateText({ prompt: "say hello", system: "You are a KTX test.", transcript: { dir, name: "run" } });
+    const result = await runtime.generateTextResult({ prompt: "say hello", system: "You are a KTX test.", transcript: { dir, name: "run" } });
     expect(result.transcriptPath).toBe(join(dir, "run.jsonl"));
     const raw = readFileSync(result.transcriptPath!, "utf8");
     expect(raw).not.toContain(secret);

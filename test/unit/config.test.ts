@@ -194,7 +194,7 @@ describe("createKtxLlmRuntime", () => {
       { provider: { backend: "anthropic", anthropic: { api_key: "sk-from-config", base_url: `${api.baseUrl}/v1` } }, models: { default: "claude-sonnet-5-5", triage: "claude-haiku-5-5" } },
       { projectDir: tempDir("factory") },
     );
-    const result = await runtime.generateText({ role: "triage", prompt: "hi" });
+    const result = await runtime.generateTextResult({ role: "triage", prompt: "hi" });
     expect(result.text).toBe("from the configured endpoint");
     expect(api.messageRequests[0]!.body.model).toBe("claude-haiku-5-5");
     expect(api.messageRequests[0]!.headers["x-api-key"]).toBe("sk-from-config");
@@ -207,7 +207,7 @@ describe("createKtxLlmRuntime", () => {
       { provider: { backend: "anthropic", anthropic: { api_key: "sk-config", base_url: "http://127.0.0.1:9/v1" } }, models: { default: "claude-sonnet-5-5" } },
       { projectDir: tempDir("factory"), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-endpoint" }, warm: false, cliPath: "/nowhere/claude", logger: log },
     );
-    expect((await runtime.generateText({ prompt: "hi" })).text).toBe("through the explicit endpoint");
+    expect((await runtime.generateTextResult({ prompt: "hi" })).text).toBe("through the explicit endpoint");
     expect(api.messageRequests[0]!.headers["x-api-key"]).toBe("sk-endpoint");
     expect(warnings).toEqual(["cliPath, warm are claude-code options; the anthropic backend ignores them."]);
   });

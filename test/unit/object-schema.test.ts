@@ -12,7 +12,7 @@ describe("planObjectSchema", () => {
     expect(() => planObjectSchema(z.object({ n: z.bigint() }))).toThrow(/cannot be expressed as JSON Schema/);
     // Through the runtime: a CLI path that does not exist proves nothing was spawned or resolved first.
     const runtime = new ClaudeCodeRuntime({ projectDir: process.cwd(), models: { default: "sonnet" }, cliPath: "/nonexistent/claude", warm: false });
-    const call = runtime.generateObject({ prompt: "when?", schema: z.object({ when: z.date() }) });
+    const call = runtime.generateObjectResult({ prompt: "when?", schema: z.object({ when: z.date() }) });
     await expect(call).rejects.toBeInstanceOf(StructuredOutputError);
     await expect(call).rejects.toThrow(/Use JSON-representable types/);
   });

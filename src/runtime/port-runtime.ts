@@ -1,0 +1,144 @@
+/**
+ * What KTX's port asks of every runtime, written once: the port's operations (a string, an object, a
+ * loop result with metrics) over each runtime's rich operations, `onMetrics`, abort semantics (an
+ * abort throws `AbortError` from every operation, loops included), the step budget and tool-failure
+ * counting per `telemetryTags.unitKey`. Each runtime supplies how one call runs.
+ */
+import type { z } from "zod";
+import { AbortError, ClaudeCodeError, InvalidInputError } from "../errors/index.js";
+import { type PreparedTool, prepareToolSet } from "../mcp/tools.js";
+import type { KtxLlmRuntimePort } from "../port/ktx-port.js";
+import type { Logger } from "../session/logger.js";
+import {
+  CallClock,
+  LoopTracker,
+  ToolFailureCounter,
+  callSignal,
+  failedLoopResult,
+  notifyCaller,
+  notifyStepFinish,
+  requirePrompt,
+  requireStepBudget,
+} from "./port-support.js";
+import type {
+  CallOptions,
+  KtxGenerateObjectInput,
+  KtxGenerateObjectResult,
+  KtxGenerateTextInput,
+  KtxGenerateTextResult,
+  ModelRole,
+  RunLoopParams,
+  RunLoopResult,
+} from "./types.js";
+
+export type TextOutcome = Omit<KtxGenerateTextResult, "metrics">;
+export type ObjectOutcome<T> = Omit<KtxGenerateObjectResult<T>, "metrics">;
+export type LoopOutcome = Omit<RunLoopResult, "metrics">;
+
+export interface CloseOptions {
+  /** Abort the calls still running (they reject with `AbortError`); default false: they finish. */
+  abortInFlight?: boolean;
+}
+
+export abstract class PortRuntime implements KtxLlmRuntimePort {
+  protected abstract readonly logger: Logger;
+  private readonly failures = new ToolFailureCounter();
+  private readonly closing = new AbortController();
+
+  /** One text call on this runtime; `clock.answered` once the model answered. */
+  protected abstract runText(input: KtxGenerateTextInput, signal: AbortSignal | undefined, clock: CallClock): Promise<TextOutcome>;
+  protected abstract runObject<T>(input: KtxGenerateObjectInput<T, z.ZodType<T>>, signal: AbortSignal | undefined, clock: CallClock): Promise<ObjectOutcome<T>>;
+  /** One loop; feeds `tracker` with finished steps, settled tool calls and, when known, usage. */
+  protected abstract runLoop(params: RunLoopParams, tools: PreparedTool[], signal: AbortSignal | undefined, tracker: LoopTracker): Promise<LoopOutcome>;
+  /** The model id a failed loop reports. */
+  protected abstract loopModel(role: ModelRole): string;
+
+  /** KTX's port: the answer text. */
+  async generateText(input: KtxGenerateTextInput): Promise<string> {
+    return (await this.generateTextResult(input)).text;
+  }
+
+  /** KTX's port: the object, validated by the caller's schema. */
+  async generateObject<TOutput, TSchema extends z.ZodType<TOutput>>(input: KtxGenerateObjectInput<TOutput, TSchema>): Promise<TOutput> {
+    return (await this.generateObjectResult(input)).object;
+  }
+
+  /** `generateText` with everything known about the call (model, usage, cost, tool calls, transcript, metrics). */
+  async generateTextResult(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult> {
+    requirePrompt(input?.prompt);
+    const signal = this.startSignal(input);
+    return this.measured(input, (clock) => this.runText(input, signal, clock));
+  }
+
+  /** `generateObject` with everything known about the call. */
+  async generateObjectResult<TOutput, TSchema extends z.ZodType<TOutput> = z.ZodType<TOutput>>(
+    input: KtxGenerateObjectInput<TOutput, TSchema>,
+  ): Promise<KtxGenerateObjectResult<TOutput>> {
+    requirePrompt(input?.prompt);
+    if (!input.schema || typeof (input.schema as { safeParse?: unknown }).safeParse !== "function") {
+      throw new InvalidInputError("generateObject needs a zod schema in `schema`.");
+    }
+    const signal = this.startSignal(input);
+    return this.measured(input, (clock) => this.runObject<TOutput>(input, signal, clock));
+  }
+
+  /**
+   * Runs a tool loop under `stepBudget` model responses. Invalid input and tool definitions throw, and
+   * so does an abort (KTX rethrows it: a cancelled work unit is not a failed one); every other failure
+   * after the loop started is returned as `stopReason: "error"` with `error`. Metrics are always there.
+   */
+  async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult> {
+    requirePrompt(params?.userPrompt);
+    requireStepBudget(params.stepBudget);
+    const tools = prepareToolSet(params.toolSet);
+    const signal = this.startSignal(params);
+    const unitKey = params.telemetryTags?.unitKey;
+    const tracker = new LoopTracker((stepIndex) => notifyStepFinish(params, stepIndex, this.logger));
+    try {
+      const outcome = await this.runLoop(params, tools, signal, tracker);
+      this.failures.add(unitKey, outcome.toolFailures);
+      return { ...outcome, metrics: tracker.metrics(outcome.usage) };
+    } catch (error) {
+      if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
+      // Tool calls that settled before the failure count for the unit like any others.
+      const failed = failedLoopResult(error, { tracker, model: this.loopModel(params.modelRole), transcriptPath: error.transcriptPath });
+      this.failures.add(unitKey, failed.toolFailures);
+      if (error instanceof AbortError) throw error;
+      return failed;
+    }
+  }
+
+  /** Failures of the tool calls of loops tagged with `telemetryTags.unitKey`. */
+  toolFailureCount(unitKey: string): number {
+    return this.failures.count(unitKey);
+  }
+
+  /** Stops the calls in flight when asked; subclasses release their processes. */
+  async close(options: CloseOptions = {}): Promise<void> {
+    if (options.abortInFlight) this.closing.abort(new Error("the runtime was closed"));
+  }
+
+  /** The call's signal; an already aborted one starts nothing. */
+  private startSignal(options: CallOptions): AbortSignal | undefined {
+    const signal = callSignal(options, this.closing.signal);
+    if (signal?.aborted) throw new AbortError(signal.reason);
+    return signal;
+  }
+
+  private async measured<T extends object>(input: KtxGenerateTextInput, run: (clock: CallClock) => Promise<T>): Promise<T & { metrics: ReturnType<CallClock["metrics"]> }> {
+    const clock = new CallClock();
+    try {
+      const outcome = await run(clock);
+      const metrics = clock.metrics();
+      if (input.onMetrics) notifyCaller("onMetrics", () => input.onMetrics?.(metrics), this.logger);
+      return { ...outcome, metrics };
+    } catch (error) {
+      // A call that fails after the model answered (schema, budget) still cost time and tokens.
+      if (clock.hasAnswer && input.onMetrics) {
+        const metrics = clock.metrics();
+        notifyCaller("onMetrics", () => input.onMetrics?.(metrics), this.logger);
+      }
+      throw error;
+    }
+  }
+}
