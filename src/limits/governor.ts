@@ -97,7 +97,7 @@ export class RateLimitGovernor implements RateLimitGovernorPort {
   }
 
   snapshot(): GovernorSnapshot {
-    this.endExpiredPause();
+    this.drain();
     return {
       enabled: this.config.enabled,
       paused: this.pause !== undefined,
@@ -166,7 +166,7 @@ export class RateLimitGovernor implements RateLimitGovernorPort {
   private enter(slot: boolean, signal: AbortSignal | undefined): Promise<boolean> {
     if (signal?.aborted) return Promise.reject(new AbortError(signal.reason));
     if (!this.config.enabled) return Promise.resolve(false);
-    this.endExpiredPause();
+    this.drain();
     if (!this.pause && this.queue.length === 0 && (!slot || this.active < this.limit)) {
       if (slot) this.active += 1;
       return Promise.resolve(slot);
@@ -274,6 +274,7 @@ export class RateLimitGovernor implements RateLimitGovernorPort {
     });
   }
 
+  /** Only drain() calls this, so waiters are released whenever a pause ends. */
   private endExpiredPause(): void {
     const pause = this.pause;
     if (!pause || this.now() < pause.until) return;
@@ -308,7 +309,8 @@ export class RateLimitGovernor implements RateLimitGovernorPort {
     if (this.tickTimer || !this.pause || this.listeners.size === 0) return;
     const tick = () => {
       this.tickTimer = undefined;
-      this.endExpiredPause();
+      // The last tick can fire before the pause timer: ending the pause here must release the waiters too.
+      this.drain();
       if (!this.pause || this.listeners.size === 0) return;
       this.emitWait("wait_tick");
       this.schedule(tick);

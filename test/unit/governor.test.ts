@@ -190,6 +190,18 @@ describe("wait events", () => {
     expect(events[0]).toMatchObject({ type: "rate_limit_observed", status: "rejected", window: "five_hour", resetsAt: new Date(T0 + 3_000) });
   });
 
+  it("releases the waiters when the last tick, not the pause timer, ends the pause", async () => {
+    const governor = new RateLimitGovernor({ resetMarginMs: 0, tickMs: 1_000 });
+    governor.subscribe(() => undefined);
+    governor.report(rejected(3_000));
+    await vi.advanceTimersByTimeAsync(2_000);
+    // Armed after the tick timer that expires at the same moment, so the tick fires first.
+    const ready = track(governor.acquire());
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(ready.settled).toBe(true);
+    expect(governor.snapshot()).toMatchObject({ paused: false, waiting: 0, active: 1 });
+  });
+
   it("keeps no tick timer without listeners, and a listener's exception does not disturb the governor", async () => {
     const governor = new RateLimitGovernor();
     governor.report(rejected(10_000));
