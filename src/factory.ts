@@ -8,7 +8,7 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import type { LanguageModel, TelemetrySettings, ToolCallRepairFunction, ToolSet } from "ai";
 import { ClaudeCodeError } from "./errors/index.js";
 import { type KtxLlmBackend, type KtxLlmConfig, resolvePromptCaching, resolveRoleModel } from "./config/schema.js";
-import { parseKtxLlmConfig } from "./config/parse.js";
+import { KtxLlmConfigError, parseKtxLlmConfig } from "./config/parse.js";
 import { claudeCodeConfigWarnings } from "./config/warnings.js";
 import { type Logger, silentLogger } from "./session/logger.js";
 import { AiSdkKtxLlmRuntime } from "./ai-sdk/runtime.js";
@@ -23,13 +23,17 @@ export class UnsupportedLlmBackendError extends ClaudeCodeError {
       backend === "none"
         ? `llm.provider.backend is "none": LLM features are turned off for this project, so there is no runtime to create. ` +
             `Set llm.provider.backend to claude-code (your local Claude Code session) or anthropic in ktx.yaml.`
-        : `createKtxLlmRuntime does not construct the "${backend}" backend; no other backend is used in its place. ` +
+        : backend === "codex"
+          ? `llm.provider.backend is "codex": this package serves the claude-code and anthropic backends, and no other backend is used in its place. ` +
+            `Keep KTX's own codex runtime for this project (KTX builds it itself), or set llm.provider.backend: claude-code in ktx.yaml ` +
+            `to run KTX through your local Claude Code session (models: sonnet, opus, haiku or claude-* ids).`
+          : `createKtxLlmRuntime does not construct the "${backend}" backend: this package serves claude-code and anthropic, and no other backend is used in its place. ` +
             `Build it with KTX's own provider (new AiSdkKtxLlmRuntime({ getModel, backend: "${backend}" })), or set llm.provider.backend to claude-code or anthropic.`,
     );
   }
 }
 
-export interface CreateKtxLlmRuntimeOptions extends Omit<ClaudeCodeRuntimeOptions, "models" | "logger" | "timeoutMs" | "toolTimeoutMs"> {
+export interface CreateKtxLlmRuntimeOptions extends Omit<ClaudeCodeRuntimeOptions, "models" | "logger" | "timeoutMs" | "toolTimeoutMs" | "telemetry"> {
   /** The KTX project directory (the claude-code runtime's cwd). */
   projectDir: string;
   /**
@@ -57,9 +61,14 @@ export type KtxLlmRuntime = ClaudeCodeRuntime | AiSdkKtxLlmRuntime;
  * block; anything not yet parsed is parsed with `parseKtxLlmConfig`).
  */
 export function createKtxLlmRuntime(config: KtxLlmConfig | string | unknown, options: CreateKtxLlmRuntimeOptions): KtxLlmRuntime {
-  const parsed = parseKtxLlmConfig(config);
+  const parsed = parseKtxLlmConfig(config, { env: options.env });
   const logger = options.logger ?? silentLogger;
   const backend = parsed.provider.backend;
+  for (const warning of parsed.warnings) logger.warn(`${warning.message} ${warning.fix}`);
+  const defaultModel = parsed.models.default;
+  if ((backend === "claude-code" || backend === "anthropic") && defaultModel === undefined) {
+    throw new KtxLlmConfigError([{ path: "llm.models.default", message: `required when llm.provider.backend is ${backend} (the model of every role without its own)` }], parsed.source);
+  }
   switch (backend) {
     case "claude-code": {
       for (const warning of claudeCodeConfigWarnings(parsed)) logger.warn(`${warning.message} ${warning.fix}`);
@@ -69,7 +78,12 @@ export function createKtxLlmRuntime(config: KtxLlmConfig | string | unknown, opt
         const names = unused.map(([name]) => name).join(", ");
         logger.warn(unused.length === 1 ? `${names} is an AI SDK option; the claude-code backend ignores it.` : `${names} are AI SDK options; the claude-code backend ignores them.`);
       }
-      return new ClaudeCodeRuntime({ ...runtimeOptions, models: { ...parsed.models }, logger });
+      return new ClaudeCodeRuntime({
+        ...runtimeOptions,
+        models: { ...parsed.models, default: defaultModel! },
+        modelsSource: options.modelsSource ?? parsed.source ?? "the KTX llm configuration",
+        logger,
+      });
     }
     case "anthropic": {
       const ignored = CLAUDE_CODE_ONLY_OPTIONS.filter((name) => options[name] !== undefined);
@@ -94,6 +108,7 @@ export function createKtxLlmRuntime(config: KtxLlmConfig | string | unknown, opt
 
 const CLAUDE_CODE_ONLY_OPTIONS = [
   "cliPath",
+  "modelAliases",
   "allowUnverifiedCli",
   "env",
   "disableNonessentialTraffic",
@@ -118,5 +133,5 @@ function anthropicModels(config: KtxLlmConfig, endpoint: CreateKtxLlmRuntimeOpti
           ...(credentials?.base_url ? { baseURL: credentials.base_url } : {}),
         },
   );
-  return (role) => anthropic(resolveRoleModel(config, role));
+  return (role) => anthropic(resolveRoleModel(config, role)!);
 }

@@ -28,7 +28,8 @@ export {
   normalizeToolOutput,
   ktxToolId,
 } from "./mcp/tools.js";
-export { createKtxClaudeCodeEnv, SCRUBBED_ENV_NAMES, SCRUBBED_ENV_PREFIXES, type ApiEndpoint } from "./transport/env.js";
+export { createKtxClaudeCodeEnv, ALLOWED_ENV_NAMES, ALLOWED_ENV_PREFIXES, SCRUBBED_ENV_NAMES, SCRUBBED_ENV_PREFIXES, type ApiEndpoint } from "./transport/env.js";
+export type { TelemetryOptions } from "./transport/telemetry.js";
 export { resolveCli, locateBundledCli, type ResolvedCli } from "./binary/locate.js";
 export { VERIFIED_CLI_VERSIONS, PINNED_CLI_VERSION, type CliVersionFacts } from "./binary/versions.js";
 export * from "./errors/index.js";
@@ -61,6 +62,26 @@ export {
 export { AiSdkKtxLlmRuntime, AiSdkCallError, isAnthropicProtocolModel, type AiSdkKtxLlmRuntimeOptions } from "./ai-sdk/runtime.js";
 export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./factory.js";
 export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";
+export {
+  KTX_WORK_UNIT_FAILURE_MODES,
+  KtxConfigReferenceError,
+  defaultKtxIngest,
+  type KtxIngestConfig,
+  type KtxIngestRateLimitConfig,
+  type KtxIngestWorkUnitsConfig,
+  type KtxLlmBlock,
+  type KtxWorkUnitFailureMode,
+  type ParseOptions,
+} from "./config/index.js";
+export {
+  KTX_CLAUDE_CODE_MODEL_ALIASES,
+  UnsupportedModelError,
+  modelAliasTable,
+  resolveModelValue,
+  resolveRoleModels,
+  type ResolvedModels,
+  type ResolvedRoleModel,
+} from "./claude-code/models.js";
 export {
   UsageLimitError,
   ApiRetryBudgetError,

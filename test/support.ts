@@ -50,11 +50,18 @@ export async function scriptedApi(script: Script, options?: ScriptedApiOptions):
   return api;
 }
 
+/**
+ * Test-only variables the child must see although the allowlist drops them: the process marker, and
+ * what the stand-in CLI (test/fixtures/stand-in-cli.mjs) reads.
+ */
+export const TEST_PASS_ENV = [OWNER_VAR, "STAND_IN_MODE", "STAND_IN_BYTES", "STAND_IN_STARTED_FILE", "STAND_IN_ABORTED_FILE", "STAND_IN_STREAM_FILE", "STAND_IN_VERSION"];
+
 export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partial<ClaudeCodeRuntimeOptions> = {}): ClaudeCodeRuntime {
   return new ClaudeCodeRuntime({
     projectDir: tempDir("project"),
     models: { default: "sonnet" },
     env: testEnv(),
+    passEnv: TEST_PASS_ENV,
     ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     idleTimeoutMs: 30_000,
     // Warm processes are tested on their own (test/e2e/warm.test.ts); elsewhere every child must end with its call.
@@ -156,7 +163,8 @@ export function toolResultsIn(body: any): Array<{ tool_use_id: string; is_error?
     for (const block of message.content) {
       if (block.type !== "tool_result") continue;
       const text = typeof block.content === "string" ? block.content : (block.content ?? []).map((part: any) => part.text ?? "").join("");
-      out.push({ tool_use_id: block.tool_use_id, is_error: block.is_error, text });
+      // For 4.x models (the pinned ids) CLI 2.1.330 appends its token-budget reminder to each tool result.
+      out.push({ tool_use_id: block.tool_use_id, is_error: block.is_error, text: text.replace(/\n<system-reminder>[\s\S]*?<\/system-reminder>\s*$/, "") });
     }
   }
   return out;

@@ -21,15 +21,26 @@ function binaryIn(prefix: string): string | undefined {
   return candidates.find((path) => existsSync(path));
 }
 
-/** Path of the `claude` binary of `version`, installing it into `cacheDir/<version>` when missing. */
-export async function ensureCliVersion(version: string, cacheDir = DEFAULT_CLI_CACHE): Promise<string> {
+/**
+ * Path of the `claude` binary of `version`, installing it into `cacheDir/<version>` when missing.
+ * npm's output goes to `progress` (default: stderr), never to stdout, which may carry a JSON report.
+ */
+export async function ensureCliVersion(version: string, cacheDir = DEFAULT_CLI_CACHE, progress: (text: string) => void = (text) => process.stderr.write(text)): Promise<string> {
   if (!/^\d+\.\d+\.\d+$/.test(version)) throw new CliNotFoundError(undefined, `${JSON.stringify(version)} is not an exact version`);
   const prefix = join(cacheDir, version);
   const existing = binaryIn(prefix);
   if (existing) return existing;
-  await execa("npm", ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", `@anthropic-ai/claude-code@${version}`], {
-    stdio: "inherit",
+  progress(`Installing @anthropic-ai/claude-code@${version} into ${prefix} with npm…\n`);
+  const started = performance.now();
+  const install = execa("npm", ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", `@anthropic-ai/claude-code@${version}`], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
   });
+  install.stdout?.on("data", (chunk: Buffer) => progress(chunk.toString()));
+  install.stderr?.on("data", (chunk: Buffer) => progress(chunk.toString()));
+  await install;
+  progress(`Installed ${version} in ${((performance.now() - started) / 1000).toFixed(1)} s.\n`);
   const installed = binaryIn(prefix);
   if (!installed) throw new CliNotFoundError(prefix, `npm installed @anthropic-ai/claude-code@${version} but no binary for ${process.platform}-${process.arch} was found`);
   return installed;

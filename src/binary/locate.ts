@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { execa } from "execa";
 import { CliNotFoundError, UnsupportedCliVersionError } from "../errors/index.js";
+import { type Env, type KtxClaudeCodeEnvOptions, createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type CliVersionFacts, VERIFIED_CLI_VERSIONS, factsFor, isVerifiedVersion } from "./versions.js";
 
 const require = createRequire(import.meta.url);
@@ -70,13 +71,21 @@ export interface ResolvedCli {
 
 const versionCache = new Map<string, Promise<string>>();
 
-async function readVersion(path: string): Promise<string> {
+/** What the probe's environment is built from: the same allowlist and options as every run. */
+export interface ProbeEnvOptions extends KtxClaudeCodeEnvOptions {
+  /** Base environment (default `process.env`). */
+  env?: Env;
+}
+
+async function readVersion(path: string, envOptions: ProbeEnvOptions): Promise<string> {
   let stdout: string;
+  // The probe is a process like any run: a preload or routing variable in the parent must not reach it.
+  const env = createKtxClaudeCodeEnv(envOptions.env ?? process.env, { ...envOptions, telemetry: false });
   try {
     ({ stdout } = await execa(path, ["--version"], {
       timeout: 15_000,
-      env: { DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" },
-      extendEnv: true,
+      env,
+      extendEnv: false,
       stdin: "ignore",
     }));
   } catch (error) {
@@ -93,19 +102,19 @@ async function readVersion(path: string): Promise<string> {
 }
 
 /** Reads `--version` once per path (cached, failures are not cached). */
-export function cliVersion(path: string): Promise<string> {
+export function cliVersion(path: string, envOptions: ProbeEnvOptions = {}): Promise<string> {
   let pending = versionCache.get(path);
   if (!pending) {
-    pending = readVersion(path);
+    pending = readVersion(path, envOptions);
     versionCache.set(path, pending);
     pending.catch(() => versionCache.delete(path));
   }
   return pending;
 }
 
-export async function resolveCli(options: { cliPath?: string; allowUnverifiedCli?: boolean }): Promise<ResolvedCli> {
+export async function resolveCli(options: { cliPath?: string; allowUnverifiedCli?: boolean } & ProbeEnvOptions): Promise<ResolvedCli> {
   const path = options.cliPath ?? locateBundledCli();
-  const version = await cliVersion(path);
+  const version = await cliVersion(path, options);
   const verified = isVerifiedVersion(version);
   if (!verified && !options.allowUnverifiedCli) {
     throw new UnsupportedCliVersionError(path, version, Object.keys(VERIFIED_CLI_VERSIONS));

@@ -16,7 +16,7 @@ export interface CliVersionFacts {
    * real CLI: init and the API requests then use the new model). Warm processes are then shared by roles.
    */
   hasSetModel: boolean;
-  /** 2.1.142 sends MCP `initialize` and `notifications/initialized` twice. */
+  /** 2.1.142 and 2.1.200 send MCP `initialize` and `notifications/initialized` twice. */
   duplicateMcpInitialize: boolean;
   /** What the model aliases mean on this version (reported; the CLI resolves them itself). */
   aliases: Readonly<Record<string, string>>;
@@ -49,8 +49,16 @@ const BUILTIN_TOOLS = [
   "PowerShell",
 ] as const;
 
-/** Built-ins each version adds, read from its `init.tools` when started without `--tools=`. */
-const BUILTIN_TOOLS_2_1_330 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskStop", "ToolSearch", "Workflow"];
+/**
+ * Built-ins each version adds, read from its `init.tools` when started without `--tools=`
+ * (`scripts/probe-cli-facts.mjs`, which also reads plugins, aliases and `set_model`).
+ * TaskCreate/TaskGet/TaskList/TaskUpdate: 2.1.330 offers them to 4.x models (KTX's pinned ids), not to
+ * claude-*-5-5; they are named for 2.1.286 too (naming a tool a CLI lacks is harmless; the init check
+ * would catch one it offers).
+ */
+const BUILTIN_TOOLS_2_1_330 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskStop", "TaskUpdate", "ToolSearch", "Workflow"];
+const BUILTIN_TOOLS_2_1_286 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskStop", "TaskUpdate", "Workflow"];
+const BUILTIN_TOOLS_2_1_200 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "Workflow"];
 const BUILTIN_TOOLS_2_1_142 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ScheduleWakeup", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate"];
 
 export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = {
@@ -62,6 +70,24 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     hasSetModel: true,
     duplicateMcpInitialize: false,
     aliases: { sonnet: "claude-sonnet-5-5", opus: "claude-opus-5-5", haiku: "claude-haiku-5-5" },
+  },
+  "2.1.286": {
+    version: "2.1.286",
+    builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-plugin-authoring"],
+    builtinTools: BUILTIN_TOOLS_2_1_286,
+    hasDisableSlashCommands: true,
+    hasSetModel: true,
+    duplicateMcpInitialize: false,
+    aliases: { sonnet: "claude-sonnet-5-5", opus: "claude-opus-5-5", haiku: "claude-haiku-4-5-20251001" },
+  },
+  "2.1.200": {
+    version: "2.1.200",
+    builtinPlugins: [],
+    builtinTools: BUILTIN_TOOLS_2_1_200,
+    hasDisableSlashCommands: true,
+    hasSetModel: true,
+    duplicateMcpInitialize: true,
+    aliases: { sonnet: "claude-sonnet-5", opus: "claude-opus-4-8", haiku: "claude-haiku-4-5-20251001" },
   },
   "2.1.142": {
     version: "2.1.142",

@@ -35,16 +35,20 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
     "--permission-mode=dontAsk",
     "--permission-prompt-tool=stdio",
     "--no-session-persistence",
+    // Every hook the CLI runs is announced on stdout, so one that still runs (managed policy) stops the run.
+    "--include-hook-events",
     `--disallowedTools=${facts.builtinTools.join(",")}`,
     `--max-turns=${spec.maxTurns}`,
     `--model=${spec.model}`,
   ];
   if (facts.hasDisableSlashCommands) args.push("--disable-slash-commands");
   if (spec.includePartialMessages) args.push("--include-partial-messages");
+  // disableAllHooks turns off settings and plugin hooks (verified on 2.1.142 and 2.1.330); managed hooks still run.
+  const settings: Record<string, unknown> = { disableAllHooks: true };
   if (facts.builtinPlugins.length > 0) {
-    const enabledPlugins = Object.fromEntries(facts.builtinPlugins.map((name) => [`${name}@builtin`, false]));
-    args.push(`--settings=${JSON.stringify({ enabledPlugins })}`);
+    settings.enabledPlugins = Object.fromEntries(facts.builtinPlugins.map((name) => [`${name}@builtin`, false]));
   }
+  args.push(`--settings=${JSON.stringify(settings)}`);
   if (toolIds.length > 0) {
     args.push(`--mcp-config=${JSON.stringify({ mcpServers: { [KTX_MCP_SERVER_NAME]: { type: "sdk", name: KTX_MCP_SERVER_NAME } } })}`);
     args.push(`--allowedTools=${toolIds.join(",")}`);
@@ -80,10 +84,24 @@ function canonicalPath(path: string): string {
   }
 }
 
+/** A key from a helper program is never the user's session, whatever the endpoint. */
+const HELPER = "apiKeyHelper";
+
 function credentialLeak(keySource: string | undefined, expected: ExpectedSurface): string | undefined {
-  if (!keySource || expected.apiKeyAllowed) return undefined;
-  if (!isScrubbedEnvName(keySource) && keySource !== "apiKeyHelper") return undefined;
+  if (!keySource) return undefined;
+  if (keySource === HELPER) {
+    return `apiKeySource was "apiKeyHelper": a key from a helper program (settings or managed policy) reached the CLI instead of your Claude Code session`;
+  }
+  if (expected.apiKeyAllowed || !isScrubbedEnvName(keySource)) return undefined;
   return `apiKeySource was ${JSON.stringify(keySource)}: an API credential reached the CLI although the environment was scrubbed`;
+}
+
+/** Token sources of the user's own session ("claude.ai" login, `claude setup-token`) and "none". */
+const SESSION_TOKEN_SOURCES = new Set(["none", "claude.ai", "CLAUDE_CODE_OAUTH_TOKEN"]);
+
+function tokenLeak(tokenSource: string | undefined): string | undefined {
+  if (tokenSource === undefined || SESSION_TOKEN_SOURCES.has(tokenSource)) return undefined;
+  return `tokenSource was ${JSON.stringify(tokenSource)}: a bearer token other than your Claude Code login (a helper, a managed env key or a token variable) reached the CLI`;
 }
 
 /**
@@ -91,11 +109,13 @@ function credentialLeak(keySource: string | undefined, expected: ExpectedSurface
  * a credential or provider other than the local session is refused before any API request.
  */
 export function checkAccount(initializeResponse: Record<string, unknown>, expected: ExpectedSurface): string[] {
-  const account = initializeResponse.account as { apiKeySource?: unknown; apiProvider?: unknown } | undefined;
+  const account = initializeResponse.account as { apiKeySource?: unknown; tokenSource?: unknown; apiProvider?: unknown } | undefined;
   if (!account) return [];
   const differences: string[] = [];
   const leak = credentialLeak(typeof account.apiKeySource === "string" ? account.apiKeySource : undefined, expected);
   if (leak) differences.push(leak);
+  const token = tokenLeak(typeof account.tokenSource === "string" ? account.tokenSource : undefined);
+  if (token) differences.push(token);
   const tokenSource = (account as { tokenSource?: unknown }).tokenSource;
   if (expected.explicitCredential === "apiKey" && tokenSource === "CLAUDE_CODE_OAUTH_TOKEN") {
     differences.push(`tokenSource was "CLAUDE_CODE_OAUTH_TOKEN": an OAuth token reached the CLI although the explicit apiEndpoint gave an API key`);
@@ -138,4 +158,20 @@ export function hostDiscovery(init: SystemInitMessage) {
   const names = (values: unknown[] | undefined) =>
     (values ?? []).map((value) => (typeof value === "string" ? value : String((value as { name?: unknown }).name ?? "")));
   return { slashCommands: init.slash_commands ?? [], skills: names(init.skills), agents: names(init.agents) };
+}
+
+/**
+ * A hook the CLI started (`system/hook_started`, `hook_progress` or `hook_response`, announced because of
+ * `--include-hook-events`). Settings and plugin hooks are off (`disableAllHooks`), so one that still
+ * runs comes from managed settings (an organisation's policy) or a plugin they install.
+ */
+export function hookDifference(message: { subtype?: unknown; hook_event?: unknown; hook_name?: unknown; origin?: unknown }): string | undefined {
+  if (message.subtype !== "hook_started" && message.subtype !== "hook_response" && message.subtype !== "hook_progress") return undefined;
+  const event = String(message.hook_event ?? "unknown event");
+  const name = message.hook_name !== undefined && message.hook_name !== event ? ` (${String(message.hook_name)})` : "";
+  const source =
+    typeof message.origin === "string"
+      ? `from ${message.origin}`
+      : "from managed settings or a plugin they install (settings and plugin hooks are turned off with disableAllHooks)";
+  return `a ${event} hook${name} ran ${source}; a hook may receive the prompt and run any program, so the run was stopped`;
 }

@@ -45,6 +45,34 @@ function describe(result: ResultMessage, errorLines: readonly AssistantMessage[]
   return [...new Set(parts)].join("; ").slice(0, 2_000) || "no detail given";
 }
 
+/** One `[claude-code:<code>] <detail>` line the CLI writes on stderr, e.g. `[claude-code:unrecognized_model] {"model":"x"}`. */
+export interface CliDiagnostic {
+  code: string;
+  detail: string;
+}
+
+export function cliDiagnostics(stderr: string | undefined): CliDiagnostic[] {
+  return [...(stderr ?? "").matchAll(/\[claude-code:([A-Za-z0-9_.-]+)\][ \t]*([^\n]*)/g)].map((match) => ({ code: match[1]!, detail: match[2]!.trim() }));
+}
+
+/** What to do about an API failure, by status and cause: each has its own fix. */
+export function apiAdvice(status: number | undefined, diagnostics: readonly CliDiagnostic[] = []): string {
+  if (status === 404 || diagnostics.some((d) => d.code === "unrecognized_model")) {
+    return "The model was not found, or this account cannot use it: check the configured model (an alias such as sonnet, opus or haiku, or a full model id); `ktx-claude-code doctor` tries each configured model.";
+  }
+  if (status === 400) return "The API rejected the request as invalid (400): check the model options and the size of the prompt and output schema; `ktx-claude-code transcript show` on the transcript shows what was sent.";
+  if (status === 401) return "The credentials were refused (401): log in again with `claude` (or fix the apiEndpoint key).";
+  if (status === 403) return "This account is not allowed to do this (403): check its access to the model, or configure another model.";
+  if (status === 413) return "The request is too large (413): shorten the prompt, the system prompt or the tool results.";
+  if (status === 429) return "Rate limited (429): lower maxConcurrentRuns so fewer calls run at once, and retry once the limit resets.";
+  if (status === 529) return "The API is overloaded (529): retry later (the CLI already retried with backoff), or lower maxConcurrentRuns to add less load.";
+  if (status !== undefined && status >= 500) return `The API failed on its side (${status}): retry later; if it persists, check https://status.anthropic.com.`;
+  if (status === undefined) return "No HTTP status was reported (a connection or stream failure): check the network, any proxy (HTTPS_PROXY) or the apiEndpoint baseUrl, then retry.";
+  return "Check the message above, then retry.";
+}
+
+const withoutPeriod = (text: string) => text.replace(/[.\s]+$/, "");
+
 /**
  * The error for a result that is an error, or undefined when it is a success. `errorLines` are the
  * synthetic assistant lines the CLI writes for API failures (`error`/`is_api_error_message`).
@@ -67,9 +95,12 @@ export function resultError(result: ResultMessage, errorLines: readonly Assistan
   }
   if (result.terminal_reason === "api_error" || result.api_error_status != null || errorLines.length > 0) {
     const status = result.api_error_status ?? errorLines.find((line) => line.api_error_status != null)?.api_error_status ?? undefined;
+    const diagnostics = cliDiagnostics(details.stderrTail);
+    // The CLI's own diagnostic names the cause more precisely than the API's text.
+    const reported = diagnostics.length ? ` The CLI reported ${diagnostics.map((d) => `[claude-code:${d.code}]${d.detail ? ` ${d.detail}` : ""}`).join("; ")}.` : "";
+    const retried = status === undefined || status === 429 || status === 529 || status >= 500 ? " after the CLI's own retries" : "";
     return new ClaudeCodeApiError(
-      `The Anthropic API failed${status ? ` with status ${status}` : ""} after the CLI's own retries: ${detail}. ` +
-        `Retry later; for 429/529 lower maxConcurrentRuns or wait for your usage limit to reset.`,
+      `The Anthropic API failed${status ? ` with status ${status}` : ""}${retried}: ${withoutPeriod(detail)}.${reported} ${apiAdvice(status ?? undefined, diagnostics)}`,
       status ?? undefined,
       result.terminal_reason ?? undefined,
       details,

@@ -12,7 +12,8 @@ import type { Logger } from "../session/logger.js";
 import { type SessionEnd, type WireDirection, Session } from "../session/session.js";
 import type { CliProcess, CliProcessOptions, ExitInfo } from "../transport/process.js";
 import { type WarmPool, warmKey } from "./warm-pool.js";
-import { buildCliArgs, checkAccount, checkInit } from "./isolation.js";
+import { buildCliArgs, checkAccount, checkInit, hookDifference } from "./isolation.js";
+import { MANAGED_POLICY_ADVICE, checkManagedPolicy } from "./managed-policy.js";
 import { resultError } from "./result-errors.js";
 import { StepTracker, isSyntheticError } from "./steps.js";
 import type { ToolCallRecord } from "../runtime/types.js";
@@ -79,6 +80,7 @@ class RunState {
   readonly errorLines: AssistantMessage[] = [];
   readonly toolCalls = new Map<string, ToolCallRecord>();
   readonly durations = new Map<string, number>();
+  readonly truncations = new Map<string, { originalChars: number; keptChars: number }>();
   lastText = "";
   private lastTextId: string | undefined;
 
@@ -111,6 +113,8 @@ class RunState {
       const call = this.toolCalls.get(result.tool_use_id);
       if (!call) continue;
       call.durationMs = this.durations.get(result.tool_use_id);
+      const truncated = this.truncations.get(result.tool_use_id);
+      if (truncated) call.truncated = truncated;
       if (result.is_error) {
         call.ok = false;
         call.error = toolResultText(result.content);
@@ -138,6 +142,9 @@ function toolResultText(content: unknown): string {
  */
 export async function executeRun(spec: RunSpec): Promise<RunOutput> {
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
+  // Before any process starts: managed hooks would run (and see the prompt) whatever flags we pass.
+  const policy = checkManagedPolicy();
+  if (policy.length > 0) throw new IsolationError(policy, MANAGED_POLICY_ADVICE);
   const launch = launchSpec(spec);
   const poolKey = warmKey(launch, spec.cli.facts.hasSetModel);
   const warm = spec.warmPool?.take(poolKey);
@@ -180,6 +187,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
     toolTimeoutMs: spec.toolTimeoutMs,
     onToolCall: (event) => {
       if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
+      if (event.toolUseId && event.truncated) state.truncations.set(event.toolUseId, event.truncated);
     },
   }) : undefined;
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
@@ -215,6 +223,11 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
           state.init = message.message;
           const differences = checkInit(message.message, expected);
           if (differences.length > 0) session.fail(new IsolationError(differences));
+          break;
+        }
+        case "system": {
+          const hook = hookDifference(message.message);
+          if (hook) session.fail(new IsolationError([hook], MANAGED_POLICY_ADVICE));
           break;
         }
         case "assistant":

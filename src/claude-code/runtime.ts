@@ -15,6 +15,7 @@ import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
 import type { CallClock, LoopTracker } from "../runtime/port-support.js";
 import { type AttemptHooks, type CallLimits, type LimitsRuntimeOptions, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, armedTimeout, createCallLimits, rateLimitOptionsSchema, timeoutSchema } from "../limits/index.js";
+import { type ResolvedModels, resolveRoleModels } from "./models.js";
 import {
   type CallOptions,
   type KtxGenerateObjectInput,
@@ -29,7 +30,8 @@ import {
 } from "../runtime/types.js";
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
-import { type ApiEndpoint, type Env, createKtxClaudeCodeEnv } from "../transport/env.js";
+import { type ApiEndpoint, type Env, checkPassEnv, createKtxClaudeCodeEnv } from "../transport/env.js";
+import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
 import { hostDiscovery } from "./isolation.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
@@ -38,6 +40,10 @@ import { type WarmOptions, WarmPool } from "./warm-pool.js";
 export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   projectDir: string;
   models: ModelMap;
+  /** Aliases added to KTX's table (`sonnet`, `opus`, `haiku` -> KTX's pinned ids); targets must be `claude-*` ids. */
+  modelAliases?: Record<string, string>;
+  /** Where `models` came from (the ktx.yaml path), named when a model is refused. */
+  modelsSource?: string;
   cliPath?: string;
   allowUnverifiedCli?: boolean;
   /** Base environment for the CLI (default `process.env`, which can be passed as is); always scrubbed. */
@@ -46,6 +52,10 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   apiEndpoint?: ApiEndpoint;
   /** Default true; false lets the CLI make its non-essential calls (telemetry, error reports). */
   disableNonessentialTraffic?: boolean;
+  /** Further names passed from `env` to the CLI (docs/environment.md); credential and routing names throw `EnvNotAllowedError`. */
+  passEnv?: string[];
+  /** The CLI's OpenTelemetry export (off by default; never read from the environment). */
+  telemetry?: TelemetryOptions | false;
   /** Whole call, every turn and tool of it; default 60 min (DEFAULT_CALL_TIMEOUT_MS), `Infinity` for none. */
   timeoutMs?: number;
   idleTimeoutMs?: number;
@@ -66,11 +76,14 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   logger?: Logger;
 }
 
-const modelSchema = z.string().trim().min(1).regex(/^[A-Za-z0-9][A-Za-z0-9._:\-[\]/@]*$/, "not a model alias or id");
+// Only the shape here: models.ts resolves each value and refuses unknown ones with UnsupportedModelError.
+const modelSchema = z.string().trim().min(1);
 
 const optionsSchema = z.strictObject({
   projectDir: z.string().min(1),
   models: z.strictObject(Object.fromEntries(MODEL_ROLES.map((role) => [role, role === "default" ? modelSchema : modelSchema.optional()]))),
+  modelAliases: z.record(z.string(), z.string()).optional(),
+  modelsSource: z.string().min(1).optional(),
   cliPath: z.string().min(1).optional(),
   allowUnverifiedCli: z.boolean().optional(),
   // process.env is not a plain record to zod (its prototype): any object of string-or-undefined values is accepted.
@@ -83,6 +96,8 @@ const optionsSchema = z.strictObject({
     .union([z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }), z.strictObject({ baseUrl: z.url(), oauthToken: z.string().min(1) })])
     .optional(),
   disableNonessentialTraffic: z.boolean().optional(),
+  passEnv: z.array(z.string().min(1)).optional(),
+  telemetry: z.union([z.literal(false), telemetryOptionsSchema]).optional(),
   timeoutMs: timeoutSchema.optional(),
   idleTimeoutMs: z.number().int().nonnegative().optional(),
   toolTimeoutMs: timeoutSchema.optional(),
@@ -103,6 +118,7 @@ const optionsSchema = z.strictObject({
 export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) throw new InvalidInputError(`Invalid ClaudeCodeRuntime options: ${z.prettifyError(parsed.error)}`);
+  checkPassEnv(options.passEnv);
   const projectDir = resolve(options.projectDir);
   let isDir = false;
   try {
@@ -128,6 +144,8 @@ interface CallSpec extends CallOptions {
 
 export class ClaudeCodeRuntime extends PortRuntime {
   readonly options: ClaudeCodeRuntimeOptions;
+  /** Each role's pinned model id, resolved at construction (see models.ts). */
+  readonly models: ResolvedModels;
   protected readonly logger: Logger;
   private readonly limiter: RunLimiter;
   private cliPromise: Promise<ResolvedCli> | undefined;
@@ -137,6 +155,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   constructor(options: ClaudeCodeRuntimeOptions) {
     super();
     this.options = parseRuntimeOptions(options);
+    this.models = resolveRoleModels(this.options.models, { aliases: options.modelAliases, source: options.modelsSource });
     this.logger = options.logger ?? silentLogger;
     this.limits = createCallLimits(this.options, this.logger);
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
@@ -157,9 +176,9 @@ export class ClaudeCodeRuntime extends PortRuntime {
     return this.warmPool?.idlePids ?? [];
   }
 
-  /** The model configured for `role` (falls back to `default`). */
+  /** The pinned model id for `role` (falls back to `default`); what the CLI is given. */
   resolveModel(role: ModelRole = "default"): string {
-    return this.options.models[role] ?? this.options.models.default;
+    return (this.models[role] ?? this.models.default).id;
   }
 
   /** Resolves and checks the CLI once per runtime (a failure is retried on the next call). */
@@ -259,6 +278,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
     const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
       apiEndpoint: this.options.apiEndpoint,
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
+      passEnv: this.options.passEnv,
+      telemetry: this.options.telemetry,
     });
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.

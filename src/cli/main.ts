@@ -4,21 +4,16 @@
  * a project's claude-code backend (status, doctor).
  */
 import { parseArgs } from "node:util";
-import { ClaudeCodeError } from "../errors/index.js";
-import { loadTranscript, streamTranscript } from "../transcripts/reader.js";
-import { diffTranscripts, renderDiff, renderTimeline, summarizeRecords, type TranscriptSummary } from "../transcripts/inspect.js";
+import { ClaudeCodeError, InvalidInputError } from "../errors/index.js";
 import { compareFixtures, recordFixtures, type Io } from "./fixtures.js";
 import { runDoctor, runStatus } from "./status.js";
+import { TRANSCRIPT_USAGE, transcriptCommand } from "./transcript.js";
 
 const USAGE = `Usage: ktx-claude-code <command>
 
   status [--project-dir DIR] [--json]        what the claude-code backend will use
   doctor [--project-dir DIR] [--json]        the same checks; exits 1 on any failure, with the fix
-  transcript show <file> [--raw] [--type T,T]
-                                             timeline of a recorded run: turns, tool calls, tokens, exit
-  transcript summary <file> [--json]         turns, tokens, cost, message counts, tool calls, result, exit
-  transcript diff <before> <after> [--json]  normalised differences between two runs (structure and values)
-  fixtures record [--versions V,V] [--scenarios S,S]
+${TRANSCRIPT_USAGE}  fixtures record [--versions V,V] [--scenarios S,S]
                                              record the scenario catalog with each CLI version
   fixtures compare (--cli PATH | --version V) [--against V] [--scenarios S,S] [--json]
                                              run the catalog on another CLI and report drift
@@ -28,60 +23,6 @@ const io: Io = { stdout: (text) => process.stdout.write(text), stderr: (text) =>
 
 function flags(args: string[], options: Record<string, { type: "string" | "boolean" }>) {
   return parseArgs({ args, options, allowPositionals: true, strict: true });
-}
-
-/** Writes and waits when the pipe is full, so a large `--raw` output is not buffered whole. */
-async function write(text: string): Promise<void> {
-  if (!process.stdout.write(text)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
-}
-
-const list = (value: string | boolean | undefined) => (typeof value === "string" ? value.split(",").map((item) => item.trim()).filter(Boolean) : undefined);
-
-async function transcript(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  const { values, positionals } = flags(rest, { raw: { type: "boolean" }, json: { type: "boolean" }, type: { type: "string" } });
-  if (sub === "show" && positionals.length === 1) {
-    const path = positionals[0]!;
-    for await (const line of renderTimeline(path, streamTranscript(path), { raw: values.raw === true, types: list(values.type) })) await write(`${line}\n`);
-    return 0;
-  }
-  if (sub === "summary" && positionals.length === 1) {
-    const path = positionals[0]!;
-    const summary = await summarizeRecords(path, streamTranscript(path));
-    io.stdout(values.json ? `${JSON.stringify(summary, null, 2)}\n` : renderSummary(summary));
-    return 0;
-  }
-  if (sub === "diff" && positionals.length === 2) {
-    const diff = diffTranscripts(loadTranscript(positionals[0]!), loadTranscript(positionals[1]!));
-    io.stdout(values.json ? `${JSON.stringify(diff, null, 2)}\n` : `${renderDiff(diff).join("\n")}\n`);
-    return 0;
-  }
-  io.stderr(USAGE);
-  return 2;
-}
-
-function renderSummary(summary: TranscriptSummary): string {
-  const table = (counts: Record<string, number>) =>
-    Object.entries(counts)
-      .sort()
-      .map(([key, n]) => `    ${String(n).padStart(4)}  ${key}`)
-      .join("\n");
-  const { tokens } = summary;
-  const lines = [
-    `${summary.path}`,
-    `  CLI ${summary.cliVersion}, ${summary.durationMs.toFixed(0)} ms, exit ${JSON.stringify(summary.exit ?? null)}`,
-    `  result: ${JSON.stringify(summary.result ?? null)}`,
-    `  turns: ${summary.turns}`,
-    `  tokens: in ${tokens.input}, out ${tokens.output}, cache read ${tokens.cacheRead}, cache write ${tokens.cacheCreation} (from ${tokens.source === "none" ? "nothing: no usage recorded" : `the ${tokens.source} lines`})`,
-    `  cost: ${summary.costUsd === undefined ? "unknown" : `$${summary.costUsd.toFixed(6)}`}`,
-    `  tool calls: ${summary.toolCalls.map((call) => `${call.name}${call.isError ? " (error)" : ""}`).join(", ") || "none"}`,
-    `  permission denials sent: ${summary.deniedPermissions.length}`,
-    `  from the CLI:\n${table(summary.messages.fromCli)}`,
-    `  to the CLI:\n${table(summary.messages.toCli)}`,
-    `  stderr: ${summary.stderrBytes} bytes; non-JSON stdout lines: ${summary.nonJsonLines}`,
-  ];
-  if (summary.outcome) lines.push(`  outcome: ${JSON.stringify(summary.outcome)}`);
-  return `${lines.join("\n")}\n`;
 }
 
 async function fixtures(args: string[]): Promise<number> {
@@ -114,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
     case "doctor":
       return runDoctor(args, io);
     case "transcript":
-      return transcript(args);
+      return transcriptCommand(args, io, USAGE);
     case "fixtures":
       return fixtures(args);
     case undefined:
@@ -134,7 +75,11 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    io.stderr(`${ClaudeCodeError.isInstance(error) ? `${error.name}: ${error.message}` : String((error as Error)?.stack ?? error)}\n`);
-    process.exitCode = 1;
+    // Bad input (an unreadable or malformed file, a missing path) is 2, as for usage errors: a gate
+    // (`transcript diff`, `fixtures compare`) keeps 1 for "differs".
+    const errno = (error as NodeJS.ErrnoException)?.code;
+    const badInput = error instanceof InvalidInputError || errno === "ENOENT" || errno === "EISDIR" || errno === "EACCES";
+    io.stderr(`${ClaudeCodeError.isInstance(error) || badInput ? `${(error as Error).name}: ${(error as Error).message}` : String((error as Error)?.stack ?? error)}\n`);
+    process.exitCode = badInput ? 2 : 1;
   },
 );

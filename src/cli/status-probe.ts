@@ -1,8 +1,9 @@
 /**
  * The checks behind `ktx-claude-code status` and `doctor`, as data: the project's llm config, the
  * CLI (path, version, verified), one isolated probe call through the local Claude Code session (the
- * same call and verdict as `runClaudeCodeAuthProbe`), the model per role, the isolation surface the
- * CLI reported in `system/init`, and the configuration warnings. Rendering is in status.ts.
+ * same call and verdict as `runClaudeCodeAuthProbe`), the pinned model id per role (`doctor` also
+ * probes every other distinct model), the isolation surface the CLI reported in `system/init`, and
+ * the configuration warnings. Rendering is in status.ts.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,17 +13,18 @@ import { VERIFIED_CLI_VERSIONS } from "../binary/versions.js";
 import { KtxLlmConfigError, findKtxProjectDir, loadKtxLlmConfig } from "../config/parse.js";
 import type { KtxLlmConfig } from "../config/schema.js";
 import { type KtxConfigWarning, claudeCodeConfigWarnings } from "../config/warnings.js";
-import { ClaudeCodeAuthError, ClaudeCodeError, IsolationError, UnsupportedCliVersionError } from "../errors/index.js";
+import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, IsolationError, UnsupportedCliVersionError } from "../errors/index.js";
+import { type ResolvedModels, UnsupportedModelError, resolveRoleModels } from "../claude-code/models.js";
 import { AUTH_FIX } from "../claude-code/auth-probe.js";
 import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
-import { MODEL_ROLES, type ModelRole } from "../runtime/types.js";
+import type { ModelRole } from "../runtime/types.js";
 import { loadTranscript } from "../transcripts/reader.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
 import { RateLimitGovernor } from "../limits/governor.js";
 import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
 
 export interface StatusFailure {
-  check: "project" | "config" | "backend" | "cli" | "session" | "isolation";
+  check: "project" | "config" | "backend" | "cli" | "session" | "isolation" | "models";
   message: string;
   fix: string;
 }
@@ -33,8 +35,10 @@ export interface RoleModel {
   configured: string;
   /** "role" when ktx.yaml names a model for it, "default" when it falls back. */
   from: "role" | "default";
-  /** The model id it resolves to: from the CLI's alias table, confirmed by the probe for its model. */
+  /** The pinned model id the CLI is given (this library's alias table, never the CLI's own). */
   resolved: string;
+  /** Whether the model answered a probe call: status probes the default's model, doctor every distinct one. */
+  checked?: "ok" | "failed";
 }
 
 export interface IsolationSurface {
@@ -67,6 +71,8 @@ export interface StatusOptions {
   cliPath?: string;
   /** Test-only explicit endpoint (never read from the environment). */
   apiEndpoint?: ApiEndpoint;
+  /** Probe every distinct configured model, not only the default's (doctor). */
+  probeAllModels?: boolean;
   timeoutMs?: number;
   /** Called around the probe, for the progress indicator. */
   onProbe?(phase: "start" | "end"): void;
@@ -100,7 +106,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     report.projectDir = projectDir;
     report.configPath = join(projectDir, "ktx.yaml");
     try {
-      config = loadKtxLlmConfig(projectDir).config;
+      config = loadKtxLlmConfig(projectDir, { env: options.env }).config;
     } catch (error) {
       if (!(error instanceof KtxLlmConfigError)) throw error;
       fail({
@@ -112,14 +118,21 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
   }
   if (config) {
     report.backend = config.provider.backend;
-    report.warnings = claudeCodeConfigWarnings(config);
+    report.warnings = [...config.warnings, ...claudeCodeConfigWarnings(config)];
     if (config.provider.backend !== "claude-code") {
       fail({
         check: "backend",
-        message: `llm.provider.backend is "${config.provider.backend}"; these checks are for the claude-code backend, which is not selected.`,
+        message:
+          `llm.provider.backend is "${config.provider.backend}"; these checks are for the claude-code backend, which is not selected` +
+          (config.provider.backend === "codex" ? " (this package does not run codex; KTX's own codex runtime does)." : "."),
         fix: "Set llm.provider.backend: claude-code in ktx.yaml to run KTX through your local Claude Code session.",
       });
     }
+  }
+  let models: ResolvedModels | undefined;
+  if (config?.provider.backend === "claude-code") {
+    models = pinnedModels(config, report.configPath!, fail);
+    if (models) report.models = Object.values(models).map(({ role, configured, from, id }) => ({ role, configured, from, resolved: id }));
   }
 
   // The CLI: read its version even when unverified, to report it.
@@ -136,21 +149,26 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     fail({ check: "cli", message: error.message, fix: "Reinstall dependencies (npm ci), or pass --cli-path pointing at a Claude Code binary." });
   }
 
-  if (config) report.models = roleModels(config, cli);
-
   // The probe: one isolated call through the local session.
   if (!config || config.provider.backend !== "claude-code") {
     report.session = { ok: null, skipped: config ? "the backend is not claude-code" : "the configuration could not be read" };
+  } else if (!models) {
+    report.session = { ok: null, skipped: "the configured models cannot be used" };
   } else if (!cli || !cli.verified) {
     report.session = { ok: null, skipped: "the Claude Code CLI is not usable" };
   } else {
-    const probe = await probeSession(projectDir!, config.models.default, cli, options);
+    const probe = await probeSession(projectDir!, models.default.id, cli, options);
     report.isolation = probe.isolation;
     report.usage = probe.usage;
-    if (probe.ok) {
-      report.session = { ok: true, model: probe.model, apiKeySource: probe.isolation?.apiKeySource ?? null };
-      const defaultModel = config.models.default;
-      for (const entry of report.models) if (entry.configured === defaultModel) entry.resolved = probe.model;
+    const unknown = probe.ok ? undefined : unknownModelFailure(probe.error, models.default.id, report.models, report.configPath);
+    if (probe.ok || unknown) {
+      // An unknown model is a model problem: the session itself answered.
+      report.session = probe.ok
+        ? { ok: true, model: probe.model, apiKeySource: probe.isolation?.apiKeySource ?? null }
+        : { ok: true, model: models.default.id, apiKeySource: probe.isolation?.apiKeySource ?? null };
+      markChecked(report.models, models.default.id, probe.ok ? "ok" : "failed");
+      if (unknown) fail(unknown);
+      if (options.probeAllModels) await probeOtherModels(report, projectDir!, models.default.id, cli, options, fail);
     } else {
       report.session = { ok: false, code: probe.error.code, message: probe.message };
       fail({ check: probe.error instanceof IsolationError ? "isolation" : "session", message: probe.message, fix: fixFor(probe.error) });
@@ -159,13 +177,77 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
   return report;
 }
 
-function roleModels(config: KtxLlmConfig, cli: ResolvedCli | undefined): RoleModel[] {
-  const aliases = cli?.facts.aliases ?? {};
-  return MODEL_ROLES.map((role) => {
-    const own = config.models[role];
-    const configured = own ?? config.models.default;
-    return { role, configured, from: own === undefined ? "default" : "role", resolved: aliases[configured] ?? configured };
-  });
+/** The pinned id per role, or undefined (with a failure) when a model or the default is unusable. */
+function pinnedModels(config: KtxLlmConfig, configPath: string, fail: (failure: StatusFailure) => void): ResolvedModels | undefined {
+  const defaultModel = config.models.default;
+  if (defaultModel === undefined) {
+    fail({
+      check: "config",
+      message: `llm.models.default is missing in ${configPath}; the claude-code backend needs the model of every role without its own.`,
+      fix: "Add llm.models.default: sonnet (or opus, haiku, or a claude-* model id) to ktx.yaml.",
+    });
+    return undefined;
+  }
+  try {
+    return resolveRoleModels({ ...config.models, default: defaultModel }, { source: configPath });
+  } catch (error) {
+    if (!(error instanceof UnsupportedModelError)) throw error;
+    fail({ check: "models", message: error.message, fix: `Change the model${error.problems.length === 1 ? "" : "s"} named above in ${configPath}.` });
+    return undefined;
+  }
+}
+
+function markChecked(models: RoleModel[], id: string, verdict: "ok" | "failed"): void {
+  for (const entry of models) if (entry.resolved === id) entry.checked = verdict;
+}
+
+/** doctor: one probe call per other distinct model id, in role order. */
+async function probeOtherModels(
+  report: StatusReport,
+  projectDir: string,
+  defaultId: string,
+  cli: ResolvedCli,
+  options: StatusOptions,
+  fail: (failure: StatusFailure) => void,
+): Promise<void> {
+  const others = [...new Set(report.models.map((entry) => entry.resolved))].filter((id) => id !== defaultId);
+  for (const id of others) {
+    const probe = await probeSession(projectDir, id, cli, options);
+    markChecked(report.models, id, probe.ok ? "ok" : "failed");
+    if (probe.ok) continue;
+    fail(
+      unknownModelFailure(probe.error, id, report.models, report.configPath) ?? {
+        check: "models",
+        message: `The probe call with model ${id} (${rolesOf(report.models, id)}) failed: ${probe.error.message}`,
+        fix: fixFor(probe.error),
+      },
+    );
+  }
+}
+
+const rolesOf = (models: RoleModel[], id: string) =>
+  models
+    .filter((entry) => entry.resolved === id)
+    .map((entry) => `${entry.from === "role" ? "" : "via default: "}${entry.role}`)
+    .join(", ");
+
+/**
+ * A model the API does not know: a 404, or the CLI's `[claude-code:unrecognized_model]` on stderr.
+ * Names each role using it, the value written, and the ktx.yaml path.
+ */
+export function unknownModelFailure(error: ClaudeCodeError, id: string, models: readonly RoleModel[], configPath: string | null): StatusFailure | undefined {
+  const unrecognized = (error.stderrTail ?? "").includes("[claude-code:unrecognized_model]") || `${error.message}`.includes("[claude-code:unrecognized_model]");
+  if (!unrecognized && !(error instanceof ClaudeCodeApiError && error.status === 404)) return undefined;
+  const own = models.filter((entry) => entry.resolved === id && entry.from === "role");
+  const named = (own.length > 0 ? own : models.filter((entry) => entry.resolved === id)).map(
+    (entry) => `llm.models.${entry.from === "role" ? entry.role : "default"}: ${JSON.stringify(entry.configured)}${entry.configured === id ? "" : ` (-> ${id})`}`,
+  );
+  const where = configPath ? ` in ${configPath}` : "";
+  return {
+    check: "models",
+    message: `The API does not know the model ${id} (${[...new Set(named)].join("; ")}${where}): it may not exist, or your account may not have access to it.`,
+    fix: `Set ${own.length > 0 ? own.map((entry) => `llm.models.${entry.role}`).join(", ") : "llm.models.default"} to sonnet, opus, haiku or a claude-* model id your account can use${where}.`,
+  };
 }
 
 type ProbeResult = { usage: UsageStatus | null } & (

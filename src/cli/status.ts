@@ -70,7 +70,7 @@ function parse(argv: string[]): ParsedArgs | string {
 /** A spinner on a terminal, one plain line otherwise. */
 function progress(io: StatusIo): (phase: "start" | "end") => void {
   const tty = io.stderrIsTTY ?? Boolean(process.stderr.isTTY);
-  const label = "Checking the local Claude Code session (one short model call)";
+  const label = "Checking the local Claude Code session (one short model call per model)";
   let timer: NodeJS.Timeout | undefined;
   return (phase) => {
     if (phase === "start") {
@@ -108,6 +108,7 @@ async function run(command: "status" | "doctor", argv: string[], io: StatusIo): 
     env: io.env,
     cliPath: args.cliPath,
     apiEndpoint: args.apiEndpoint,
+    probeAllModels: command === "doctor",
     onProbe: progress(io),
   });
   const ok = report.failures.length === 0;
@@ -143,11 +144,13 @@ function sessionLine(report: StatusReport): string {
 function modelLines(report: StatusReport): string[] {
   if (report.models.length === 0) return ["  models        unknown (no usable configuration)"];
   const width = Math.max(...report.models.map((m) => m.role.length));
+  const via = Math.max(...report.models.map((m) => (m.resolved === m.configured ? m.configured : `${m.configured} -> ${m.resolved}`).length));
   return [
-    "  models",
+    "  models (alias -> pinned id the CLI is given)",
     ...report.models.map((m) => {
-      const via = m.resolved === m.configured ? m.configured : `${m.configured} -> ${m.resolved}`;
-      return `    ${m.role.padEnd(width)}  ${via}${m.from === "default" ? "  (from default)" : ""}`;
+      const mapping = m.resolved === m.configured ? m.configured : `${m.configured} -> ${m.resolved}`;
+      const notes = [m.from === "default" ? "from default" : "", m.checked === "ok" ? "answered" : m.checked === "failed" ? "FAILED" : ""].filter(Boolean);
+      return `    ${m.role.padEnd(width)}  ${notes.length > 0 ? `${mapping.padEnd(via)}  (${notes.join(", ")})` : mapping}`;
     }),
   ];
 }
@@ -215,9 +218,15 @@ export function renderDoctor(report: StatusReport): string {
     line(true, `isolation: tools ${list(s.tools)}; MCP servers ${list(s.mcpServers.map((m) => m.name))}; plugins ${list(s.plugins)}`);
   }
   failures("isolation");
-  if (report.models.length > 0) {
-    lines.push(`  info models: ${report.models.map((m) => `${m.role}=${m.resolved}`).join(", ")}`);
+  for (const id of [...new Set(report.models.map((m) => m.resolved))]) {
+    const users = report.models.filter((m) => m.resolved === id);
+    const roles = users.map((m) => m.role).join(", ");
+    const written = [...new Set(users.map((m) => m.configured))].filter((value) => value !== id);
+    const label = `model ${written.length > 0 ? `${written.join(", ")} -> ` : ""}${id} (${roles})`;
+    if (users[0]!.checked === "ok") line(true, `${label} answered`);
+    else if (users[0]!.checked === undefined) lines.push(`  info ${label}`);
   }
+  failures("models");
   if (report.usage) lines.push(`  info usage: ${usageText(report.usage)}`);
   for (const w of report.warnings) lines.push(`  warn ${w.message}`, `       fix: ${w.fix}`);
   const n = report.failures.length;

@@ -1,12 +1,14 @@
 /**
- * KTX's `llm` block of ktx.yaml as a zod schema: the backend, the model per role, and the
- * prompt-caching tunables. The JSON Schema for editors (docs/ktx-llm-config.schema.json) is
- * generated from these schemas, so every `describe()` here is what an editor shows.
+ * What this library reads of ktx.yaml, as zod schemas mirroring KTX 0.12's own (packages/cli/src/context/
+ * project/config.ts): the `llm` block (backend, model per role, prompt caching) and the two `ingest`
+ * blocks that govern LLM work (`workUnits`, `rateLimit`), with KTX's defaults. docs/ktx-yaml.md puts
+ * the two side by side. The JSON Schema for editors (docs/ktx-llm-config.schema.json) is generated
+ * from these schemas, so every `describe()` here is what an editor shows.
  */
 import { z } from "zod";
 import { MODEL_ROLES, type ModelRole } from "../runtime/types.js";
 
-export const KTX_LLM_BACKENDS = ["none", "anthropic", "vertex", "gateway", "claude-code"] as const;
+export const KTX_LLM_BACKENDS = ["none", "anthropic", "vertex", "gateway", "claude-code", "codex"] as const;
 export type KtxLlmBackend = (typeof KTX_LLM_BACKENDS)[number];
 
 export const KTX_PROMPT_CACHE_TTLS = ["5m", "1h"] as const;
@@ -37,15 +39,15 @@ export const DEFAULT_PROMPT_CACHING: Readonly<KtxPromptCachingConfig> = Object.f
 
 export const PROMPT_CACHING_FIELDS = Object.keys(DEFAULT_PROMPT_CACHING) as ReadonlyArray<keyof KtxPromptCachingConfig>;
 
-/** Same rule as `ClaudeCodeRuntime`'s `models`: an alias (`sonnet`) or a full id (`claude-sonnet-5-5`, `anthropic/claude-…`). */
-const modelId = z
-  .string()
-  .trim()
-  .min(1, "a model alias or id is required")
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:\-[\]/@]*$/, "not a model alias or id (letters, digits and . _ : - [ ] / @ only)");
+/**
+ * Like KTX: any non-empty string (an `env:`/`file:` reference is resolved at load). Whether the value
+ * names a model the backend can use is decided by the backend: claude-code checks it when the runtime
+ * is constructed (alias or `claude-*` id, see claude-code/models.ts).
+ */
+const modelId = z.string().trim().min(1, "a model alias or id is required");
 
 const ROLE_DESCRIPTIONS: Record<ModelRole, string> = {
-  default: "Model for every call whose role has no model of its own. Required.",
+  default: "Model for every call whose role has no model of its own. Required unless the backend is none.",
   triage: "Page triage and light extraction. Falls back to `default`.",
   candidateExtraction: "Context-candidate extraction. Falls back to `default`.",
   curator: "Context-candidate curation agent loops. Falls back to `default`.",
@@ -55,25 +57,28 @@ const ROLE_DESCRIPTIONS: Record<ModelRole, string> = {
 
 const modelsSchema = z
   .strictObject(
-    Object.fromEntries(
-      MODEL_ROLES.map((role) => [role, (role === "default" ? modelId : modelId.optional()).describe(ROLE_DESCRIPTIONS[role])]),
-    ) as { default: typeof modelId } & Record<Exclude<ModelRole, "default">, z.ZodOptional<typeof modelId>>,
+    Object.fromEntries(MODEL_ROLES.map((role) => [role, modelId.optional().describe(ROLE_DESCRIPTIONS[role])])) as Record<ModelRole, z.ZodOptional<typeof modelId>>,
   )
   .describe(
-    "Model per KTX role: an alias (`sonnet`, `opus`, `haiku`; claude-code only) or a full model id. Roles without a model use `default`.",
+    "Model per KTX role (a partial record): on claude-code an alias (`sonnet` -> claude-sonnet-4-6, `opus` -> claude-opus-4-7, `haiku` -> claude-haiku-4-5) or a claude-* id; " +
+      "on the API backends the provider's model id. `env:NAME` / `file:PATH` references are resolved at load. Roles without a model use `default`.",
   );
 
 const apiCredentialsSchema = z
   .strictObject({
-    api_key: z.string().min(1).optional().describe("API key. Omit to use the provider's environment variable."),
-    base_url: z.string().min(1).optional().describe("Override the provider's API base URL (a proxy or self-hosted gateway)."),
+    api_key: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("API key: a literal, `env:NAME` or `file:PATH` (resolved at load; `~` is your home). Omit to use the provider's environment variable."),
+    base_url: z.string().min(1).optional().describe("Override the provider's API base URL (a proxy or self-hosted gateway). May be a reference."),
   })
   .describe("API credentials for an API-key backend.");
 
 const vertexSchema = z
   .strictObject({
     project: z.string().min(1).optional().describe("Google Cloud project hosting the Vertex AI endpoint."),
-    location: z.string().optional().describe('Vertex AI region, e.g. "us-east5".'),
+    location: z.string().min(1).describe('Vertex AI region, e.g. "us-east5". Required whenever the vertex block is present (as in KTX).'),
   })
   .describe("Google Vertex AI settings, used when backend is vertex.");
 
@@ -84,7 +89,8 @@ const providerSchema = z
       .default("none")
       .describe(
         'LLM backend. "none" disables LLM features; "anthropic", "vertex" and "gateway" use their credentials block; ' +
-          '"claude-code" uses your own local Claude Code session (no API key). A backend is never replaced by another one.',
+          '"claude-code" uses your own local Claude Code session (no API key); "codex" is KTX\'s own Codex backend (recognised; ' +
+          "this package does not run it). A backend is never replaced by another one.",
       ),
     anthropic: apiCredentialsSchema.optional().describe('Anthropic API credentials, used when backend is "anthropic".'),
     vertex: vertexSchema.optional(),
@@ -120,27 +126,103 @@ const promptCachingSchema = z
 export const ktxLlmConfigSchema = z
   .strictObject({
     provider: providerSchema.prefault({}),
-    models: modelsSchema,
+    models: modelsSchema.prefault({}),
     promptCaching: promptCachingSchema.optional(),
   })
   .describe("KTX LLM configuration: backend, model per role, prompt caching.");
 
-/** A whole ktx.yaml as far as this library reads it: the `llm` block; other top-level keys belong to KTX. */
-export const ktxYamlLlmSchema = z
-  .looseObject({ llm: ktxLlmConfigSchema.optional() })
-  .describe("ktx.yaml (only the llm block is described here; other top-level keys are KTX's).");
+export const KTX_WORK_UNIT_FAILURE_MODES = ["abort", "continue"] as const;
 
-export type KtxLlmConfig = z.output<typeof ktxLlmConfigSchema>;
+const workUnitsSchema = z
+  .strictObject({
+    stepBudget: z.int().positive().default(40).describe("Most agent steps a work unit may take before it is stopped. Default 40."),
+    maxConcurrency: z.int().positive().default(1).describe("Work units run at once during ingest. Default 1."),
+    failureMode: z
+      .enum(KTX_WORK_UNIT_FAILURE_MODES)
+      .default("continue")
+      .describe('"abort" stops the ingest run at the first failed work unit; "continue" records it and goes on. Default "continue".'),
+  })
+  .describe("Step budget, concurrency and failure handling of ingest work units (KTX's defaults).");
+
+const rateLimitRetrySchema = z
+  .strictObject({
+    maxAttempts: z.int().positive().default(6).describe("Attempts of one rate-limited call, the first included, before the failure surfaces. Default 6."),
+    baseDelayMs: z.int().positive().default(1_000).describe("First backoff delay (ms) when the provider gives no reset time. Default 1000."),
+    maxDelayMs: z.int().positive().default(60_000).describe("Largest backoff delay (ms). Default 60000."),
+    jitter: z.boolean().default(true).describe("Randomise backoff delays within bounds. Default true."),
+  })
+  .describe("Backoff for rate-limit answers without a reset time or retry-after.");
+
+const rateLimitSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe("Pace ingest LLM calls under rate limits and show the waits. Default true."),
+    throttleThreshold: z.number().min(0).max(1).default(0.8).describe("Provider utilisation (0-1) from which new work-unit starts are throttled. Default 0.8."),
+    minConcurrencyUnderPressure: z.int().positive().default(1).describe("Work-unit concurrency while the provider is under rate-limit pressure. Default 1."),
+    maxWaitMs: z.int().positive().optional().describe("Cap (ms) on one wait for a provider reset. Omit to wait until the reset."),
+    retry: rateLimitRetrySchema.prefault({}),
+  })
+  .describe("Rate-limit pacing and waits of ingest LLM calls (KTX's defaults).");
+
+/** `ingest` as far as LLM work goes; its other keys (adapters, embeddings, profile) are KTX's own. */
+const ingestSchema = z
+  .looseObject({ workUnits: workUnitsSchema.prefault({}), rateLimit: rateLimitSchema.prefault({}) })
+  .describe("KTX's ingest settings; this library reads workUnits and rateLimit.");
+
+/** KTX 0.12's top-level keys: anything else is reported as an unknown key (ignored), as KTX does. */
+export const KTX_YAML_TOP_LEVEL_KEYS = ["setup", "connections", "storage", "llm", "ingest", "agent", "scan"] as const;
+
+/** A whole ktx.yaml as far as this library reads it: `llm` and `ingest`; other top-level keys belong to KTX. */
+export const ktxYamlLlmSchema = z
+  .looseObject({ llm: ktxLlmConfigSchema.prefault({}), ingest: ingestSchema.prefault({}) })
+  .describe("ktx.yaml (the llm block and ingest.workUnits / ingest.rateLimit are described here; other keys are KTX's).");
+
+export type KtxLlmBlock = z.output<typeof ktxLlmConfigSchema>;
 export type KtxLlmConfigInput = z.input<typeof ktxLlmConfigSchema>;
-export type KtxPromptCachingInput = NonNullable<KtxLlmConfig["promptCaching"]>;
+export type KtxPromptCachingInput = NonNullable<KtxLlmBlock["promptCaching"]>;
+/** `ingest.workUnits` with KTX's defaults applied. */
+export type KtxIngestWorkUnitsConfig = z.output<typeof workUnitsSchema>;
+/** `ingest.rateLimit` with KTX's defaults applied (what a rate-limit governor is built from). */
+export type KtxIngestRateLimitConfig = z.output<typeof rateLimitSchema>;
+export type KtxWorkUnitFailureMode = (typeof KTX_WORK_UNIT_FAILURE_MODES)[number];
+
+export interface KtxIngestConfig {
+  workUnits: KtxIngestWorkUnitsConfig;
+  rateLimit: KtxIngestRateLimitConfig;
+}
+
+/** Something in ktx.yaml that is ignored: an unknown key, an unused reference, a field claude-code does not apply. */
+export interface KtxConfigWarning {
+  /** Dotted path from the root of ktx.yaml, e.g. `llm.provider.antropic`. */
+  path: string;
+  message: string;
+  fix: string;
+}
+
+/**
+ * The parsed configuration: the `llm` block (references resolved, KTX's defaults applied), the
+ * `ingest` settings for LLM work, the warnings of the load, and the file it came from.
+ */
+export interface KtxLlmConfig extends KtxLlmBlock {
+  ingest: KtxIngestConfig;
+  /** Unknown keys (ignored, as KTX does) and unresolvable references in blocks the backend does not use. */
+  warnings: KtxConfigWarning[];
+  /** The ktx.yaml path, when the configuration was read from a file (or `source` was given). */
+  source?: string;
+}
+
+/** KTX's ingest defaults (what an empty or missing `ingest` block means). */
+export function defaultKtxIngest(): KtxIngestConfig {
+  const { workUnits, rateLimit } = ktxYamlLlmSchema.parse({}).ingest;
+  return { workUnits, rateLimit };
+}
 
 /** KTX's prompt-caching defaults overlaid with what the config sets. */
-export function resolvePromptCaching(config: Pick<KtxLlmConfig, "promptCaching">): KtxPromptCachingConfig {
+export function resolvePromptCaching(config: Pick<KtxLlmBlock, "promptCaching">): KtxPromptCachingConfig {
   const set = Object.fromEntries(Object.entries(config.promptCaching ?? {}).filter(([, value]) => value !== undefined));
   return { ...DEFAULT_PROMPT_CACHING, ...set };
 }
 
-/** The model configured for `role`, falling back to `default`. */
-export function resolveRoleModel(config: Pick<KtxLlmConfig, "models">, role: ModelRole): string {
+/** The model configured for `role`, falling back to `default` (undefined when neither is set). */
+export function resolveRoleModel(config: Pick<KtxLlmBlock, "models">, role: ModelRole): string | undefined {
   return config.models[role] ?? config.models.default;
 }

@@ -4,14 +4,9 @@
  * breakpoints (docs/parity.md, "Prompt caching"), so each field a user sets is reported once,
  * by the factory (logger.warn) and by `ktx-claude-code status` / `doctor`.
  */
-import type { KtxLlmConfig, KtxPromptCachingConfig } from "./schema.js";
+import type { KtxConfigWarning, KtxLlmBlock, KtxPromptCachingConfig } from "./schema.js";
 
-export interface KtxConfigWarning {
-  /** Dotted path of the ignored field, e.g. `llm.promptCaching.toolsTtl`. */
-  path: string;
-  message: string;
-  fix: string;
-}
+export type { KtxConfigWarning };
 
 /** What the Claude Code CLI does instead, per field (measured on CLI 2.1.330, see docs/parity.md). */
 const CLI_BEHAVIOUR: Record<keyof KtxPromptCachingConfig, string> = {
@@ -32,7 +27,7 @@ const FIX = "Remove the field, or use the anthropic, vertex or gateway backend w
  * (empty for other backends and for a config without `promptCaching`). KTX cache markers are
  * never sent on claude-code; these fields are therefore ignored.
  */
-export function promptCachingWarnings(config: Pick<KtxLlmConfig, "provider" | "promptCaching">): KtxConfigWarning[] {
+export function promptCachingWarnings(config: Pick<KtxLlmBlock, "provider" | "promptCaching">): KtxConfigWarning[] {
   if (config.provider.backend !== "claude-code" || !config.promptCaching) return [];
   return Object.entries(config.promptCaching)
     .filter(([, value]) => value !== undefined)
@@ -44,7 +39,7 @@ export function promptCachingWarnings(config: Pick<KtxLlmConfig, "provider" | "p
 }
 
 /** Credentials blocks of other backends, present while the backend is claude-code: never used, never a fallback. */
-export function unusedProviderWarnings(config: Pick<KtxLlmConfig, "provider">): KtxConfigWarning[] {
+export function unusedProviderWarnings(config: Pick<KtxLlmBlock, "provider">): KtxConfigWarning[] {
   if (config.provider.backend !== "claude-code") return [];
   return (["anthropic", "vertex", "gateway"] as const)
     .filter((name) => config.provider[name] !== undefined)
@@ -56,6 +51,6 @@ export function unusedProviderWarnings(config: Pick<KtxLlmConfig, "provider">): 
 }
 
 /** Every configuration warning for the claude-code backend. */
-export function claudeCodeConfigWarnings(config: Pick<KtxLlmConfig, "provider" | "promptCaching">): KtxConfigWarning[] {
+export function claudeCodeConfigWarnings(config: Pick<KtxLlmBlock, "provider" | "promptCaching">): KtxConfigWarning[] {
   return [...promptCachingWarnings(config), ...unusedProviderWarnings(config)];
 }

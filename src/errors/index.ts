@@ -37,6 +37,17 @@ export class InvalidInputError extends ClaudeCodeError {
   override readonly code = "invalid_input";
 }
 
+/** A `passEnv` name that could route, authenticate, inject code or export telemetry; see docs/environment.md. */
+export class EnvNotAllowedError extends ClaudeCodeError {
+  override readonly code = "env_not_allowed";
+  constructor(readonly variable: string) {
+    super(
+      `passEnv may not pass ${variable}: it is a credential, provider-routing, code-injection or telemetry variable, and the CLI must only use your local Claude Code session. ` +
+        `Remove it from passEnv (use apiEndpoint for a test endpoint, the telemetry option for OpenTelemetry); docs/environment.md lists what is refused.`,
+    );
+  }
+}
+
 export class CliNotFoundError extends ClaudeCodeError {
   override readonly code = "cli_not_found";
   constructor(
@@ -112,11 +123,12 @@ export class ProtocolError extends ClaudeCodeError {
 
 export class IsolationError extends ClaudeCodeError {
   override readonly code = "isolation_violated";
-  constructor(readonly differences: readonly string[]) {
-    super(
-      `The Claude Code CLI did not start with the isolated surface ktx-claude-code asked for, so the run was stopped: ${differences.join("; ")}. ` +
-        `This usually means an unverified CLI version or a changed default; check docs/isolation.md and the CLI version.`,
-    );
+  constructor(
+    readonly differences: readonly string[],
+    /** What to do; the default fits a CLI version or default that changed. */
+    advice = "This usually means an unverified CLI version or a changed default; check docs/isolation.md and the CLI version.",
+  ) {
+    super(`The Claude Code CLI did not start with the isolated surface ktx-claude-code asked for, so the run was stopped: ${differences.join("; ")}. ${advice}`);
   }
 }
 

@@ -174,6 +174,32 @@ export interface KtxToolCallEvent {
   timedOut?: boolean;
   /** `structured` from the tool's output, on success. */
   structured?: unknown;
+  /** Set when the text handed to the CLI was cut to `TOOL_OUTPUT_LIMIT` characters. */
+  truncated?: ToolOutputTruncation;
+}
+
+export interface ToolOutputTruncation {
+  /** Characters the tool produced. */
+  originalChars: number;
+  /** Characters of it the model got (the note comes on top). */
+  keptChars: number;
+}
+
+/**
+ * Most characters of tool text handed to the CLI. The CLI writes a longer result (over 50,000
+ * characters, measured on 2.1.330) to `~/.claude/projects/<project>/<session>/tool-results/` and gives
+ * the model a file path instead, so we cut below that with room for the note.
+ */
+export const TOOL_OUTPUT_LIMIT = 40_000;
+
+/** Cuts `text` to `limit` characters (never inside a surrogate pair) with a note the model can act on. */
+export function boundToolText(text: string, limit = TOOL_OUTPUT_LIMIT): { text: string; truncated?: ToolOutputTruncation } {
+  if (text.length <= limit) return { text };
+  let kept = limit;
+  const code = text.charCodeAt(kept);
+  if (code >= 0xdc00 && code <= 0xdfff) kept -= 1;
+  const note = `\n\n[ktx: tool output truncated: showing the first ${kept.toLocaleString("en-US")} of ${text.length.toLocaleString("en-US")} characters. Ask for less at once (a narrower query, a smaller page) to see the rest.]`;
+  return { text: text.slice(0, kept) + note, truncated: { originalChars: text.length, keptChars: kept } };
 }
 
 export interface KtxMcpBridgeOptions {
@@ -252,8 +278,9 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
       ...(toolUseId === undefined ? {} : { toolUseId }),
       durationMs: Math.round(performance.now() - started),
     });
-    const fail = (text: string, extra: Partial<KtxToolCallEvent> = {}): CallToolResult => {
-      report({ ...base(), ok: false, error: text, ...extra });
+    const fail = (message: string, extra: Partial<KtxToolCallEvent> = {}): CallToolResult => {
+      const { text, truncated } = boundToolText(message);
+      report({ ...base(), ok: false, error: text, ...extra, ...(truncated ? { truncated } : {}) });
       return { content: [{ type: "text", text }], isError: true };
     };
 
@@ -283,8 +310,9 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
         } catch (error) {
           return fail(`Tool ${tool.name} returned output that cannot be sent to the model: ${errorMessage(error)}`);
         }
-        report({ ...base(), ok: true, ...(output.structured === undefined ? {} : { structured: output.structured }) });
-        return { content: [{ type: "text", text: output.markdown }] };
+        const { text, truncated } = boundToolText(output.markdown);
+        report({ ...base(), ok: true, ...(output.structured === undefined ? {} : { structured: output.structured }), ...(truncated ? { truncated } : {}) });
+        return { content: [{ type: "text", text }] };
       }
     }
   };

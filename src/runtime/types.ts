@@ -96,6 +96,8 @@ export interface ToolCallRecord {
   error?: string;
   /** Handler time, for calls our MCP server ran. */
   durationMs?: number;
+  /** Set when the tool's text was cut to the limit the model gets (claude-code: 40,000 characters; docs/tool-boundary.md). */
+  truncated?: { originalChars: number; keptChars: number };
 }
 
 export interface StepFinishEvent {

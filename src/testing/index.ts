@@ -16,3 +16,14 @@ export {
 } from "./scripted-api.js";
 export { rateLimitHeaders } from "./rate-limit-headers.js";
 export { createReplayCli, REPLAY_CLI_SCRIPT } from "./replay.js";
+export {
+  SCENARIOS,
+  findScenario,
+  runScenario,
+  lookup,
+  count,
+  fetchPage,
+  type Scenario,
+  type ScenarioRunOptions,
+  type Outcome,
+} from "./scenarios.js";

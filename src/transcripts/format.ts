@@ -23,7 +23,8 @@ export const headerRecordSchema = z.looseObject({
 
 export const wireRecordSchema = z.looseObject({
   kind: z.enum(["out", "in", "stderr", "dropped"]),
-  t: z.number(),
+  /** Absent in a transcript imported from a raw stream-json capture (no timing was recorded). */
+  t: z.number().optional(),
   text: z.string(),
 });
 

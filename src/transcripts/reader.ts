@@ -1,61 +1,177 @@
-/** Reads a transcript file record by record (streaming: transcripts can be hundreds of MB). */
-import { createReadStream, readFileSync } from "node:fs";
+/**
+ * Reads transcripts record by record (streaming: transcripts can be hundreds of MB). Two inputs are
+ * accepted, told apart by their first line:
+ * - a ktx-claude-code transcript (JSONL records, a header first);
+ * - a raw stream-json capture, i.e. what `claude -p --output-format stream-json --verbose` wrote to
+ *   stdout (or an app's log of those lines). Its lines become `in` records without `t`: a capture has
+ *   one direction (the CLI's) and no timing. The header is made up, marked `source: "stream-json"`.
+ * A last line cut short (a capture or recording that ended mid-write) becomes a `note` record, so the
+ * rest is still shown.
+ */
+import { closeSync, createReadStream, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { InvalidInputError } from "../errors/index.js";
-import { type HeaderRecord, type TranscriptRecord, transcriptRecordSchema, outcomeRecordSchema, type OutcomeRecord } from "./format.js";
+import { type HeaderRecord, type TranscriptRecord, TRANSCRIPT_FORMAT, transcriptRecordSchema, outcomeRecordSchema, type OutcomeRecord } from "./format.js";
 
-export type AnyRecord = TranscriptRecord | OutcomeRecord;
+/** Something the reader noticed about the file itself (not a recorded line), e.g. a truncated last line. */
+export interface NoteRecord {
+  kind: "note";
+  text: string;
+}
+
+export type AnyRecord = TranscriptRecord | OutcomeRecord | NoteRecord;
+export type ReadRecord = AnyRecord & { lineNumber: number };
+export type SourceFormat = "transcript" | "stream-json";
+
+/** The header standing in for a raw capture's missing one; cliVersion and cwd come from its `system/init` when known. */
+export function rawCaptureHeader(init?: Record<string, unknown>): HeaderRecord {
+  return {
+    kind: "header",
+    format: TRANSCRIPT_FORMAT,
+    library: "(none: raw stream-json capture)",
+    cliPath: "(unknown)",
+    cliVersion: typeof init?.claude_code_version === "string" ? init.claude_code_version : "unknown",
+    args: [],
+    envNames: [],
+    cwd: typeof init?.cwd === "string" ? init.cwd : "",
+    startedAt: "",
+    source: "stream-json",
+  };
+}
+
+export function isRawCapture(header: HeaderRecord): boolean {
+  return (header as { source?: unknown }).source === "stream-json";
+}
+
+function parseJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Which format a file is in, from its first non-empty line. */
+export function detectFormat(firstLine: string, path: string): SourceFormat {
+  const value = parseJson(firstLine) as Record<string, unknown> | undefined;
+  if (value && typeof value === "object" && value.kind === "header") return "transcript";
+  if (value && typeof value === "object" && typeof value.type === "string") return "stream-json";
+  throw new InvalidInputError(
+    `${path}:1 is neither a ktx-claude-code transcript (its first line is a "header" record) nor a stream-json capture (one JSON message with a "type" per line, as written by \`claude -p --output-format stream-json --verbose\`).`,
+  );
+}
 
 function parseRecord(line: string, path: string, lineNumber: number): AnyRecord {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    throw new InvalidInputError(`${path}:${lineNumber} is not JSON; is this a ktx-claude-code transcript?`);
-  }
+  const value = parseJson(line);
+  if (value === undefined) throw new InvalidInputError(`${path}:${lineNumber} is not JSON; is this a ktx-claude-code transcript?`);
   const kind = (value as { kind?: unknown })?.kind;
   const parsed = (kind === "outcome" ? outcomeRecordSchema : transcriptRecordSchema).safeParse(value);
   if (!parsed.success) throw new InvalidInputError(`${path}:${lineNumber} is not a transcript record: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }
 
-export async function* readTranscriptRecords(path: string): AsyncGenerator<AnyRecord & { lineNumber: number }> {
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-  let lineNumber = 0;
-  for await (const line of lines) {
-    lineNumber += 1;
-    if (line.trim()) yield { ...parseRecord(line, path, lineNumber), lineNumber };
+function truncationNote(line: string, lineNumber: number): ReadRecord {
+  return { kind: "note", text: `line ${lineNumber} is cut short (the file ends mid-line, ${line.length} chars); it is not shown, the rest is`, lineNumber };
+}
+
+/** Turns lines into records; `last` is true for the file's last line when the file does not end with a newline. */
+class LineReader {
+  format: SourceFormat | undefined;
+
+  constructor(private readonly path: string) {}
+
+  read(line: string, lineNumber: number, cutShort: boolean): ReadRecord[] {
+    if (!line.trim()) return [];
+    if (cutShort && parseJson(line) === undefined) return [truncationNote(line, lineNumber)];
+    if (!this.format) {
+      this.format = detectFormat(line, this.path);
+      if (this.format === "stream-json") return [{ ...rawCaptureHeader(), lineNumber: 0 }, { kind: "in", text: line, lineNumber }];
+    }
+    if (this.format === "stream-json") return [{ kind: "in", text: line, lineNumber }];
+    return [{ ...parseRecord(line, this.path, lineNumber), lineNumber }];
   }
 }
 
+function endsWithNewline(path: string): boolean {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return true;
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Every record of a transcript or raw capture, one line in memory at a time. */
+export async function* readTranscriptRecords(path: string): AsyncGenerator<ReadRecord> {
+  const reader = new LineReader(path);
+  const complete = endsWithNewline(path);
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  let lineNumber = 0;
+  // One line is held back: only the last one can be cut short.
+  let held: string | undefined;
+  for await (const line of lines) {
+    if (held !== undefined) yield* reader.read(held, lineNumber, false);
+    held = line;
+    lineNumber += 1;
+  }
+  if (held !== undefined) yield* reader.read(held, lineNumber, !complete);
+}
+
+function noHeader(path: string, empty = false): InvalidInputError {
+  if (empty) return new InvalidInputError(`${path} is empty: there is nothing to show (a capture of a CLI that wrote nothing to stdout looks like this).`);
+  return new InvalidInputError(`${path} does not start with a transcript header (and is not a stream-json capture).`);
+}
+
 /**
- * Streams a transcript (readline over a file stream: only one line is in memory at a time) and checks
- * that it starts with a header, as `loadTranscript` does.
+ * Streams a transcript or raw capture and checks that a transcript starts with a header, as
+ * `loadTranscript` does.
  */
-export async function* streamTranscript(path: string): AsyncGenerator<AnyRecord & { lineNumber: number }> {
+export async function* streamTranscript(path: string): AsyncGenerator<ReadRecord> {
   let first = true;
   for await (const record of readTranscriptRecords(path)) {
-    if (first && record.kind !== "header") throw new InvalidInputError(`${path} does not start with a transcript header.`);
+    if (first && record.kind !== "header") throw noHeader(path);
     first = false;
     yield record;
   }
-  if (first) throw new InvalidInputError(`${path} does not start with a transcript header.`);
+  if (first) throw noHeader(path, true);
 }
 
 export interface LoadedTranscript {
   path: string;
   header: HeaderRecord;
-  records: Array<AnyRecord & { lineNumber: number }>;
+  records: ReadRecord[];
 }
 
-/** Loads a whole (fixture-sized) transcript into memory. */
+/** Loads a whole (fixture-sized) transcript or raw capture into memory. */
 export function loadTranscript(path: string): LoadedTranscript {
-  const records = readFileSync(path, "utf8")
-    .split("\n")
-    .map((line, index) => ({ line, lineNumber: index + 1 }))
-    .filter(({ line }) => line.trim())
-    .map(({ line, lineNumber }) => ({ ...parseRecord(line, path, lineNumber), lineNumber }));
+  const text = readFileSync(path, "utf8");
+  const lines = text.split("\n");
+  const reader = new LineReader(path);
+  const records = lines.flatMap((line, index) => reader.read(line, index + 1, index === lines.length - 1 && line !== ""));
   const header = records[0];
-  if (!header || header.kind !== "header") throw new InvalidInputError(`${path} does not start with a transcript header.`);
+  if (!header || header.kind !== "header") throw noHeader(path, !header);
+  if (isRawCapture(header)) {
+    // A capture's version and project dir are in its init line.
+    const init = records.map((record) => (record.kind === "in" ? (parseJson(record.text) as Record<string, unknown> | undefined) : undefined)).find((m) => m?.type === "system" && m.subtype === "init");
+    Object.assign(header, rawCaptureHeader(init));
+  }
   return { path, header, records };
+}
+
+/**
+ * A raw stream-json capture as a transcript file's lines (JSONL): a header marked
+ * `source: "stream-json"` with the capture's path, and one `in` record per line, without `t`. A
+ * truncated last line is left out and named in the header.
+ */
+export function importCapture(path: string): { lines: string[]; records: number; truncatedLine?: number } {
+  const loaded = loadTranscript(path);
+  if (!isRawCapture(loaded.header)) throw new InvalidInputError(`${path} is already a ktx-claude-code transcript; there is nothing to import.`);
+  const truncated = loaded.records.find((record) => record.kind === "note");
+  const header = { ...loaded.header, importedFrom: path, ...(truncated ? { truncatedLine: truncated.lineNumber } : {}) };
+  const body = loaded.records.flatMap((record) => (record.kind === "in" ? [JSON.stringify({ kind: "in", text: record.text })] : []));
+  return { lines: [JSON.stringify(header), ...body], records: body.length, ...(truncated ? { truncatedLine: truncated.lineNumber } : {}) };
 }

@@ -1,8 +1,9 @@
 /**
- * Records one CLI run as a JSONL transcript. Records are appended to a write stream in the order
- * they happen (recording never reorders or delays the protocol; the stream buffers).
+ * Records one CLI run as a JSONL transcript. Each record is written to the file before the line it
+ * records is handled (a synchronous append), in the order they happen: a host that dies — a signal,
+ * process.exit, a crash — loses no record written before, and recording never reorders the protocol.
  */
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { RunObserver } from "../claude-code/run.js";
@@ -29,11 +30,13 @@ export async function openRunTranscript(dir: string, options: TranscriptOptions)
   mkdirSync(dir, { recursive: true });
   const name = options.name ?? `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`;
   const path = join(dir, `${name}.jsonl`);
-  const stream = createWriteStream(path, { flags: "w" });
+  let fd: number | undefined = openSync(path, "w");
   const redactor = new Redactor(options.secrets);
   const started = performance.now();
   const offset = () => Math.round((performance.now() - started) * 1000) / 1000;
-  const write = (record: object) => stream.write(`${JSON.stringify(record)}\n`);
+  const write = (record: object) => {
+    if (fd !== undefined) writeSync(fd, `${JSON.stringify(record)}\n`);
+  };
 
   const observer: RunObserver = {
     start: (info) => {
@@ -53,12 +56,11 @@ export async function openRunTranscript(dir: string, options: TranscriptOptions)
     wire: (direction, text) => write({ kind: direction, t: offset(), text: redactor.redact(text) }),
     exit: (exit) => write({ kind: "exit", t: offset(), exitCode: exit.exitCode ?? null, signal: exit.signal ?? null }),
   };
-  return { path, observer, close: () => closeStream(stream) };
-}
-
-function closeStream(stream: WriteStream): Promise<void> {
-  return new Promise((resolve) => {
-    if (stream.closed) return resolve();
-    stream.end(() => resolve());
-  });
+  const close = async () => {
+    if (fd === undefined) return;
+    const open = fd;
+    fd = undefined;
+    closeSync(open);
+  };
+  return { path, observer, close };
 }

@@ -1,23 +1,20 @@
 /**
  * Redaction applied to everything a transcript holds (args, both directions, stderr) before it is
- * written: the values of credentials the env scrub knows, plus API-key, bearer and OAuth token shapes.
+ * written: the values of credential variables, plus common key and token shapes, at any JSON-escaping
+ * depth up to MAX_DEPTH (tool output is JSON inside a JSON string inside a protocol line).
  */
 import { KEPT_CREDENTIALS, isScrubbedEnvName, type Env, type ApiEndpoint, endpointCredential } from "../transport/env.js";
 
 export const REDACTED = "[REDACTED]";
 
-const PATTERNS: readonly RegExp[] = [
-  /sk-ant-[A-Za-z0-9_-]{8,}/g,
-  /\bsk-[A-Za-z0-9_-]{16,}/g,
-  /(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
-  /("(?:x-api-key|authorization|api[_-]?key|apiKey|access[_-]?token|accessToken|refresh[_-]?token|refreshToken|oauth[_-]?token|client[_-]?secret)"\s*:\s*")((?:[^"\\]|\\.)+)(")/gi,
-];
+/** Escaping depths covered: a protocol line (1) holding tool output (2) holding an API response (3), and one more. */
+export const MAX_DEPTH = 4;
 
-/** Credential-bearing names beyond the scrub's own (a KTX user's service tokens). */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
+/** Credential-bearing names beyond the scrub's own: a KTX user's service tokens, keys, passwords. */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|^DATABASE_URL$/i;
 
-/** Shortest secret value worth matching literally; shorter values ("1", "us-east-1") would shred the text. */
-const MIN_SECRET_LENGTH = 8;
+/** Shortest secret value worth matching literally; shorter values ("1", "true") would shred the text. */
+const MIN_SECRET_LENGTH = 6;
 
 /** Values of credential-bearing variables in `env`, and the explicit endpoint's key. */
 export function secretValues(env: Env, apiEndpoint?: ApiEndpoint): string[] {
@@ -28,26 +25,79 @@ export function secretValues(env: Env, apiEndpoint?: ApiEndpoint): string[] {
   return [...new Set(values.filter((value) => value.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
 }
 
+/** `text` as it appears after `depth` rounds of JSON string escaping. */
+function escaped(text: string, depth: number): string {
+  let out = text;
+  for (let level = 0; level < depth; level++) out = JSON.stringify(out).slice(1, -1);
+  return out;
+}
+
+/** Every form a literal secret takes: each escaping depth, and with `/` escaped as some encoders do. */
+function literalForms(secret: string): string[] {
+  const forms = new Set<string>();
+  for (let depth = 0; depth <= MAX_DEPTH; depth++) {
+    const form = escaped(secret, depth);
+    forms.add(form);
+    if (form.includes("/")) forms.add(form.replaceAll("/", "\\/"));
+  }
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Token shapes that need no context. No leading word boundary: inside escaped text a token often
+ * follows `\n`, i.e. the letter n.
+ */
+const SHAPES: readonly RegExp[] = [
+  // PEM private keys; the line breaks are real or escaped at any depth.
+  /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----/g,
+  /sk-ant-[A-Za-z0-9_-]{8,}/g,
+  /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}/g,
+  /gh[pousr]_[A-Za-z0-9]{20,}/g,
+  /github_pat_[A-Za-z0-9_]{20,}/g,
+  /(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])/g,
+  /xox[abposr]-[A-Za-z0-9-]{10,}/g,
+  /glpat-[A-Za-z0-9_-]{20,}/g,
+  /npm_[A-Za-z0-9]{36}/g,
+  /AIza[0-9A-Za-z_-]{35}/g,
+  // JWTs (and JWS/JWE compact forms): base64url JSON header and payload. Each segment is taken whole
+  // (a lookahead capture, then its backreference: no backtracking), so a long run of "eyJ…" stays linear.
+  // It must start a token (or follow an escaped line break): otherwise every "eyJ" inside a run would rescan it.
+  /(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))eyJ(?=([A-Za-z0-9_-]{8,}))\1\.eyJ(?=([A-Za-z0-9_-]{8,}))\2\.[A-Za-z0-9_-]*/g,
+];
+
+/** Keys whose JSON string value is a secret, at any escaping depth. */
+const SECRET_KEYS =
+  "x-api-key|authorization|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|id[_-]?token|oauth[_-]?token|auth[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|password|passwd|secret|token";
+
+/**
+ * `"key":"value"` with the quotes escaped to the same depth (`\1` is the run of backslashes before each
+ * quote). A value's own escaped quote at that depth is `\1\1\"` (2k+1 backslashes).
+ */
+const JSON_PAIR = new RegExp(`((\\\\*)"(?:${SECRET_KEYS})\\2"\\s*:\\s*\\2")((?:[^"\\\\]|\\\\+(?![\\\\"])|\\2\\2\\\\")+?)(\\2")`, "gi");
+/** Fallback for a value the exact form cannot delimit: everything up to the next quote. */
+const JSON_PAIR_LOOSE = new RegExp(`((\\\\*)"(?:${SECRET_KEYS})\\2"\\s*:\\s*\\2")(?!\\[REDACTED\\])([^"\\\\]+)`, "gi");
+/** `password=…`, `api_key: …` in free text, query strings, env dumps and command lines. */
+const ASSIGNMENT = new RegExp(`((?:${SECRET_KEYS}|pwd)\\s*[=:]\\s*)(?!\\[REDACTED\\]|Bearer\\s|Basic\\s)([^\\s"'\\\\&;,<>]{3,})`, "gi");
+/** The password in `scheme://user:password@host` (database URLs). */
+const URL_PASSWORD = /([a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@"'\\]+:)([^\s@"'\\]+)(@)/gi;
+const BEARER = /(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
+
 export class Redactor {
-  constructor(private readonly secrets: readonly string[]) {}
+  private readonly forms: readonly string[];
+
+  constructor(secrets: readonly string[]) {
+    this.forms = [...new Set(secrets.flatMap(literalForms))].sort((a, b) => b.length - a.length);
+  }
 
   redact(text: string): string {
     let out = text;
-    for (const secret of this.secrets) {
-      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-      const escaped = JSON.stringify(secret).slice(1, -1);
-      if (escaped !== secret && out.includes(escaped)) out = out.split(escaped).join(REDACTED);
-    }
-    for (const pattern of PATTERNS) {
-      out = out.replace(pattern, (...groups: string[]) => {
-        // Keep the key/prefix groups, replace only the secret part.
-        if (groups.length >= 6 && groups[3] !== undefined && typeof groups[3] === "string" && groups[1]?.startsWith('"')) {
-          return `${groups[1]}${REDACTED}${groups[3]}`;
-        }
-        if (groups[1] && /^Bearer\s+$/i.test(groups[1])) return `${groups[1]}${REDACTED}`;
-        return REDACTED;
-      });
-    }
+    for (const form of this.forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
+    for (const shape of SHAPES) out = out.replace(shape, REDACTED);
+    out = out.replace(JSON_PAIR, (_match, head: string, _slashes: string, _value: string, tail: string) => `${head}${REDACTED}${tail}`);
+    out = out.replace(JSON_PAIR_LOOSE, (_match, head: string) => `${head}${REDACTED}`);
+    out = out.replace(URL_PASSWORD, (_match, head: string, _password: string, at: string) => `${head}${REDACTED}${at}`);
+    out = out.replace(BEARER, (_match, head: string) => `${head}${REDACTED}`);
+    out = out.replace(ASSIGNMENT, (_match, head: string) => `${head}${REDACTED}`);
     return out;
   }
 }

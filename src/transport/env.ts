@@ -1,10 +1,75 @@
 /**
- * The child's environment. Anything that could route the CLI to another provider or credential than
- * the user's own local Claude Code session is removed; see docs/environment.md for each entry's reason.
- * This file is the single source of truth for the scrub (the transcript redactor reads it too).
+ * The child's environment, built from an allowlist: only what the CLI needs to run and to find the
+ * user's own session passes, plus the library's own settings; everything else is dropped. Every
+ * process the library starts (runs, the `--version` probe, warm processes, the auth probe, status)
+ * gets this environment. docs/environment.md gives each name's reason.
+ *
+ * The denylist below is the second check: a caller may pass further names (`passEnv`), but never a
+ * credential, routing, code-injection or telemetry variable.
  */
+import { EnvNotAllowedError } from "../errors/index.js";
+import { type TelemetryOptions, telemetryEnv } from "./telemetry.js";
 
-/** Exact names removed. */
+/** Exact names passed through from the base environment. The reasons are in docs/environment.md. */
+export const ALLOWED_ENV_NAMES: readonly string[] = [
+  // Running at all, and finding the user's session and config.
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "CLAUDE_CONFIG_DIR",
+  "CLAUDE_CODE_OAUTH_TOKEN",
+  "CLAUDE_CODE_OAUTH_REFRESH_TOKEN",
+  "CLAUDE_CODE_OAUTH_SCOPES",
+  // Locale, time zone, temporary files.
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  // Reaching Anthropic from behind a corporate proxy or TLS inspection.
+  "HTTPS_PROXY",
+  "HTTP_PROXY",
+  "NO_PROXY",
+  "ALL_PROXY",
+  "https_proxy",
+  "http_proxy",
+  "no_proxy",
+  "all_proxy",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "CLAUDE_CODE_CLIENT_CERT",
+  "CLAUDE_CODE_CLIENT_KEY",
+  "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE",
+  // Request behaviour that routes nothing: retries, timeout, prompt caching (docs/parity.md).
+  "CLAUDE_CODE_MAX_RETRIES",
+  "API_TIMEOUT_MS",
+  "CLAUDE_CODE_PROMPT_CACHE_TTL",
+  "ENABLE_PROMPT_CACHING_1H",
+  // Windows: the system and profile directories a process needs.
+  "SYSTEMROOT",
+  "WINDIR",
+  "COMSPEC",
+  "PATHEXT",
+  "USERPROFILE",
+  "USERNAME",
+  "APPDATA",
+  "LOCALAPPDATA",
+  "PROGRAMDATA",
+  "HOMEDRIVE",
+  "HOMEPATH",
+];
+
+/** Name families passed through: locale categories and the per-model prompt-caching switches. */
+export const ALLOWED_ENV_PREFIXES: readonly string[] = ["LC_", "DISABLE_PROMPT_CACHING"];
+
+/**
+ * Denylist, exact names: credential and routing variables (a silent fallback to another key or
+ * provider), code injection into the CLI (a preload runs inside it), request rewriting, extra
+ * plugins and settings, and telemetry (only the `telemetry` option sets it).
+ */
 export const SCRUBBED_ENV_NAMES: readonly string[] = [
   // Anthropic API-key / gateway routing (also caught by the ANTHROPIC_ prefix; listed for the docs and tests).
   "ANTHROPIC_API_KEY",
@@ -43,17 +108,32 @@ export const SCRUBBED_ENV_NAMES: readonly string[] = [
   "CLAUDE_CODE_GATEWAY_TOKEN",
   "CLAUDE_CODE_GATEWAY_TOKEN_FILE_DESCRIPTOR",
   "CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR",
+  "CLAUDE_CODE_HOST_CREDS_FILE",
+  "CLAUDE_CODE_HOST_AUTH_ENV_VAR",
+  "CLAUDE_CODE_PROVIDER_MANAGED_BY_HOST",
   // KTX's own gateway backend key (Vercel AI Gateway)
   "AI_GATEWAY_API_KEY",
   // Nested-session guard (CLI >= 2.1.39 refuses to start inside another Claude Code session) and its markers
   "CLAUDECODE",
   "CLAUDE_CODE_ENTRYPOINT",
   "CLAUDE_CODE_SSE_PORT",
-  // A parent's Node flags (--inspect, --require hooks) must not leak into the CLI
+  // Code injection: a preload or flags that run code inside the CLI (a Bun binary) or its helpers
   "NODE_OPTIONS",
+  "BUN_OPTIONS",
+  "BUN_INSPECT",
+  "BUN_INSPECT_PRELOAD",
+  // Request rewriting, extra plugins, settings and MCP sources
+  "CLAUDE_CODE_EXTRA_BODY",
+  "CLAUDE_CODE_PLUGIN_DIRS",
+  "CLAUDE_CODE_MANAGED_SETTINGS_PATH",
+  "CLAUDE_CODE_REMOTE_SETTINGS_PATH",
+  "CLAUDE_CODE_MOCK_REMOTE_SETTINGS",
+  // Telemetry: only the explicit `telemetry` option turns it on
+  "CLAUDE_CODE_ENABLE_TELEMETRY",
+  "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA",
 ];
 
-/** Whole families removed by prefix: every member routes auth, endpoint, region or model. */
+/** Denylist families by prefix: every member routes auth, endpoint, region or model, injects code, or exports telemetry. */
 export const SCRUBBED_ENV_PREFIXES: readonly string[] = [
   "ANTHROPIC_",
   "AWS_",
@@ -63,13 +143,27 @@ export const SCRUBBED_ENV_PREFIXES: readonly string[] = [
   "CLAUDE_CODE_SKIP_",
   "CLAUDE_GATEWAY_",
   "CLAUDE_BG_GATEWAY_",
+  "BUN_",
+  "LD_",
+  "DYLD_",
+  "OTEL_",
+  "CLAUDE_CODE_OTEL_",
 ];
 
-/** Kept on purpose although they match nothing above: the user's own Claude Code credential. */
-export const KEPT_CREDENTIALS: readonly string[] = ["CLAUDE_CODE_OAUTH_TOKEN"];
+/** The user's own Claude Code credentials: allowed, and redacted in transcripts. */
+export const KEPT_CREDENTIALS: readonly string[] = ["CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_OAUTH_REFRESH_TOKEN", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE"];
+
+/** Environment variable names are case-insensitive on Windows. */
+const normalise = (name: string) => (process.platform === "win32" ? name.toUpperCase() : name);
 
 export function isScrubbedEnvName(name: string): boolean {
-  return SCRUBBED_ENV_NAMES.includes(name) || SCRUBBED_ENV_PREFIXES.some((prefix) => name.startsWith(prefix));
+  const key = normalise(name);
+  return SCRUBBED_ENV_NAMES.some((entry) => normalise(entry) === key) || SCRUBBED_ENV_PREFIXES.some((prefix) => key.startsWith(normalise(prefix)));
+}
+
+export function isAllowedEnvName(name: string): boolean {
+  const key = normalise(name);
+  return ALLOWED_ENV_NAMES.some((entry) => normalise(entry) === key) || ALLOWED_ENV_PREFIXES.some((prefix) => key.startsWith(normalise(prefix)));
 }
 
 export interface KtxClaudeCodeEnvOptions {
@@ -77,6 +171,10 @@ export interface KtxClaudeCodeEnvOptions {
   disableNonessentialTraffic?: boolean;
   /** Explicit test/recording endpoint; the only way a base URL or API key reaches the child. */
   apiEndpoint?: ApiEndpoint;
+  /** Further names to pass from the base environment; a denylisted name throws `EnvNotAllowedError`. */
+  passEnv?: readonly string[];
+  /** OpenTelemetry export of the CLI (off by default; never taken from the base environment). */
+  telemetry?: TelemetryOptions | false;
 }
 
 /**
@@ -91,12 +189,21 @@ export const endpointCredential = (endpoint: ApiEndpoint): string => endpoint.ap
 
 export type Env = Record<string, string | undefined>;
 
-/** Builds the child's environment from `env` (normally `process.env`) with the scrub applied. */
+/** Throws `EnvNotAllowedError` for the first `passEnv` name that is a credential, routing, injection or telemetry variable. */
+export function checkPassEnv(passEnv: readonly string[] | undefined): void {
+  for (const name of passEnv ?? []) {
+    if (isScrubbedEnvName(name)) throw new EnvNotAllowedError(name);
+  }
+}
+
+/** Builds the child's environment from `env` (normally `process.env`): the allowlist, `passEnv`, then our own settings. */
 export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOptions = {}): Record<string, string> {
+  checkPassEnv(options.passEnv);
+  const extra = new Set((options.passEnv ?? []).map(normalise));
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || isScrubbedEnvName(name)) continue;
-    result[name] = value;
+    if (value === undefined) continue;
+    if (isAllowedEnvName(name) || extra.has(normalise(name))) result[name] = value;
   }
   // A pinned CLI must never replace itself.
   result.DISABLE_AUTOUPDATER = "1";
@@ -108,5 +215,6 @@ export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOption
     if (options.apiEndpoint.apiKey !== undefined) result.ANTHROPIC_API_KEY = options.apiEndpoint.apiKey;
     else result.CLAUDE_CODE_OAUTH_TOKEN = options.apiEndpoint.oauthToken;
   }
+  if (options.telemetry) Object.assign(result, telemetryEnv(options.telemetry));
   return result;
 }

@@ -4,6 +4,7 @@
  * nothing of what they mean.
  */
 import { execa, type Options, type ResultPromise } from "execa";
+import { endWithHost } from "./host-exit.js";
 import { NdjsonFramer, DEFAULT_MAX_LINE_BYTES } from "./ndjson.js";
 
 export interface ExitInfo {
@@ -68,10 +69,12 @@ export class CliProcess {
       stderr: "pipe",
       buffer: false,
       reject: false,
-      // execa kills the child if this process exits; SIGKILL of the host is covered by stdin EOF.
-      cleanup: true,
+      // Ended with the host by endWithHost (execa's signal-exit cleanup killed apps that handle SIGINT
+      // with process.once); SIGKILL of the host is covered by stdin EOF.
+      cleanup: false,
       windowsHide: true,
     });
+    const release = endWithHost(this.child);
     this.wireStdout();
     this.wireStderr();
     this.wireStdin();
@@ -80,6 +83,7 @@ export class CliProcess {
       (error: unknown) => ({ exitCode: undefined, signal: undefined, spawnError: error as Error }),
     );
     void this.exited.then(() => {
+      release();
       this.hasExited = true;
       this.stdinOpen = false;
     });

@@ -42,7 +42,7 @@ describe("runAgentLoop", () => {
     const result = await runtime.runAgentLoop(params);
     expect(result.stopReason).toBe("natural");
     expect(result.text).toBe("Curated.");
-    expect(result.model).toBe("claude-opus-5-5");
+    expect(result.model).toBe("claude-opus-4-7");
     expect(steps).toEqual([1, 2, 3].map((stepIndex) => ({ stepIndex, stepBudget: 6 })));
     expect(result.toolCalls.map((call) => [call.name, call.ok])).toEqual([["mcp__ktx__lookup", true], ["mcp__ktx__count", true]]);
     expect(result.toolFailures).toBe(0);

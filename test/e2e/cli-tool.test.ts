@@ -6,11 +6,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { compareCliPath } from "../../src/cli/fixtures.js";
 import { InvalidInputError } from "../../src/errors/index.js";
 import { LINE_WIDTH } from "../../src/transcripts/inspect.js";
-import { cleanup, realCli, tempDir } from "../support.js";
+import { cleanup, realCli, tempDir, testEnv } from "../support.js";
 
 const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
 const FIXTURES = join(import.meta.dirname, "../../fixtures/transcripts");
 const run = (...args: string[]) => execa(process.execPath, [MAIN, ...args], { reject: false, env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" } });
+/** From another directory, as from an installed package: fixtures are found relative to the package. */
+const runElsewhere = (...args: string[]) =>
+  execa(process.execPath, [MAIN, ...args], { reject: false, cwd: tempDir("elsewhere"), env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" } });
 
 afterEach(cleanup);
 
@@ -72,8 +75,20 @@ describe("ktx-claude-code transcript", () => {
     expect(json.tokens.input).toBeGreaterThan(0);
   });
 
-  it("diffs two runs structurally", async () => {
-    const { stdout } = await run("transcript", "diff", loop, join(FIXTURES, "2.1.142", "tool-loop.jsonl"));
+  it("diffs two runs structurally, exiting 1 when they differ, 0 when they do not, 2 on bad input", async () => {
+    const { exitCode, stdout } = await run("transcript", "diff", loop, join(FIXTURES, "2.1.142", "tool-loop.jsonl"));
+    expect(exitCode).toBe(1);
+    const same = await run("transcript", "diff", loop, loop);
+    expect(same.exitCode).toBe(0);
+    expect(same.stdout).toBe("no differences");
+    const missing = await run("transcript", "diff", loop, join(tempDir("transcript"), "absent.jsonl"));
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toMatch(/ENOENT|no such file/);
+    const notATranscript = join(tempDir("transcript"), "notes.txt");
+    writeFileSync(notATranscript, "hello\n");
+    const bad = await run("transcript", "diff", loop, notATranscript);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain("neither a ktx-claude-code transcript");
     expect(stdout).toMatch(/control requests changed/);
     expect(stdout).toMatch(/system\/init: removed fields .*capabilities/);
   });
@@ -81,10 +96,55 @@ describe("ktx-claude-code transcript", () => {
   it("diffs two runs by value: a changed tool argument is reported with its path and line numbers", async () => {
     const other = variant(loop, '{\\"term\\":\\"grain\\"}', '{\\"term\\":\\"barley\\"}');
     const { exitCode, stdout } = await run("transcript", "diff", loop, other);
-    expect(exitCode).toBe(0);
+    expect(exitCode).toBe(1);
     expect(stdout).toMatch(/<< assistant #1 \(lines \d+\/\d+\) message\.content\[0\]\.input\.term: "grain" -> "barley"/);
     expect(stdout).toMatch(/<< control_request\/mcp_message\/tools\/call #1 \(lines \d+\/\d+\) request\.message\.params\.arguments\.term: "grain" -> "barley"/);
     expect(stdout).not.toMatch(/new fields|removed fields|control requests changed/);
+  });
+
+  it("rejects an unknown --type, naming the known ones", async () => {
+    const { exitCode, stdout, stderr } = await run("transcript", "show", loop, "--type", "result,tool_call");
+    expect(exitCode).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/Unknown --type "tool_call"\. Known types .*assistant, user, result, system/);
+  });
+
+  it("reads raw stream-json captures: show, summary, diff, and import to the transcript format", async () => {
+    const capture = join(import.meta.dirname, "../../fixtures/protocol-2.1.330/live_subagent.stdout.ndjson");
+    const shown = await run("transcript", "show", capture);
+    expect(shown.exitCode).toBe(0);
+    expect(shown.stdout).toMatch(/a raw stream-json capture/);
+    expect(shown.stdout).toMatch(/line 13 {2}·· result success turns=2 stop=end_turn terminal=completed/);
+    const summary = await run("transcript", "summary", capture);
+    expect(summary.stdout).toMatch(/tool calls: Read \(subagent\), Agent/);
+    expect(summary.stdout).toMatch(/turns: 2 \(and 1 subagent turns\)/);
+    expect((await run("transcript", "diff", capture, join(import.meta.dirname, "../../fixtures/protocol-2.1.330/t01_text_basic.stdout.ndjson"))).exitCode).toBe(1);
+    const out = join(tempDir("transcript"), "imported.jsonl");
+    const imported = await run("transcript", "import", capture, "--out", out);
+    expect(imported.exitCode).toBe(0);
+    expect(imported.stderr).toMatch(/Imported 13 lines/);
+    expect(JSON.parse(readFileSync(out, "utf8").split("\n")[0]!)).toMatchObject({ kind: "header", source: "stream-json", cliVersion: "2.1.330" });
+    expect((await run("transcript", "diff", capture, out)).exitCode).toBe(0);
+    expect((await run("transcript", "import", loop)).exitCode).toBe(2);
+  });
+
+  it("reads a capture recorded live from the pinned CLI (claude -p --output-format stream-json --verbose, scripted API, empty HOME)", async () => {
+    const capture = join(tempDir("capture"), "live.ndjson");
+    const recorded = await execa(process.execPath, [join(import.meta.dirname, "../../scripts/record-raw-capture.mjs"), realCli(), capture], { reject: false, env: testEnv() });
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    expect(recorded.stderr).toMatch(/exit 0; 4 API requests \(main 2, subagent 2\)/);
+    const summary = JSON.parse((await run("transcript", "summary", capture, "--json")).stdout);
+    expect(summary).toMatchObject({ source: "stream-json", cliVersion: "2.1.330", subagentTurns: 1, end: { state: "ok" } });
+    expect(summary.toolCalls).toEqual([{ name: "Read", isError: false, subagent: true }, { name: "Agent", isError: false }]);
+    const result = readFileSync(capture, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).find((message) => message.type === "result");
+    expect(summary.tokens).toMatchObject({ input: result.usage.input_tokens, output: result.usage.output_tokens, source: "result" });
+    const shown = await run("transcript", "show", capture);
+    expect(shown.stdout).not.toContain("undefined");
+    expect(shown.stdout).toMatch(/\(subagent\) tool_result Read ok/);
+    // Against the committed live capture: the same structure; only values such as paths and token counts may differ.
+    const diff = JSON.parse((await run("transcript", "diff", join(import.meta.dirname, "../../fixtures/protocol-2.1.330/live_subagent.stdout.ndjson"), capture, "--json")).stdout);
+    expect(diff.addedMessageTypes).toEqual([]);
+    expect(diff.removedMessageTypes).toEqual([]);
   });
 
   it("explains its usage on a bad command", async () => {
@@ -108,15 +168,19 @@ describe("ktx-claude-code fixtures compare", () => {
     await expect(compareCliPath({ cli: "x", version: "2.1.999" }, install)).rejects.toBeInstanceOf(InvalidInputError);
   });
 
-  it("refuses a --version that is not exact before installing anything", async () => {
+  it("refuses a --version that is not exact, and an --against without fixtures, before installing anything", async () => {
+    const missing = await run("fixtures", "compare", "--cli", realCli(), "--against", "2.1.1");
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toMatch(/No recorded fixtures for CLI 2\.1\.1 at .*fixtures\/transcripts\/2\.1\.1 \(recorded: .*2\.1\.330/);
     const { exitCode, stderr } = await run("fixtures", "compare", "--version", "latest");
-    expect(exitCode).toBe(1);
+    expect(exitCode).toBe(2);
     expect(stderr).toContain('"latest" is not an exact version');
   });
 
   it("runs the pinned version by --version with the bundled binary, and finds no drift against its own fixtures", async () => {
-    const { exitCode, stdout } = await run("fixtures", "compare", "--version", "2.1.330", "--scenarios", "text", "--json");
+    const { exitCode, stdout, stderr } = await runElsewhere("fixtures", "compare", "--version", "2.1.330", "--scenarios", "text", "--json");
     expect(exitCode).toBe(0);
+    expect(stderr).toMatch(/^\[1\/1\] text: \d+\.\d s, same$/m);
     const report = JSON.parse(stdout);
     expect(report.cli).toBe(realCli());
     expect(report.version).toBe("2.1.330");
@@ -125,7 +189,8 @@ describe("ktx-claude-code fixtures compare", () => {
 
   it("runs scenarios live on a CLI and reports drift against the recorded fixtures", async () => {
     const { exitCode, stdout } = await run("fixtures", "compare", "--cli", realCli(), "--against", "2.1.142", "--scenarios", "tool-loop,text", "--json");
-    expect(exitCode).toBe(0);
+    // Drift is a failed gate.
+    expect(exitCode).toBe(1);
     const report = JSON.parse(stdout);
     expect(report.version).toBe("2.1.330");
     const loop = report.drifts.find((drift: { scenario: string }) => drift.scenario === "tool-loop");

@@ -22,14 +22,16 @@ describe("generateText", () => {
     const api = await scriptedApi([turn.text("hello from the scripted model")]);
     const result = await runtimeFor(api).generateTextResult({ prompt: "say hello", system: "You are a KTX test." });
     expect(result.text).toBe("hello from the scripted model");
-    expect(result.model).toBe("claude-sonnet-5-5");
+    // KTX's pinned id for "sonnet", never the CLI's own alias target (claude-sonnet-5-5 on 2.1.330).
+    expect(result.model).toBe("claude-sonnet-4-6");
     expect(result.cliVersion).toBe("2.1.330");
     expect(api.messageRequests).toHaveLength(1);
     const body = api.messageRequests[0]!.body;
     expect(systemText(body)).toContain("You are a KTX test.");
     const toolNames = (body.tools ?? []).map((tool: { name: string }) => tool.name);
     for (const builtin of ["Bash", "Read", "Write", "Edit", "WebFetch", "Task", "Agent", "Skill", "Glob", "Grep"]) expect(toolNames).not.toContain(builtin);
-    expect(body.messages[0].content[0].text).toBe("say hello");
+    // The prompt is the user message's last block: for 4.x models the CLI puts its reminders (environment, date) before it.
+    expect(body.messages[0].content.at(-1).text).toBe("say hello");
   });
 
   it("carries a 1 MiB system prompt over stdin", async () => {
@@ -99,7 +101,7 @@ describe("authentication and the scrubbed environment", () => {
 
     const api = await scriptedApi([turn.text("OK")]);
     const passing = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
-    expect(passing).toMatchObject({ ok: true, model: "claude-sonnet-5-5", cliVersion: "2.1.330" });
+    expect(passing).toMatchObject({ ok: true, model: "claude-sonnet-4-6", cliVersion: "2.1.330" });
   });
 
   it("never sends a request to a base URL found in the parent environment", async () => {

@@ -64,10 +64,11 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
     expect(stdout).toContain("backend       claude-code");
     expect(stdout).toContain(realCli());
     expect(stdout).toMatch(/version 2\.1\.330 \(verified\)/);
-    expect(stdout).toMatch(/session {7}ok: the local session answered \(model claude-sonnet-5-5\)/);
-    expect(stdout).toMatch(/default +sonnet -> claude-sonnet-5-5\n/);
-    expect(stdout).toMatch(/triage +haiku -> claude-haiku-5-5\n/);
-    expect(stdout).toMatch(/curator +sonnet -> claude-sonnet-5-5 +\(from default\)/);
+    expect(stdout).toMatch(/session {7}ok: the local session answered \(model claude-sonnet-4-6\)/);
+    expect(stdout).toMatch(/models \(alias -> pinned id the CLI is given\)/);
+    expect(stdout).toMatch(/default +sonnet -> claude-sonnet-4-6 +\(answered\)\n/);
+    expect(stdout).toMatch(/triage +haiku -> claude-haiku-4-5\n/);
+    expect(stdout).toMatch(/curator +sonnet -> claude-sonnet-4-6 +\(from default, answered\)/);
     expect(stdout).toMatch(/tools {10}none/);
     expect(stdout).toMatch(/MCP servers {4}none/);
     expect(stdout).toMatch(/plugins {8}none/);
@@ -77,9 +78,10 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.historyTtl \("1h"\)/);
     expect(stdout).not.toMatch(/problems/);
     // Not a terminal: one plain progress line on stderr, no spinner.
-    expect(stderr).toBe("Checking the local Claude Code session (one short model call)..."); // execa strips the final newline
+    expect(stderr).toBe("Checking the local Claude Code session (one short model call per model)..."); // execa strips the final newline
+    // status probes the default's model only.
     expect(api.messageRequests).toHaveLength(1);
-    expect(api.messageRequests[0]!.body.model).toBe("claude-sonnet-5-5");
+    expect(api.messageRequests[0]!.body.model).toBe("claude-sonnet-4-6");
   });
 
   it("reports the same as JSON", async () => {
@@ -96,14 +98,14 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
       configPath: join(dir, "ktx.yaml"),
       backend: "claude-code",
       cli: { path: realCli(), version: "2.1.330", verified: true },
-      session: { ok: true, model: "claude-sonnet-5-5", apiKeySource: "ANTHROPIC_API_KEY" },
+      session: { ok: true, model: "claude-sonnet-4-6", apiKeySource: "ANTHROPIC_API_KEY" },
       isolation: { tools: [], mcpServers: [], plugins: [], apiKeySource: "ANTHROPIC_API_KEY" },
       failures: [],
     });
     expect(report.isolation.hostDiscovered).toEqual({ slashCommands: expect.any(Array), skills: expect.any(Array), agents: expect.any(Array) });
     expect(report.models).toHaveLength(6);
-    expect(report.models.find((m: { role: string }) => m.role === "triage")).toEqual({ role: "triage", configured: "haiku", from: "role", resolved: "claude-haiku-5-5" });
-    expect(report.models.find((m: { role: string }) => m.role === "repair")).toEqual({ role: "repair", configured: "sonnet", from: "default", resolved: "claude-sonnet-5-5" });
+    expect(report.models.find((m: { role: string }) => m.role === "triage")).toEqual({ role: "triage", configured: "haiku", from: "role", resolved: "claude-haiku-4-5" });
+    expect(report.models.find((m: { role: string }) => m.role === "repair")).toEqual({ role: "repair", configured: "sonnet", from: "default", resolved: "claude-sonnet-4-6", checked: "ok" });
     expect(report.warnings.map((w: { path: string }) => w.path)).toEqual(["llm.promptCaching.toolsTtl", "llm.promptCaching.historyTtl"]);
   });
 
@@ -128,12 +130,15 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
 });
 
 describe("ktx-claude-code doctor", () => {
-  it("passes with a working session (exit 0)", async () => {
-    const api = await scriptedApi([turn.text("OK")]);
+  it("passes with a working session (exit 0), probing every distinct model", async () => {
+    const api = await scriptedApi([turn.text("OK"), turn.text("OK")]);
     const { exitCode, stdout } = await cli(["doctor", "--project-dir", project(), "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"]);
     expect(exitCode).toBe(0);
     expect(stdout).toMatch(/ok {3}Claude Code CLI 2\.1\.330 \(verified\)/);
-    expect(stdout).toMatch(/ok {3}local Claude Code session answered \(model claude-sonnet-5-5\)/);
+    expect(stdout).toMatch(/ok {3}local Claude Code session answered \(model claude-sonnet-4-6\)/);
+    expect(stdout).toMatch(/ok {3}model sonnet -> claude-sonnet-4-6 \(default, candidateExtraction, curator, reconcile, repair\) answered/);
+    expect(stdout).toMatch(/ok {3}model haiku -> claude-haiku-4-5 \(triage\) answered/);
+    expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-4-6", "claude-haiku-4-5"]);
     expect(stdout).toMatch(/ok {3}isolation: tools none; MCP servers none; plugins none/);
     expect(stdout).toMatch(/warn claude-code ignores llm\.promptCaching\.toolsTtl/);
     expect(stdout).toMatch(/doctor: all checks passed$/);
@@ -175,10 +180,41 @@ describe("ktx-claude-code doctor", () => {
   it("fails on an invalid ktx.yaml, naming the path, and when no ktx.yaml is found", async () => {
     const invalid = capture();
     expect(await runDoctor(["--project-dir", project("llm:\n  provider:\n    backend: claude-kode\n  models:\n    default: sonnet\n")], invalid.io)).toBe(1);
-    expect(invalid.stdout).toMatch(/FAIL Invalid KTX llm configuration in .*ktx\.yaml:\n\s+- llm\.provider\.backend: must be one of none, anthropic, vertex, gateway, claude-code/);
+    expect(invalid.stdout).toMatch(/FAIL Invalid KTX llm configuration in .*ktx\.yaml:\n\s+- llm\.provider\.backend: "claude-kode" is not a backend; use one of none, anthropic, vertex, gateway, claude-code, codex/);
     const nowhere = capture({ cwd: tempDir("no-project") });
     expect(await runDoctor([], nowhere.io)).toBe(1);
     expect(nowhere.stdout).toMatch(/FAIL No ktx\.yaml found in .* or any directory above it\.\n\s+fix: Run the command inside your KTX project, or pass --project-dir/);
+  });
+
+  it("fails on a model the API does not know, naming the role, the value and the ktx.yaml, without blaming the session", async () => {
+    // The default answers; the curator's model gets the API's 404 (the CLI tries twice, then reports unrecognized_model).
+    const api = await scriptedApi([turn.text("OK"), turn.error(404, "model: claude-opus-9-9"), turn.error(404, "model: claude-opus-9-9")]);
+    const dir = project("llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n    curator: claude-opus-9-9\n");
+    const out = capture();
+    expect(await runDoctor(["--json", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], out.io)).toBe(1);
+    const report = JSON.parse(out.stdout);
+    expect(report.session).toMatchObject({ ok: true });
+    expect(report.failures).toEqual([
+      {
+        check: "models",
+        message: `The API does not know the model claude-opus-9-9 (llm.models.curator: "claude-opus-9-9" in ${join(dir, "ktx.yaml")}): it may not exist, or your account may not have access to it.`,
+        fix: `Set llm.models.curator to sonnet, opus, haiku or a claude-* model id your account can use in ${join(dir, "ktx.yaml")}.`,
+      },
+    ]);
+    expect(report.models.find((m: { role: string }) => m.role === "curator")).toMatchObject({ resolved: "claude-opus-9-9", checked: "failed" });
+  });
+
+  it("fails before any model call on a model claude-code cannot pin, and on a missing default", async () => {
+    const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
+    const bad = capture();
+    const dir = project("llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n    triage: gpt-4o-mini\n");
+    expect(await runDoctor(["--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "k"], bad.io)).toBe(1);
+    expect(bad.stdout).toContain(`FAIL Unsupported Claude Code model in ${join(dir, "ktx.yaml")}:\n  - llm.models.triage in ${join(dir, "ktx.yaml")}: "gpt-4o-mini"`);
+    expect(bad.stdout).toMatch(/skip local Claude Code session not checked \(the configured models cannot be used\)/);
+    const missing = capture();
+    expect(await runDoctor(["--project-dir", project("llm:\n  provider:\n    backend: claude-code\n  models:\n    triage: haiku\n"), "--api-base-url", api.baseUrl, "--api-key", "k"], missing.io)).toBe(1);
+    expect(missing.stdout).toMatch(/FAIL llm\.models\.default is missing in .*ktx\.yaml.*\n\s+fix: Add llm\.models\.default: sonnet/);
+    expect(api.messageRequests).toHaveLength(0);
   });
 
   it("fails on an unverified CLI version without running it for a model call", async () => {

@@ -93,14 +93,16 @@ describe("warm pool", () => {
     expect(first.warmStart).toBe(false);
     const triage = await runtime.generateTextResult({ role: "triage", prompt: "two" });
     expect(triage.warmStart).toBe(true);
-    expect(triage.model).toBe("claude-haiku-5-5");
-    expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-5-5", "claude-haiku-5-5"]);
+    expect(triage.model).toBe("claude-haiku-4-5");
+    // set_model with a full id (never with an alias) makes CLI 2.1.330 check the model first: one "Hi" request, max_tokens 1.
+    expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-4-6", "claude-haiku-4-5", "claude-haiku-4-5"]);
+    expect(api.messageRequests[1]!.body).toMatchObject({ max_tokens: 1, messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }] });
     // The transcript shows the process as launched (for sonnet) and the switch, answered before the prompt went out.
     const records = readFileSync(triage.transcriptPath!, "utf8").trim().split("\n").map((line) => JSON.parse(line));
-    expect(records[0].args).toContain("--model=sonnet");
+    expect(records[0].args).toContain("--model=claude-sonnet-4-6");
     const out = records.filter((r) => r.kind === "out").map((r) => JSON.parse(r.text));
     expect(out.map((m) => m.request?.subtype ?? m.type)).toEqual(["initialize", "set_model", "user"]);
-    expect(out[1].request.model).toBe("haiku");
+    expect(out[1].request.model).toBe("claude-haiku-4-5");
     await runtime.close();
     expect(await remainingChildren()).toEqual([]);
   });

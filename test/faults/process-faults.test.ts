@@ -15,7 +15,7 @@ import {
   TimeoutError,
 } from "../../src/index.js";
 import { z } from "zod";
-import { cleanup, remainingChildren, script, tempDir, testEnv } from "../support.js";
+import { TEST_PASS_ENV, cleanup, remainingChildren, script, tempDir, testEnv } from "../support.js";
 
 const STAND_IN = join(import.meta.dirname, "../fixtures/stand-in-cli.mjs");
 
@@ -31,6 +31,7 @@ function standIn(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {}, 
     models: { default: "sonnet" },
     cliPath: STAND_IN,
     env: testEnv({ STAND_IN_MODE: mode, ...extraEnv }),
+    passEnv: TEST_PASS_ENV,
     warm: false,
     logger: { debug() {}, info: (m) => messages.push(m), warn: (m) => messages.push(m), error: (m) => messages.push(m) },
     ...options,

@@ -95,7 +95,7 @@ describe("API faults (the CLI retries; we add no retry of our own)", () => {
     expect(error).toBeInstanceOf(ClaudeCodeApiError);
     expect(error.status).toBe(status);
     expect(error.terminalReason).toBe("api_error");
-    expect(error.message).toMatch(new RegExp(`^The Anthropic API failed with status ${status} after the CLI's own retries: .*scripted ${status} error.*Retry later`, "s"));
+    expect(error.message).toMatch(new RegExp(`^The Anthropic API failed with status ${status} after the CLI's own retries: .*scripted ${status} error.*retry (later|once the limit resets)`, "s"));
     // The first attempt plus CLAUDE_CODE_MAX_RETRIES=1 retry; nothing of ours on top.
     expect(api.messageRequests).toHaveLength(2);
   });

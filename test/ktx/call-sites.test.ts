@@ -66,8 +66,8 @@ describe("KTX call sites through KTX's port", () => {
       expect(m.usage.inputTokens).toBeGreaterThan(0);
       expect(m.usage.totalTokens).toBe((m.usage.inputTokens ?? 0) + (m.usage.outputTokens ?? 0));
     }
-    // The system prompt of a text call reaches the model; the role's model id (not an alias) was asked for.
-    expect(api.messageRequests[0]!.body.model).toMatch(/^claude-/);
+    // Each role's pinned id (KTX's table), never the bare alias, is what the API was asked for.
+    expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-haiku-4-5", "claude-sonnet-4-6", "claude-sonnet-4-6"]);
   });
 
   it("onMetrics is called when a call fails after the CLI answered (schema violation), not before", async () => {

@@ -26,7 +26,7 @@ function recordedOutcome(path: string) {
   return outcome.outcome;
 }
 
-/** A runtime whose CLI is the replay of `fixture` (the recorded fixtures used the "sonnet" alias). */
+/** A runtime whose CLI is the replay of `fixture` (recorded with "sonnet", sent as its pinned id claude-sonnet-4-6). */
 const replayRuntime = (fixture: string, models = { default: "sonnet" }) =>
   new ClaudeCodeRuntime({
     projectDir: tempDir("project"),
@@ -84,8 +84,8 @@ describe("the replayer", () => {
     expect(error).toBeInstanceOf(CliCrashError);
     expect(error.exitCode).toBe(86);
     expect(error.stderrTail).toContain("diverged: arguments differ from the recording");
-    expect(error.stderrTail).toContain('missing: ["--model=sonnet"]');
-    expect(error.stderrTail).toContain('unexpected: ["--model=opus"]');
+    expect(error.stderrTail).toContain('missing: ["--model=claude-sonnet-4-6"]');
+    expect(error.stderrTail).toContain('unexpected: ["--model=claude-opus-4-7"]');
   });
 });
 

@@ -12,12 +12,13 @@ describe("the editor JSON Schema", () => {
     expect(readFileSync(committed, "utf8")).toBe(ktxLlmConfigJsonSchemaText());
   });
 
-  it("describes the llm block: backends, required default model, prompt-caching defaults, no unknown keys", () => {
+  it("describes the llm block as KTX does: six backends, models as a partial record, vertex.location required, prompt-caching defaults", () => {
     const schema = ktxLlmConfigJsonSchema() as any;
     const llm = schema.properties.llm;
     expect(llm.additionalProperties).toBe(false);
-    expect(llm.properties.provider.properties.backend.enum).toEqual(["none", "anthropic", "vertex", "gateway", "claude-code"]);
-    expect(llm.properties.models.required).toEqual(["default"]);
+    expect(llm.properties.provider.properties.backend.enum).toEqual(["none", "anthropic", "vertex", "gateway", "claude-code", "codex"]);
+    expect(llm.properties.provider.properties.vertex.required).toEqual(["location"]);
+    expect(llm.properties.models.required).toBeUndefined();
     expect(Object.keys(llm.properties.models.properties)).toEqual(["default", "triage", "candidateExtraction", "curator", "reconcile", "repair"]);
     const caching = llm.properties.promptCaching.properties;
     expect(Object.fromEntries(Object.entries(caching).map(([key, value]) => [key, (value as { default: unknown }).default]))).toEqual({
@@ -30,5 +31,15 @@ describe("the editor JSON Schema", () => {
       historyTtl: "5m",
       vertexFallbackTo5m: false,
     });
+  });
+
+  it("describes ingest.workUnits and ingest.rateLimit with KTX's defaults, leaving ingest's other keys to KTX", () => {
+    const ingest = (ktxLlmConfigJsonSchema() as any).properties.ingest;
+    expect(ingest.additionalProperties).toEqual({});
+    const defaults = (block: any) => Object.fromEntries(Object.entries(block.properties).map(([key, value]) => [key, (value as { default?: unknown }).default]));
+    expect(defaults(ingest.properties.workUnits)).toEqual({ stepBudget: 40, maxConcurrency: 1, failureMode: "continue" });
+    const rateLimit = ingest.properties.rateLimit;
+    expect(defaults(rateLimit)).toEqual({ enabled: true, throttleThreshold: 0.8, minConcurrencyUnderPressure: 1, maxWaitMs: undefined, retry: {} });
+    expect(defaults(rateLimit.properties.retry)).toEqual({ maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 60000, jitter: true });
   });
 });

@@ -12,6 +12,8 @@ import {
   promptCachingWarnings,
   resolvePromptCaching,
   resolveRoleModel,
+  UnsupportedModelError,
+  defaultKtxIngest,
 } from "../../src/index.js";
 import { findKtxProjectDir, loadKtxLlmConfig } from "../../src/config/parse.js";
 import { turn } from "../../src/testing/scripted-api.js";
@@ -49,7 +51,12 @@ function issuesOf(run: () => unknown): Array<{ path: string; message: string }> 
 describe("parseKtxLlmConfig", () => {
   it("reads the llm block of a whole ktx.yaml and ignores KTX's other keys", () => {
     const config = parseKtxLlmConfig(KTX_YAML);
-    expect(config).toEqual({ provider: { backend: "claude-code" }, models: { default: "sonnet", triage: "haiku", curator: "opus" } });
+    expect(config).toEqual({
+      provider: { backend: "claude-code" },
+      models: { default: "sonnet", triage: "haiku", curator: "opus" },
+      ingest: defaultKtxIngest(),
+      warnings: [],
+    });
     expect(resolveRoleModel(config, "triage")).toBe("haiku");
     expect(resolveRoleModel(config, "reconcile")).toBe("sonnet");
   });
@@ -86,20 +93,18 @@ describe("parseKtxLlmConfig", () => {
 
   it("names the offending path of every problem", () => {
     expect(issuesOf(() => parseKtxLlmConfig({ llm: { provider: { backend: "openai" }, models: { default: "sonnet" } } }))).toEqual([
-      { path: "llm.provider.backend", message: "must be one of none, anthropic, vertex, gateway, claude-code" },
-    ]);
-    expect(issuesOf(() => parseKtxLlmConfig("llm:\n  provider:\n    backend: claude-code\n  models:\n    triage: haiku\n")).map((i) => i.path)).toEqual([
-      "llm.models.default",
+      { path: "llm.provider.backend", message: '"openai" is not a backend; use one of none, anthropic, vertex, gateway, claude-code, codex' },
     ]);
     const many = issuesOf(() =>
       parseKtxLlmConfig({
         llm: { provider: { backend: "claude-code", antropic: {} }, models: { default: "", curatorr: "opus" }, promptCaching: { systemTtl: "2h", enabled: "yes" } },
+        ingest: { workUnits: { stepBudget: 0 }, rateLimit: { throttleThreshold: 1.5 } },
       }),
     );
+    // Unknown keys are not among the errors: they are warnings (see ktx-yaml.test.ts).
     expect(many.map((i) => i.path).sort()).toEqual(
-      ["llm.models.curatorr", "llm.models.default", "llm.promptCaching.enabled", "llm.promptCaching.systemTtl", "llm.provider.antropic"].sort(),
+      ["ingest.rateLimit.throttleThreshold", "ingest.workUnits.stepBudget", "llm.models.default", "llm.promptCaching.enabled", "llm.promptCaching.systemTtl"].sort(),
     );
-    expect(many.find((i) => i.path === "llm.models.curatorr")!.message).toBe("unknown key");
   });
 
   it("puts the paths and the source in the error message", () => {
@@ -111,12 +116,12 @@ describe("parseKtxLlmConfig", () => {
       }
     })();
     expect(error?.message).toMatch(/in \/p\/ktx\.yaml/);
-    expect(error?.message).toMatch(/llm\.provider\.backend: must be one of/);
+    expect(error?.message).toMatch(/llm\.provider\.backend: "bedrock" is not a backend; use one of/);
   });
 
-  it("reports a missing llm block, a non-mapping and a YAML syntax error", () => {
-    expect(issuesOf(() => parseKtxLlmConfig("storage:\n  state: sqlite\n"))).toEqual([expect.objectContaining({ path: "llm" })]);
-    expect(issuesOf(() => parseKtxLlmConfig("- a\n- b\n"))[0]!.path).toBe("llm");
+  it("reports a non-mapping and a YAML syntax error", () => {
+    expect(issuesOf(() => parseKtxLlmConfig("- a\n- b\n"))).toEqual([{ path: "(root)", message: "expected a mapping (ktx.yaml or its llm block), got a list" }]);
+    expect(issuesOf(() => parseKtxLlmConfig(""))[0]!.message).toMatch(/got an empty document/);
     expect(issuesOf(() => parseKtxLlmConfig("llm:\n  provider: [\n"))[0]!.path).toBe("(yaml)");
   });
 
@@ -160,12 +165,13 @@ describe("createKtxLlmRuntime", () => {
     return { warnings, logger: { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error() {} } };
   };
 
-  it("returns ClaudeCodeRuntime for claude-code with the models of the config", () => {
+  it("returns ClaudeCodeRuntime for claude-code with the models of the config, pinned to KTX's ids", () => {
     const runtime = createKtxLlmRuntime(KTX_YAML, { projectDir: tempDir("factory"), warm: false });
     expect(runtime).toBeInstanceOf(ClaudeCodeRuntime);
     const claude = runtime as ClaudeCodeRuntime;
-    expect(claude.resolveModel("curator")).toBe("opus");
-    expect(claude.resolveModel("repair")).toBe("sonnet");
+    expect(claude.resolveModel("curator")).toBe("claude-opus-4-7");
+    expect(claude.resolveModel("triage")).toBe("claude-haiku-4-5");
+    expect(claude.resolveModel("repair")).toBe("claude-sonnet-4-6");
   });
 
   it("warns once per ignored promptCaching field through the logger", () => {
@@ -212,8 +218,8 @@ describe("createKtxLlmRuntime", () => {
     expect(warnings).toEqual(["cliPath, warm are claude-code options; the anthropic backend ignores them."]);
   });
 
-  it.each(["none", "vertex", "gateway"] as const)("refuses the %s backend with UnsupportedLlmBackendError, even with getModel, never falling through", (backend) => {
-    const config = { provider: { backend }, models: { default: "claude-sonnet-5-5" } };
+  it.each(["none", "vertex", "gateway", "codex"] as const)("refuses the %s backend with UnsupportedLlmBackendError, even with getModel, never falling through", (backend) => {
+    const config = { provider: { backend, ...(backend === "vertex" ? { vertex: { location: "us-east5" } } : {}) }, models: { default: "claude-sonnet-5-5" } };
     let thrown: unknown;
     try {
       createKtxLlmRuntime(config, { projectDir: tempDir("factory"), getModel: () => "would-be-used" });
@@ -224,10 +230,36 @@ describe("createKtxLlmRuntime", () => {
     expect((thrown as UnsupportedLlmBackendError).code).toBe("unsupported_llm_backend");
     expect((thrown as UnsupportedLlmBackendError).backend).toBe(backend);
     expect((thrown as Error).message).toContain(`"${backend}"`);
+    if (backend !== "none") expect((thrown as Error).message).toMatch(/serves the claude-code and anthropic backends|serves claude-code and anthropic/);
     if (backend !== "none") expect((thrown as Error).message).toMatch(/no other backend is used in its place/);
+    if (backend === "codex") expect((thrown as Error).message).toMatch(/KTX's own codex runtime.*llm\.provider\.backend: claude-code/s);
   });
 
-  it("throws KtxLlmConfigError for an invalid config before constructing anything", () => {
-    expect(() => createKtxLlmRuntime({ provider: { backend: "claude-code" }, models: {} }, { projectDir: tempDir("factory") })).toThrow(KtxLlmConfigError);
+  it("throws KtxLlmConfigError for an invalid config before constructing anything, naming llm.models.default when it is missing", () => {
+    expect(() => createKtxLlmRuntime({ provider: { backend: "claude-code", surprise: 1 }, models: { default: 3 } }, { projectDir: tempDir("factory") })).toThrow(KtxLlmConfigError);
+    for (const backend of ["claude-code", "anthropic"]) {
+      const issues = issuesOf(() => createKtxLlmRuntime(`llm:\n  provider:\n    backend: ${backend}\n  models:\n    triage: haiku\n`, { projectDir: tempDir("factory") }));
+      expect(issues).toEqual([{ path: "llm.models.default", message: `required when llm.provider.backend is ${backend} (the model of every role without its own)` }]);
+    }
+  });
+
+  it("refuses a model claude-code cannot pin at construction, naming the role, the value and the ktx.yaml", () => {
+    const project = tempDir("factory");
+    writeFileSync(join(project, "ktx.yaml"), KTX_YAML.replace("triage: haiku", "triage: gpt-4o"));
+    let thrown: unknown;
+    try {
+      createKtxLlmRuntime(loadKtxLlmConfig(project).config, { projectDir: project, warm: false });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(UnsupportedModelError);
+    expect(thrown).toMatchObject({ code: "unsupported_model", role: "triage", value: "gpt-4o", source: join(project, "ktx.yaml") });
+    expect((thrown as Error).message).toContain(`llm.models.triage in ${join(project, "ktx.yaml")}: "gpt-4o"`);
+  });
+
+  it("logs the load's warnings (unknown keys) through the logger", () => {
+    const { warnings, logger: log } = logger();
+    createKtxLlmRuntime({ llm: { provider: { backend: "claude-code", timeout: 3 }, models: { default: "sonnet" } } }, { projectDir: tempDir("factory"), warm: false, logger: log });
+    expect(warnings).toEqual([expect.stringMatching(/^llm\.provider\.timeout is not a ktx\.yaml key KTX knows; it is ignored\./)]);
   });
 });

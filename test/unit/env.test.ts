@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { KEPT_CREDENTIALS, SCRUBBED_ENV_NAMES, createKtxClaudeCodeEnv, isScrubbedEnvName } from "../../src/transport/env.js";
+import { EnvNotAllowedError } from "../../src/errors/index.js";
+import { ALLOWED_ENV_NAMES, KEPT_CREDENTIALS, SCRUBBED_ENV_NAMES, createKtxClaudeCodeEnv, isAllowedEnvName, isScrubbedEnvName } from "../../src/transport/env.js";
 
 describe("createKtxClaudeCodeEnv", () => {
   const seeded = Object.fromEntries(SCRUBBED_ENV_NAMES.map((name) => [name, `value-of-${name}`]));
 
   it("removes every denylisted variable and keeps PATH and HOME", () => {
-    const env = createKtxClaudeCodeEnv({ ...seeded, PATH: "/usr/bin", HOME: "/home/u" });
+    const env = createKtxClaudeCodeEnv({ ...seeded, PATH: "/usr/bin", HOME: "/home/u" }, { passEnv: ["HOME"] });
     for (const name of SCRUBBED_ENV_NAMES) expect(env, name).not.toHaveProperty(name);
     expect(env.PATH).toBe("/usr/bin");
     expect(env.HOME).toBe("/home/u");
@@ -22,6 +23,53 @@ describe("createKtxClaudeCodeEnv", () => {
       CLAUDE_GATEWAY_LOG_LEVEL: "x",
     });
     expect(Object.keys(env).sort()).toEqual(["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER"]);
+  });
+
+  it("passes only allowlisted names: preloads, request rewriting, plugins, telemetry and unknown names are dropped", () => {
+    const env = createKtxClaudeCodeEnv({
+      PATH: "/usr/bin",
+      HOME: "/home/u",
+      LANG: "C.UTF-8",
+      LC_TIME: "de_DE.UTF-8",
+      HTTPS_PROXY: "http://proxy:3128",
+      CLAUDE_CODE_MAX_RETRIES: "2",
+      DISABLE_PROMPT_CACHING_HAIKU: "1",
+      BUN_OPTIONS: "--preload /tmp/x.js",
+      BUN_INSPECT_PRELOAD: "/tmp/x.js",
+      LD_PRELOAD: "/tmp/x.so",
+      CLAUDE_CODE_EXTRA_BODY: '{"model":"other"}',
+      CLAUDE_CODE_PLUGIN_DIRS: "/tmp/plug",
+      CLAUDE_CODE_ENABLE_TELEMETRY: "1",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector",
+      MY_SERVICE_TOKEN: "t",
+      SOMETHING_ELSE: "x",
+    });
+    expect(Object.keys(env).sort()).toEqual(
+      ["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES", "DISABLE_AUTOUPDATER", "DISABLE_PROMPT_CACHING_HAIKU", "HOME", "HTTPS_PROXY", "LANG", "LC_TIME", "PATH"].sort(),
+    );
+  });
+
+  it("passes extra names only through passEnv, and refuses a denylisted one naming it", () => {
+    expect(createKtxClaudeCodeEnv({ MY_FLAG: "1" })).not.toHaveProperty("MY_FLAG");
+    expect(createKtxClaudeCodeEnv({ MY_FLAG: "1" }, { passEnv: ["MY_FLAG"] }).MY_FLAG).toBe("1");
+    for (const name of ["ANTHROPIC_BASE_URL", "BUN_OPTIONS", "NODE_OPTIONS", "LD_PRELOAD", "CLAUDE_CODE_EXTRA_BODY", "OTEL_LOGS_EXPORTER", "AWS_PROFILE", "CLAUDE_CODE_USE_VERTEX"]) {
+      const error = (() => {
+        try {
+          createKtxClaudeCodeEnv({ [name]: "x" }, { passEnv: [name] });
+        } catch (caught) {
+          return caught;
+        }
+      })();
+      expect(error, name).toBeInstanceOf(EnvNotAllowedError);
+      expect((error as EnvNotAllowedError).variable).toBe(name);
+      expect((error as Error).message).toContain(name);
+    }
+  });
+
+  it("no allowlisted name is also denylisted", () => {
+    for (const name of ALLOWED_ENV_NAMES) expect(isScrubbedEnvName(name), name).toBe(false);
+    expect(isAllowedEnvName("LC_ALL")).toBe(true);
+    expect(isAllowedEnvName("NODE_OPTIONS")).toBe(false);
   });
 
   it("keeps the user's own Claude Code OAuth token", () => {
@@ -56,7 +104,8 @@ describe("createKtxClaudeCodeEnv", () => {
 
   it("drops undefined values and does not mutate its input", () => {
     const input = { A: "1", B: undefined, ANTHROPIC_API_KEY: "k" };
-    const env = createKtxClaudeCodeEnv(input);
+    const env = createKtxClaudeCodeEnv(input, { passEnv: ["A", "B"] });
+    expect(env.A).toBe("1");
     expect(env).not.toHaveProperty("B");
     expect(input.ANTHROPIC_API_KEY).toBe("k");
   });

@@ -41,10 +41,11 @@ describe("buildCliArgs", () => {
     expect(args.some((arg) => arg.startsWith("--json-schema") || arg.startsWith("--system-prompt"))).toBe(false);
   });
 
-  it("omits --disable-slash-commands and --settings for a version without them", () => {
+  it("omits --disable-slash-commands and the plugin switches for a version without them, but always turns hooks off", () => {
     const args = buildCliArgs({ facts: { ...facts, hasDisableSlashCommands: false, builtinPlugins: [] }, model: "s", maxTurns: 1, toolIds: [], structuredOutput: false });
     expect(args).not.toContain("--disable-slash-commands");
-    expect(args.some((arg) => arg.startsWith("--settings"))).toBe(false);
+    expect(args.filter((arg) => arg.startsWith("--settings="))).toEqual(['--settings={"disableAllHooks":true}']);
+    expect(args).toContain("--include-hook-events");
   });
 });
 

@@ -7,6 +7,8 @@ import { parseRuntimeOptions } from "../../src/claude-code/runtime.js";
 import { InvalidInputError } from "../../src/errors/index.js";
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_RATE_LIMIT, DEFAULT_TOOL_TIMEOUT_MS, armedTimeout, resolveRateLimitOptions } from "../../src/limits/options.js";
 import { describeEvent } from "../../src/limits/describe.js";
+import type { RateLimitOptions } from "../../src/limits/options.js";
+import { parseKtxLlmConfig } from "../../src/config/index.js";
 
 const projectDir = mkdtempSync(join(tmpdir(), "ktx-limits-options-"));
 const parse = (extra: object) => parseRuntimeOptions({ projectDir, models: { default: "sonnet" }, ...extra });
@@ -31,6 +33,13 @@ describe("rate-limit options", () => {
   it("fill in KTX's defaults", () => {
     expect(resolveRateLimitOptions({ maxWaitMs: 1_000, retry: { maxAttempts: 2 } })).toEqual({ ...DEFAULT_RATE_LIMIT, maxWaitMs: 1_000, retry: { ...DEFAULT_RATE_LIMIT.retry, maxAttempts: 2 } });
     expect(DEFAULT_RATE_LIMIT).toMatchObject({ enabled: true, throttleThreshold: 0.8, minConcurrencyUnderPressure: 1, maxWaitMs: undefined, retry: { maxAttempts: 6, baseDelayMs: 1_000, maxDelayMs: 60_000, jitter: true } });
+  });
+
+  it("take ktx.yaml's parsed ingest.rateLimit as it is", () => {
+    const config = parseKtxLlmConfig("llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\ningest:\n  rateLimit:\n    maxWaitMs: 900000\n    retry:\n      jitter: false\n");
+    const rateLimit: RateLimitOptions = config.ingest.rateLimit;
+    expect(() => parse({ rateLimit, rateLimitGovernor: { waitForReady: async () => undefined, report: () => undefined, maxRetryAttempts: () => 1 } })).not.toThrow();
+    expect(resolveRateLimitOptions(rateLimit)).toMatchObject({ maxWaitMs: 900_000, throttleThreshold: 0.8, retry: { jitter: false, maxAttempts: 6 } });
   });
 
   it("refuse a typo or an out-of-range value instead of defaulting it", () => {

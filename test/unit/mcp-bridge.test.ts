@@ -4,7 +4,7 @@ import { isJSONRPCRequest, type CallToolResult, type JSONRPCMessage } from "@mod
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InvalidInputError, ProtocolError } from "../../src/errors/index.js";
-import { createKtxMcpBridge, notificationAck, type KtxMcpBridge, type KtxMcpBridgeOptions, type KtxToolCallEvent } from "../../src/mcp/bridge.js";
+import { TOOL_OUTPUT_LIMIT, createKtxMcpBridge, notificationAck, type KtxMcpBridge, type KtxMcpBridgeOptions, type KtxToolCallEvent } from "../../src/mcp/bridge.js";
 import { defineKtxTool, prepareToolSet, type KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
 
 /** Stands in for the CLI: forwards each client message into handleMcpMessage and delivers request replies back. */
@@ -351,13 +351,15 @@ describe("ktx MCP bridge, raw control-protocol messages", () => {
     expect(harness.events.map((e) => e.ok)).toEqual([false, false]);
   });
 
-  it("passes 50 MiB of output through without trouble", async () => {
+  it("cuts 50 MiB of output to the limit the CLI keeps inline, with a note, without trouble", async () => {
     const big = "x".repeat(50 * 1024 * 1024);
     const huge = defineKtxTool({ name: "huge", description: "d", inputSchema: z.object({}), execute: () => big });
-    const { bridge } = makeBridge([huge]);
+    const { bridge, events } = makeBridge([huge]);
     const started = performance.now();
     const reply = (await bridge.handleMcpMessage("ktx", call(1, "huge", {}), signal())) as unknown as { result: CallToolResult };
-    expect(textOf(reply.result).length).toBe(big.length);
+    expect(textOf(reply.result).startsWith("x".repeat(TOOL_OUTPUT_LIMIT))).toBe(true);
+    expect(textOf(reply.result)).toMatch(/\[ktx: tool output truncated: showing the first 40,000 of 52,428,800 characters/);
+    expect(events[0]?.truncated).toEqual({ originalChars: big.length, keptChars: TOOL_OUTPUT_LIMIT });
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 

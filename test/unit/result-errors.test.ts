@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ClaudeCodeApiError, ClaudeCodeAuthError } from "../../src/errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../../src/protocol/messages.js";
-import { RunFailedError, resultError } from "../../src/claude-code/result-errors.js";
+import { RunFailedError, cliDiagnostics, resultError } from "../../src/claude-code/result-errors.js";
 
 const result = (fields: Partial<ResultMessage>): ResultMessage => ({ type: "result", subtype: "success", ...fields });
 const errorLine = (text: string, error?: string): AssistantMessage => ({
@@ -35,5 +35,42 @@ describe("resultError", () => {
     const error = resultError(result({ subtype: "error_during_execution", is_error: true, terminal_reason: "aborted_tools", errors: ["boom"] }), []);
     expect(error).toBeInstanceOf(RunFailedError);
     expect(error!.message).toMatch(/error_during_execution \(aborted_tools\): boom/);
+  });
+});
+
+describe("API failure advice", () => {
+  const apiFailure = (status: number | undefined, text: string, stderrTail?: string) =>
+    resultError(result({ is_error: true, terminal_reason: "api_error", ...(status === undefined ? {} : { api_error_status: status }), result: text }), [], { stderrTail }) as ClaudeCodeApiError;
+
+  it("gives each status its own fix, never the same advice twice", () => {
+    const advice = new Map<number | undefined, string>();
+    for (const status of [400, 403, 404, 413, 429, 500, 529, undefined]) {
+      const error = apiFailure(status, "failed.");
+      expect(error).toBeInstanceOf(ClaudeCodeApiError);
+      expect(error.message).not.toMatch(/\.\./);
+      advice.set(status, error.message.slice(error.message.indexOf("failed.") + "failed.".length).trim());
+    }
+    expect(new Set(advice.values()).size).toBe(advice.size);
+    expect(advice.get(400)).toMatch(/rejected the request as invalid \(400\)/);
+    expect(advice.get(404)).toMatch(/model was not found/);
+    expect(advice.get(429)).toMatch(/Rate limited \(429\): lower maxConcurrentRuns/);
+    expect(advice.get(529)).toMatch(/overloaded \(529\)/);
+    expect(advice.get(500)).toMatch(/failed on its side \(500\)/);
+    expect(advice.get(undefined)).toMatch(/No HTTP status .* network/);
+    // Only statuses the CLI retries say so.
+    expect(apiFailure(404, "x").message).not.toContain("own retries");
+    expect(apiFailure(529, "x").message).toContain("after the CLI's own retries");
+  });
+
+  it("uses the CLI's [claude-code:…] stderr diagnostic when present (a mistyped model: 404 plus unrecognized_model)", () => {
+    const text = "There's an issue with the selected model (claude-sonet-5). It may not exist or you may not have access to it. Run --model to pick a different model.";
+    const error = apiFailure(404, text, 'some log line\n[claude-code:unrecognized_model] {"model":"claude-sonet-5","query_source":"sdk"}\n');
+    expect(error.message).toContain('The CLI reported [claude-code:unrecognized_model] {"model":"claude-sonet-5","query_source":"sdk"}.');
+    expect(error.message).toMatch(/pick a different model\. The CLI reported/);
+    expect(error.message).not.toMatch(/\.\.|Retry later|maxConcurrentRuns/);
+    expect(cliDiagnostics("[claude-code:a_b] x\nno\n[claude-code:c]")).toEqual([
+      { code: "a_b", detail: "x" },
+      { code: "c", detail: "" },
+    ]);
   });
 });

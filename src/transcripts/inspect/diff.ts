@@ -1,5 +1,5 @@
 /** `transcript diff` and the drift report: two runs compared after normalising, by structure and by value. */
-import type { LoadedTranscript } from "../reader.js";
+import { isRawCapture, type LoadedTranscript } from "../reader.js";
 import { normalizeLine } from "../normalize.js";
 import { summarizeTranscript } from "./summary.js";
 import { parse, asJson, clip, messageKey, type Json } from "./text.js";
@@ -80,9 +80,10 @@ function maskRunKeys(value: unknown): unknown {
 
 function comparable(text: string, cwd: string): unknown {
   const escapedCwd = JSON.stringify(cwd).slice(1, -1);
-  const masked = normalizeLine(text)
-    .split(escapedCwd)
-    .join("<cwd>")
+  const normalized = normalizeLine(text);
+  // The project dir as a whole path (not inside a longer name, e.g. `/project` in `/projects`).
+  const cwdPattern = escapedCwd ? new RegExp(`${escapedCwd.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![A-Za-z0-9._-])`, "g") : undefined;
+  const masked = (cwdPattern ? normalized.replace(cwdPattern, "<cwd>") : normalized)
     .replace(RUN_IDS, "<id>")
     .replace(TEMP_DIRS, "$1<tmp>")
     .replace(SOCKETS, "$1<pid>");
@@ -212,7 +213,8 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     addedFields,
     removedFields,
     controlRequests: changed(controls(before), controls(after)),
-    hostLines: changed(host(before), host(after)),
+    // A raw capture has none of our lines, so there is nothing to compare them with.
+    hostLines: isRawCapture(before.header) || isRawCapture(after.header) ? undefined : changed(host(before), host(after)),
     valueChanges: values.changes,
     valueChangesOmitted: values.omitted,
     outcome: changed(summarizeTranscript(before).outcome, summarizeTranscript(after).outcome),

@@ -2,8 +2,9 @@
  * `transcript show`: the timeline of a run, built one record at a time so a large transcript can be
  * streamed through it.
  */
-import type { LoadedTranscript } from "../reader.js";
-import { parse, asJson, clip, quoted, compact, messageKey, matchesType, usageOf, tokenText, contentText, LINE_WIDTH, type Json, type Rec } from "./text.js";
+import { isRawCapture, type LoadedTranscript } from "../reader.js";
+import { parse, asJson, clip, quoted, compact, messageKey, matchesType, usageOf, resultUsage, runEnd, tokenText, contentText, opt, LINE_WIDTH, type Json, type Rec } from "./text.js";
+import { PartialMessages } from "./partial.js";
 
 export interface TimelineOptions {
   /** Each record's raw text instead of the reading (uncut). */
@@ -12,7 +13,8 @@ export interface TimelineOptions {
   types?: readonly string[];
 }
 
-const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", dropped: "xx" };
+/** `··`: a line of a raw capture, whose direction was not recorded (it is the CLI's stdout). */
+const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", dropped: "xx", note: "!!" };
 
 /**
  * The timeline of a run, built one record at a time: turns (one per assistant message id), text,
@@ -22,12 +24,16 @@ const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", drop
 export class Timeline {
   private headers = 0;
   private turns = 0;
+  private subagentTurns = 0;
   private turnId: string | undefined;
+  /** A raw capture: no direction and no timing; lines are located by line number. */
+  private rawCapture = false;
   /** A turn heading waits for the first shown line of its turn, so a filter shows no empty turns. */
   private pendingHeading: string | undefined;
   /** Requests still waiting for an answer, by request id: what they were and when. */
-  private readonly open = new Map<string, { t: number; what: string; tool?: string }>();
+  private readonly open = new Map<string, { t: number | undefined; what: string; tool?: string }>();
   private readonly toolNames = new Map<string, string>();
+  private readonly partial = new PartialMessages();
 
   constructor(
     private readonly path: string,
@@ -35,17 +41,40 @@ export class Timeline {
   ) {}
 
   lines(record: Rec): string[] {
-    if (record.kind === "header") return this.header(record);
+    if (record.kind === "header") return [...this.finish(), ...this.header(record)];
     // Parsed once: a line can be megabytes.
     const message = record.kind === "in" || record.kind === "out" ? parse(record.text) : undefined;
+    if (this.options.raw) return this.show(record, message);
+    // Partial-message deltas are gathered until something else arrives, then shown as one line.
+    const { released, absorbed } = this.partial.take(message, record);
+    const before = released ? this.held(released) : [];
+    return absorbed ? before : [...before, ...this.show(record, message)];
+  }
+
+  /** Lines still held back (gathered partial text); call once after the last record. */
+  finish(): string[] {
+    const released = this.partial.flush();
+    return released ? this.held(released) : [];
+  }
+
+  private held(released: { record: Rec; text: string }): string[] {
+    return matchesType("stream_event", this.options.types) ? this.format(released.record, [released.text], true) : [];
+  }
+
+  private show(record: Rec, message: Json | undefined): string[] {
     const body = this.options.raw ? this.rawBody(record, message) : this.body(record, message);
     const type = message ? messageKey(message) : record.kind === "in" || record.kind === "out" ? "non-json" : record.kind;
     if (!matchesType(type, this.options.types)) return [];
-    const prefix = "t" in record ? `${Number(record.t).toFixed(1).padStart(9)} ms  ` : "            ";
-    const arrow = ARROWS[record.kind] ? `${ARROWS[record.kind]} ` : "";
+    return this.format(record, body, message !== undefined);
+  }
+
+  private format(record: Rec, body: string[], protocol: boolean): string[] {
+    const t = "t" in record && typeof record.t === "number" ? record.t : undefined;
+    const where = t !== undefined ? `${t.toFixed(1).padStart(9)} ms  ` : this.rawCapture && record.lineNumber ? `${`line ${record.lineNumber}`.padStart(12)}  ` : "            ";
+    const arrow = this.rawCapture && record.kind === "in" ? "·· " : ARROWS[record.kind] ? `${ARROWS[record.kind]} ` : "";
     const width = this.options.raw ? Infinity : LINE_WIDTH;
-    const out = body.map((line, index) => clip(index === 0 ? `${prefix}${arrow}${line}` : `${" ".repeat(prefix.length + arrow.length)}${line}`, width));
-    if (this.pendingHeading && out.length > 0 && message) {
+    const out = body.map((line, index) => clip(index === 0 ? `${where}${arrow}${line}` : `${" ".repeat(where.length + arrow.length)}${line}`, width));
+    if (this.pendingHeading && out.length > 0 && protocol) {
       out.unshift(this.pendingHeading);
       this.pendingHeading = undefined;
     }
@@ -54,6 +83,15 @@ export class Timeline {
 
   private header(record: Rec & { kind: "header" }): string[] {
     const again = this.headers++ > 0 ? ["# --- another CLI process in the same file (a retried call) ---"] : [];
+    if (isRawCapture(record)) {
+      this.rawCapture = true;
+      const from = typeof record.importedFrom === "string" ? ` imported from ${record.importedFrom}` : "";
+      return [
+        ...again,
+        clip(`# ${this.path}: a raw stream-json capture${from} (the CLI's stdout only)`, LINE_WIDTH),
+        "# lines are the CLI's (··), located by line number: a capture records no direction and no timing; the CLI version is in init",
+      ];
+    }
     return [
       ...again,
       clip(`# ${this.path}`, LINE_WIDTH),
@@ -64,25 +102,29 @@ export class Timeline {
 
   private rawBody(record: Rec, message: Json | undefined): string[] {
     if (message?.type === "assistant") this.startTurn(message);
-    if (record.kind === "exit") return [`exit code=${record.exitCode} signal=${record.signal}`];
+    if (record.kind === "exit") return [exitText(record)];
     if (record.kind === "outcome") return [`outcome ${JSON.stringify(record.outcome)}`];
+    if (record.kind === "note") return [`note: ${record.text}`];
     return record.kind === "header" ? [] : [record.text.trimEnd()];
   }
 
   private body(record: Rec, message: Json | undefined): string[] {
+    const t = "t" in record && typeof record.t === "number" ? record.t : undefined;
     switch (record.kind) {
       case "exit":
-        return [`exit code=${record.exitCode} signal=${record.signal}${record.exitCode ? "  ERROR" : ""}`];
+        return [exitText(record)];
       case "outcome":
         return [`outcome ${compact(record.outcome, LINE_WIDTH - 40)}`];
+      case "note":
+        return [`note: ${record.text}`];
       case "stderr":
         return [`stderr ${quoted(record.text)}`];
       case "dropped":
         return [`dropped write ${quoted(record.text)}`];
       case "in":
-        return message ? this.fromCli(message, record.t) : [`(non-JSON) ${quoted(record.text)}`];
+        return message ? this.fromCli(message, t) : [`(non-JSON) ${quoted(record.text)}`];
       case "out":
-        return message ? this.fromUs(message, record.t) : [`(non-JSON) ${quoted(record.text)}`];
+        return message ? this.fromUs(message, t) : [`(non-JSON) ${quoted(record.text)}`];
       default:
         return [];
     }
@@ -90,16 +132,20 @@ export class Timeline {
 
   private startTurn(message: Json): void {
     const inner = asJson(message.message);
-    const id = String(inner.id ?? "?");
+    const id = String(inner.id ?? "(no id)");
     if (id === this.turnId) return;
     this.turnId = id;
-    this.turns += 1;
+    const parent = message.parent_tool_use_id;
+    const title = parent ? `subagent turn ${++this.subagentTurns} (for ${this.toolNames.get(String(parent)) ?? "tool"} ${String(parent)})` : `turn ${++this.turns}`;
     const usage = usageOf(inner.usage);
-    const parts = [`turn ${this.turns}`, id, String(inner.model ?? "?"), ...(usage ? [`tokens ${tokenText(usage)}`] : [])];
+    // Output tokens are left out: the assistant line carries message_start's usage, before the
+    // output; the final figures are the result's (or a partial message_delta's).
+    const input = usage ? [`tokens in ${usage.input}, cache read ${usage.cacheRead}, cache write ${usage.cacheCreation}`] : [];
+    const parts = [title, id, ...(typeof inner.model === "string" ? [inner.model] : []), ...input];
     this.pendingHeading = clip(`── ${parts.join(" · ")} ──`, LINE_WIDTH);
   }
 
-  private fromCli(message: Json, t: number): string[] {
+  private fromCli(message: Json, t: number | undefined): string[] {
     switch (message.type) {
       case "assistant":
         this.startTurn(message);
@@ -118,13 +164,13 @@ export class Timeline {
         this.open.delete(String(message.request_id));
         return [`control_cancel_request ${String(message.request_id)}`];
       case "stream_event":
-        return [`stream_event ${String(asJson(message.event).type ?? "?")}`];
+        return [this.partial.describe(message)];
       default:
         return [messageKey(message)];
     }
   }
 
-  private fromUs(message: Json, t: number): string[] {
+  private fromUs(message: Json, t: number | undefined): string[] {
     if (message.type === "user") {
       const text = contentText(asJson(message.message).content);
       return [`prompt ${quoted(text)}`];
@@ -137,7 +183,7 @@ export class Timeline {
         const system = Array.isArray(request.systemPrompt) ? request.systemPrompt.join("") : String(request.systemPrompt ?? "");
         return [`initialize: system prompt ${system.length} chars, mcp servers ${JSON.stringify(request.sdkMcpServers ?? [])}, json schema ${request.jsonSchema ? "yes" : "no"}`];
       }
-      return [`control_request ${subtype}`];
+      return [`control_request ${subtype}${subtype === "set_model" ? opt("model", request.model) : ""}`];
     }
     if (message.type === "control_response") return [this.ourAnswer(asJson(message.response), t)];
     return [messageKey(message)];
@@ -147,59 +193,61 @@ export class Timeline {
     const inner = asJson(message.message);
     const lines: string[] = [];
     if (message.error || message.is_api_error_message) {
-      lines.push(`API ERROR ${String(message.api_error_status ?? "")} ${String(message.error ?? "")}`.replace(/\s+/g, " ").trim());
+      lines.push(`API ERROR${opt("status", message.api_error_status)}${message.error ? ` ${String(message.error)}` : ""}`);
     }
     const content = Array.isArray(inner.content) ? inner.content.map(asJson) : [];
     for (const block of content) {
       if (block.type === "text") lines.push(`text ${quoted(String(block.text ?? ""))}`);
       else if (block.type === "tool_use") {
         this.toolNames.set(String(block.id), String(block.name));
-        lines.push(`tool_use ${String(block.name)} ${compact(block.input)}`);
+        lines.push(`tool_use ${String(block.name)} ${compact(block.input ?? {})}`);
       } else if (block.type === "thinking") lines.push(`thinking (${String(block.thinking ?? "").length} chars)`);
-      else lines.push(String(block.type));
+      else lines.push(String(block.type ?? "(block without type)"));
     }
-    if (message.parent_tool_use_id) lines[0] = `(subagent) ${lines[0] ?? ""}`;
-    return lines.length ? lines : ["assistant (no content)"];
+    if (lines.length === 0) lines.push("assistant (no content)");
+    return message.parent_tool_use_id ? lines.map((line) => `(subagent) ${line}`) : lines;
   }
 
   private toolResults(message: Json): string[] {
     const content = asJson(message.message).content;
-    if (!Array.isArray(content)) return [`user ${quoted(contentText(content))}`];
+    const label = message.parent_tool_use_id ? "(subagent) " : "";
+    if (!Array.isArray(content)) return [`${label}user ${quoted(contentText(content))}`];
     return content.map(asJson).map((block) => {
-      if (block.type !== "tool_result") return `user ${String(block.type)}`;
+      if (block.type !== "tool_result") return block.type === "text" ? `${label}user text ${quoted(String(block.text ?? ""))}` : `${label}user ${String(block.type)}`;
       const name = this.toolNames.get(String(block.tool_use_id)) ?? String(block.tool_use_id);
-      return `tool_result ${name} ${block.is_error ? "ERROR" : "ok"} ${quoted(contentText(block.content))}`;
+      return `${label}tool_result ${name} ${block.is_error ? "ERROR" : "ok"} ${quoted(contentText(block.content))}`;
     });
   }
 
-  private cliRequest(message: Json, t: number): string {
+  private cliRequest(message: Json, t: number | undefined): string {
     const request = asJson(message.request);
     const id = String(message.request_id);
     if (request.subtype === "mcp_message") {
       const mcp = asJson(request.message);
-      const method = String(mcp.method ?? "?");
+      const method = String(mcp.method ?? "(no method)");
       if (method === "tools/call") {
         const params = asJson(mcp.params);
         this.open.set(id, { t, what: "tools/call", tool: String(params.name) });
-        return `tools/call ${String(params.name)} ${compact(params.arguments)}`;
+        return `tools/call ${String(params.name)} ${compact(params.arguments ?? {})}`;
       }
       this.open.set(id, { t, what: `mcp ${method}` });
       return `mcp ${method}`;
     }
     if (request.subtype === "can_use_tool") {
       this.open.set(id, { t, what: "permission", tool: String(request.tool_name) });
-      return `permission asked: ${String(request.tool_name)} ${compact(request.input)}`;
+      return `permission asked: ${String(request.tool_name)} ${compact(request.input ?? {})}`;
     }
     this.open.set(id, { t, what: String(request.subtype) });
     return `control_request ${String(request.subtype)}`;
   }
 
   /** Our control_response to one of the CLI's requests. */
-  private ourAnswer(response: Json, t: number): string {
+  private ourAnswer(response: Json, t: number | undefined): string {
     const id = String(response.request_id);
     const asked = this.open.get(id);
     this.open.delete(id);
-    const took = asked ? ` (${(t - asked.t).toFixed(1)} ms)` : "";
+    const ms = asked?.t !== undefined && t !== undefined ? t - asked.t : undefined;
+    const took = ms !== undefined ? ` (${ms.toFixed(1)} ms)` : "";
     if (response.subtype === "error") return `${asked?.what ?? "control"} answered ERROR${took}: ${quoted(String(response.error ?? ""))}`;
     const answer = asJson(response.response);
     if (asked?.what === "tools/call") {
@@ -207,10 +255,10 @@ export class Timeline {
       const resultValue = asJson(mcp.result);
       const failed = mcp.error !== undefined || resultValue.isError === true;
       const text = mcp.error !== undefined ? compact(mcp.error) : quoted(contentText(resultValue.content));
-      return `tools/call ${asked.tool} done in ${(t - asked.t).toFixed(1)} ms: ${failed ? "ERROR" : "ok"} ${text}`;
+      return `tools/call ${asked.tool}${ms !== undefined ? ` done in ${ms.toFixed(1)} ms` : " done"}: ${failed ? "ERROR" : "ok"} ${text}`;
     }
     if (asked?.what === "permission") {
-      const behavior = String(answer.behavior ?? "?");
+      const behavior = String(answer.behavior ?? "(no behavior)");
       const why = typeof answer.message === "string" ? `: ${quoted(answer.message)}` : "";
       return `permission ${behavior === "deny" ? "DENIED" : behavior === "allow" ? "allowed" : behavior}: ${asked.tool}${took}${why}`;
     }
@@ -218,56 +266,63 @@ export class Timeline {
   }
 
   /** The CLI's control_response to one of our requests. */
-  private reply(response: Json, t: number): string {
+  private reply(response: Json, t: number | undefined): string {
     const id = String(response.request_id);
     const asked = this.open.get(id);
     this.open.delete(id);
-    const took = asked ? ` (${(t - asked.t).toFixed(1)} ms)` : "";
+    const took = asked?.t !== undefined && t !== undefined ? ` (${(t - asked.t).toFixed(1)} ms)` : "";
     const what = asked?.what ?? id;
     if (response.subtype === "error") return `reply to our ${what}: ERROR${took} ${quoted(String(response.error ?? ""))}`;
-    return `reply to our ${what}: ${String(response.subtype ?? "?")}${took}`;
+    return `reply to our ${what}: ${String(response.subtype ?? "(no subtype)")}${took}`;
   }
+}
+
+function exitText(record: { exitCode: number | null; signal: string | null }): string {
+  const failed = (record.exitCode !== null && record.exitCode !== 0) || record.signal !== null;
+  return `exit code=${record.exitCode ?? "none"}${record.signal ? ` signal=${record.signal}` : ""}${failed ? "  ERROR" : ""}`;
 }
 
 function system(message: Json): string {
   if (message.subtype === "init") {
     const servers = Array.isArray(message.mcp_servers) ? message.mcp_servers.map((s) => `${String(asJson(s).name)}:${String(asJson(s).status)}`) : [];
-    return `init model=${String(message.model)} tools=${compact(message.tools, 100)} mcp=${JSON.stringify(servers)} permission=${String(message.permissionMode)} version=${String(message.claude_code_version)}`;
+    return `init${opt("model", message.model)} tools=${compact(message.tools ?? [], 100)} mcp=${JSON.stringify(servers)}${opt("permission", message.permissionMode)}${opt("version", message.claude_code_version)}`;
   }
   if (message.subtype === "api_retry") {
-    return `API retry ${String(message.attempt)}/${String(message.max_retries)} in ${String(message.retry_delay_ms)} ms after ERROR status ${String(message.error_status)} ${compact(message.error, 80)}`;
+    const attempt = message.attempt !== undefined ? ` ${String(message.attempt)}${message.max_retries !== undefined ? `/${String(message.max_retries)}` : ""}` : "";
+    const delay = message.retry_delay_ms !== undefined ? ` in ${String(message.retry_delay_ms)} ms` : "";
+    return `API retry${attempt}${delay} after ERROR${opt("status", message.error_status)} ${compact(message.error ?? "", 80)}`.trimEnd();
   }
   if (message.subtype === "permission_denied") {
-    return `permission DENIED by the CLI: ${String(message.tool_name)} (${String(message.decision_reason_type ?? "?")}) ${quoted(String(message.message ?? ""))}`;
+    return `permission DENIED by the CLI: ${String(message.tool_name)}${message.decision_reason_type ? ` (${String(message.decision_reason_type)})` : ""} ${quoted(String(message.message ?? ""))}`;
   }
   const { type: _type, subtype, session_id: _session, uuid: _uuid, ...rest } = message;
-  return `system/${String(subtype)} ${compact(rest)}`;
+  return `system${subtype === undefined ? "" : `/${String(subtype)}`} ${compact(rest)}`;
 }
 
 function result(message: Json): string[] {
+  const end = runEnd(message);
+  const flag = end.state === "interrupted" ? " INTERRUPTED" : end.state === "failed" ? " ERROR" : "";
   const lines = [
-    `result ${String(message.subtype)}${message.is_error ? " ERROR" : ""} turns=${String(message.num_turns)} stop=${String(message.stop_reason)} terminal=${String(message.terminal_reason)}` +
-      (message.api_error_status ? ` api_status=${String(message.api_error_status)}` : ""),
+    `result ${String(message.subtype ?? "(no subtype)")}${flag}${opt("turns", message.num_turns)}${opt("stop", message.stop_reason)}${opt("terminal", message.terminal_reason)}${opt("api_status", message.api_error_status)}`,
   ];
-  const usage = usageOf(message.usage);
-  lines.push(`tokens ${usage ? tokenText(usage) : "unknown"}; cost $${String(message.total_cost_usd ?? "?")}`);
+  const usage = resultUsage(message);
+  const cost = typeof message.total_cost_usd === "number" ? `; cost $${message.total_cost_usd}` : "";
+  lines.push(`tokens ${usage ? tokenText(usage) : "not reported"}${cost}`);
   const denials = Array.isArray(message.permission_denials) ? message.permission_denials.map((d) => String(asJson(d).tool_name)) : [];
   if (denials.length) lines.push(`permission denials: ${compact(denials)}`);
-  if (message.is_error) {
-    const errors = Array.isArray(message.errors) ? message.errors.join("; ") : "";
-    lines.push(`error: ${quoted(String(message.result ?? errors))}`);
-  }
+  if (end.cause) lines.push(`${end.state === "interrupted" ? "interrupted" : "failed"}: ${quoted(end.cause)}`);
   return lines;
 }
 
 /** The whole timeline of a loaded transcript (tests, small files); the CLI streams instead. */
 export function renderTranscript(transcript: LoadedTranscript, options: TimelineOptions = {}): string[] {
   const timeline = new Timeline(transcript.path, options);
-  return transcript.records.flatMap((record) => timeline.lines(record));
+  return [...transcript.records.flatMap((record) => timeline.lines(record)), ...timeline.finish()];
 }
 
 /** The timeline of a stream of records, line by line. */
 export async function* renderTimeline(path: string, records: AsyncIterable<Rec>, options: TimelineOptions = {}): AsyncGenerator<string> {
   const timeline = new Timeline(path, options);
   for await (const record of records) yield* timeline.lines(record);
+  yield* timeline.finish();
 }

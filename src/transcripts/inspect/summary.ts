@@ -1,18 +1,31 @@
 /** `transcript summary`: one screen of figures about a run, built one record at a time. */
-import type { LoadedTranscript } from "../reader.js";
-import { parse, asJson, messageKey, usageOf, type Usage, type Json, type Rec } from "./text.js";
+import { isRawCapture, type LoadedTranscript } from "../reader.js";
+import { parse, asJson, messageKey, usageOf, resultUsage, runEnd, type RunEnd, type Usage, type Json, type Rec } from "./text.js";
 
 export interface TranscriptSummary {
   path: string;
+  /** `stream-json` for a raw capture (the CLI's stdout only: no timing, no host lines, no exit). */
+  source: "transcript" | "stream-json";
   cliVersion: string;
+  /** 0 for a raw capture (no timing recorded). */
   durationMs: number;
   messages: { fromCli: Record<string, number>; toCli: Record<string, number> };
   /** Model responses (distinct assistant message ids). */
   turns: number;
-  toolCalls: Array<{ name: string; isError: boolean }>;
+  /** Main-thread model responses and those of subagents (messages with a `parent_tool_use_id`). */
+  subagentTurns: number;
+  /** Every tool result, named by its tool_use; `subagent` for a subagent's own calls. */
+  toolCalls: Array<{ name: string; isError: boolean; subagent?: true }>;
   deniedPermissions: string[];
   result?: { subtype: string; isError: boolean; numTurns?: number; terminalReason?: string; stopReason?: string; costUsd?: number; apiErrorStatus?: number };
-  /** From the `result` lines (summed over processes); from the assistant lines when there is no result. */
+  /** How the run ended by its last result: ok, interrupted or failed, with the cause. */
+  end?: RunEnd;
+  /** What the reader noticed about the file, e.g. a truncated last line. */
+  notes: string[];
+  /**
+   * From the `result` lines (summed over processes; per-model figures when `usage` is all zeros);
+   * from the assistant lines when there is no result (input exact, output only message_start's count).
+   */
   tokens: Usage & { source: "result" | "assistant" | "none" };
   costUsd?: number;
   exit?: { exitCode: number | null; signal: string | null };
@@ -38,17 +51,21 @@ export class SummaryBuilder {
   private readonly toolNames = new Map<string, string>();
   /** Last usage seen per assistant message id (the CLI repeats a message once per content block). */
   private readonly assistantUsage = new Map<string, Usage>();
+  private readonly subagentIds = new Set<string>();
   private readonly resultUsage: Usage = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
   private results = 0;
 
   constructor(path: string) {
     this.summary = {
       path,
-      cliVersion: "?",
+      source: "transcript",
+      cliVersion: "unknown",
       durationMs: 0,
       messages: { fromCli: {}, toCli: {} },
       turns: 0,
+      subagentTurns: 0,
       toolCalls: [],
+      notes: [],
       deniedPermissions: [],
       tokens: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0, source: "none" },
       stderrBytes: 0,
@@ -58,8 +75,10 @@ export class SummaryBuilder {
 
   add(record: Rec): void {
     const summary = this.summary;
-    if (record.kind === "header" && summary.cliVersion === "?") summary.cliVersion = record.cliVersion;
-    if ("t" in record) summary.durationMs = Math.max(summary.durationMs, Number(record.t));
+    if (record.kind === "header" && summary.cliVersion === "unknown") summary.cliVersion = record.cliVersion;
+    if (record.kind === "header" && isRawCapture(record)) summary.source = "stream-json";
+    if (record.kind === "note") summary.notes.push(record.text);
+    if ("t" in record && typeof record.t === "number") summary.durationMs = Math.max(summary.durationMs, record.t);
     if (record.kind === "stderr") summary.stderrBytes += record.text.length;
     if (record.kind === "exit") summary.exit = { exitCode: record.exitCode, signal: record.signal };
     if (record.kind === "outcome") summary.outcome = record.outcome;
@@ -81,6 +100,7 @@ export class SummaryBuilder {
   finish(): TranscriptSummary {
     const summary = this.summary;
     summary.turns = this.assistantUsage.size;
+    summary.subagentTurns = this.subagentIds.size;
     if (this.results > 0) summary.tokens = { ...this.resultUsage, source: "result" };
     else if (this.assistantUsage.size > 0) {
       const total: Usage = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
@@ -93,14 +113,22 @@ export class SummaryBuilder {
   private fromCli(message: Json): void {
     const content = asJson(message.message).content;
     const blocks = Array.isArray(content) ? content.map(asJson) : [];
-    if (message.type === "assistant" && message.parent_tool_use_id == null) {
+    const subagent = message.parent_tool_use_id != null;
+    if (message.type === "assistant") {
       const inner = asJson(message.message);
-      this.assistantUsage.set(String(inner.id), usageOf(inner.usage) ?? { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
+      // A subagent's tool calls are named too; its turns are counted apart from the run's own.
+      if (subagent) this.subagentIds.add(String(inner.id));
+      else this.assistantUsage.set(String(inner.id), usageOf(inner.usage) ?? { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
       for (const block of blocks) if (block.type === "tool_use") this.toolNames.set(String(block.id), String(block.name));
+    }
+    if (message.type === "system" && message.subtype === "init" && this.summary.cliVersion === "unknown" && typeof message.claude_code_version === "string") {
+      this.summary.cliVersion = message.claude_code_version;
     }
     if (message.type === "user") {
       for (const block of blocks) {
-        if (block.type === "tool_result") this.summary.toolCalls.push({ name: this.toolNames.get(String(block.tool_use_id)) ?? "?", isError: block.is_error === true });
+        if (block.type !== "tool_result") continue;
+        const name = this.toolNames.get(String(block.tool_use_id)) ?? `(unknown tool ${String(block.tool_use_id)})`;
+        this.summary.toolCalls.push({ name, isError: block.is_error === true, ...(subagent ? { subagent: true as const } : {}) });
       }
     }
     if (message.type === "result") this.result(message);
@@ -108,8 +136,9 @@ export class SummaryBuilder {
 
   private result(message: Json): void {
     this.results += 1;
-    const usage = usageOf(message.usage);
+    const usage = resultUsage(message);
     if (usage) addUsage(this.resultUsage, usage);
+    this.summary.end = runEnd(message);
     if (typeof message.total_cost_usd === "number") this.summary.costUsd = (this.summary.costUsd ?? 0) + message.total_cost_usd;
     this.summary.result = {
       subtype: String(message.subtype),

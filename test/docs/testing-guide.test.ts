@@ -1,0 +1,57 @@
+/**
+ * The first test of docs/testing.md, written from that page alone: public imports only (the package's
+ * own name, resolved to its build), the scripted API, apiEndpoint, an empty HOME, a scripted tool turn
+ * with its mcp__ktx__ name. One line is not in the guide: this suite's loopback guard (its proxy).
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, inject, it } from "vitest";
+import { z } from "zod";
+import { ClaudeCodeRuntime, type KtxRuntimeToolDescriptor } from "ktx-claude-code";
+import { startScriptedMessagesApi, turn, type ScriptedMessagesApi } from "ktx-claude-code/testing";
+
+const glossary: KtxRuntimeToolDescriptor<{ term: string }> = {
+  name: "lookup",
+  description: "Look a term up in the glossary",
+  inputSchema: z.object({ term: z.string() }),
+  execute: ({ term }) => ({ markdown: `${term}: the level of detail of one row` }),
+};
+
+let api: ScriptedMessagesApi | undefined;
+afterEach(() => api?.close());
+
+it("looks a term up, then answers", async () => {
+  api = await startScriptedMessagesApi([
+    turn.tools({ name: "mcp__ktx__lookup", input: { term: "grain" } }),
+    turn.text("Grain is the level of detail of one row."),
+  ]);
+  const runtime = new ClaudeCodeRuntime({
+    projectDir: mkdtempSync(join(tmpdir(), "project-")),
+    models: { default: "sonnet" },
+    env: {
+      PATH: process.env.PATH,
+      HOME: mkdtempSync(join(tmpdir(), "home-")),
+      // Not in the guide: the suite's loopback guard sees every connection the CLI makes.
+      HTTPS_PROXY: inject("trapProxyUrl"),
+      HTTP_PROXY: inject("trapProxyUrl"),
+      NO_PROXY: "127.0.0.1,localhost,::1",
+    },
+    apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" },
+    warm: false,
+  });
+
+  const loop = await runtime.runAgentLoop({
+    modelRole: "default",
+    systemPrompt: "You are the KTX curator.",
+    userPrompt: "What does grain mean?",
+    toolSet: [glossary],
+    stepBudget: 4,
+  });
+
+  expect(loop.stopReason).toBe("natural");
+  expect(loop.text).toBe("Grain is the level of detail of one row.");
+  expect(loop.toolCalls.map((call) => [call.name, call.ok])).toEqual([["mcp__ktx__lookup", true]]);
+  // The model's second request carried the tool's answer.
+  expect(JSON.stringify(api.messageRequests[1]!.body.messages)).toContain("the level of detail of one row");
+});

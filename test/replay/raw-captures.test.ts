@@ -1,0 +1,196 @@
+/**
+ * Raw stream-json captures (what `claude -p --output-format stream-json --verbose` writes to stdout)
+ * read by show, summary, diff and import: every capture in fixtures/protocol-2.1.330/, two of them
+ * recorded live from the pinned CLI by scripts/record-raw-capture.mjs.
+ */
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { diffTranscripts, isEmptyDiff, renderTimeline, renderTranscript, summarizeRecords, summarizeTranscript } from "../../src/transcripts/inspect.js";
+import { unknownTypes } from "../../src/transcripts/inspect/text.js";
+import { importCapture, isRawCapture, loadTranscript, streamTranscript } from "../../src/transcripts/reader.js";
+import { cleanup, tempDir } from "../support.js";
+
+const DIR = join(import.meta.dirname, "../../fixtures/protocol-2.1.330");
+const captures = readdirSync(DIR).filter((name) => name.endsWith(".ndjson"));
+const path = (name: string) => join(DIR, name);
+const lines = (name: string) =>
+  readFileSync(path(name), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+
+afterEach(cleanup);
+
+/** Tokens of one result line as the CLI reports them in `usage`. */
+const usageOf = (result: any) => ({ input: result.usage.input_tokens, output: result.usage.output_tokens, cacheRead: result.usage.cache_read_input_tokens, cacheCreation: result.usage.cache_creation_input_tokens });
+
+describe("every raw capture", () => {
+  it("is at least the nine protocol captures plus the live ones", () => {
+    expect(captures.length).toBeGreaterThanOrEqual(14);
+    expect(captures).toEqual(expect.arrayContaining(["live_subagent.stdout.ndjson", "live_subagent_partial.stdout.ndjson", "t01_text_basic.stdout.ndjson"]));
+  });
+
+  for (const name of captures) {
+    it(`${name}: shows and summarises every line, no literal undefined, tokens from the result`, async () => {
+      const transcript = loadTranscript(path(name));
+      expect(isRawCapture(transcript.header)).toBe(true);
+      expect(transcript.header.cliVersion).toBe("2.1.330");
+      const shown = renderTranscript(transcript);
+      const streamed: string[] = [];
+      for await (const line of renderTimeline(path(name), streamTranscript(path(name)))) streamed.push(line);
+      expect(streamed).toEqual(shown);
+      const text = shown.join("\n");
+      expect(text).not.toMatch(/undefined/);
+      expect(text).toContain("a raw stream-json capture");
+      // Every line of the capture is located by its line number (partial deltas are gathered).
+      const messages = lines(name);
+      const located = new Set([...text.matchAll(/^ +line (\d+) {2}·· /gm)].map((match) => Number(match[1])));
+      messages.forEach((message, index) => {
+        if (message.type !== "stream_event") expect(located.has(index + 1), `line ${index + 1} (${message.type})`).toBe(true);
+      });
+      // Tool results are named after their tool_use, the subagent's included.
+      expect(text).not.toMatch(/tool_result toolu_/);
+
+      const summary = await summarizeRecords(path(name), streamTranscript(path(name)));
+      expect(JSON.stringify(summary)).not.toContain("undefined");
+      expect(summary).toMatchObject({ source: "stream-json", cliVersion: "2.1.330", notes: [] });
+      for (const call of summary.toolCalls) expect(call.name).not.toMatch(/unknown tool|\?/);
+      const results = messages.filter((message) => message.type === "result");
+      if (results.length > 0) {
+        expect(summary.tokens.source).toBe("result");
+        const nonZero = results.every((result) => Object.values(usageOf(result)).some((n) => n > 0));
+        if (nonZero) {
+          const sum = results.map(usageOf).reduce((a, b) => ({ input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheCreation: a.cacheCreation + b.cacheCreation }));
+          expect(summary.tokens).toEqual({ ...sum, source: "result" });
+        }
+      }
+    });
+  }
+
+  it("all diff against each other without error; each against itself finds nothing", () => {
+    const loaded = captures.map((name) => loadTranscript(path(name)));
+    for (const a of loaded) {
+      expect(isEmptyDiff(diffTranscripts(a, a))).toBe(true);
+      for (const b of loaded) if (a !== b) expect(isEmptyDiff(diffTranscripts(a, b)), `${a.path} vs ${b.path}`).toBe(false);
+    }
+  });
+});
+
+describe("display problems of raw captures", () => {
+  it("takes final token counts from the result, not the assistant line's early snapshot", () => {
+    const summary = summarizeTranscript(loadTranscript(path("t01_text_basic.stdout.ndjson")));
+    const assistant = lines("t01_text_basic.stdout.ndjson").find((message) => message.type === "assistant");
+    expect(assistant.message.usage.output_tokens).toBe(1);
+    expect(summary.tokens).toMatchObject({ input: 10, output: 5, source: "result" });
+    const shown = renderTranscript(loadTranscript(path("t01_text_basic.stdout.ndjson")));
+    expect(shown.find((line) => line.startsWith("── turn 1"))).not.toMatch(/out 1/);
+    expect(shown).toContainEqual(expect.stringContaining("tokens in 10, out 5, cache read 0, cache write 0; cost $"));
+  });
+
+  it("names a subagent's tool calls and labels its activity as the subagent's (live capture)", () => {
+    const transcript = loadTranscript(path("live_subagent.stdout.ndjson"));
+    const summary = summarizeTranscript(transcript);
+    expect(summary.toolCalls).toEqual([
+      { name: "Read", isError: false, subagent: true },
+      { name: "Agent", isError: false },
+    ]);
+    expect(summary.turns).toBe(2);
+    expect(summary.subagentTurns).toBe(1);
+    const shown = renderTranscript(transcript);
+    expect(shown).toContainEqual(expect.stringMatching(/^── subagent turn 1 \(for Agent toolu_scripted_0_0\) · /));
+    expect(shown).toContainEqual(expect.stringMatching(/·· \(subagent\) tool_use Read \{"file_path":/));
+    expect(shown).toContainEqual(expect.stringMatching(/·· \(subagent\) tool_result Read ok "1\\tgrain: the level of detail of one row/));
+    expect(shown).toContainEqual(expect.stringMatching(/·· tool_result Agent ok /));
+  });
+
+  it("flags an interrupted run with its cause, also when is_error is false, and takes its tokens from the per-model figures", () => {
+    const transcript = loadTranscript(path("f_kill_midstream_SIGINT.stdout.ndjson"));
+    const summary = summarizeTranscript(transcript);
+    expect(summary.end).toMatchObject({ state: "interrupted", cause: expect.stringContaining("aborted_streaming") });
+    // usage is all zeros on this result; model_usage_since_last_result has the spent tokens.
+    expect(summary.tokens).toMatchObject({ input: 10, output: 3 });
+    const shown = renderTranscript(transcript).join("\n");
+    expect(shown).toMatch(/result error_during_execution INTERRUPTED turns=2 terminal=aborted_streaming/);
+    expect(shown).toMatch(/interrupted: ".*aborted_streaming"/);
+
+    const notAnError = readFileSync(path("g1_interrupt_control_request.stdout.ndjson"), "utf8").replace('"is_error":true', '"is_error":false');
+    const file = join(tempDir("capture"), "interrupted.ndjson");
+    writeFileSync(file, notAnError);
+    expect(summarizeTranscript(loadTranscript(file)).end?.state).toBe("interrupted");
+    expect(renderTranscript(loadTranscript(file)).join("\n")).toMatch(/INTERRUPTED/);
+  });
+
+  it("flags failed runs with their cause: an API error, the turn limit", () => {
+    const api = summarizeTranscript(loadTranscript(path("k_api_err400.stdout.ndjson")));
+    expect(api.end).toMatchObject({ state: "failed", cause: expect.stringContaining("API status 400") });
+    const turns = summarizeTranscript(loadTranscript(path("b2_maxturns2_loop.stdout.ndjson")));
+    expect(turns.end).toMatchObject({ state: "failed", cause: expect.stringContaining("Reached maximum number of turns (2)") });
+    expect(renderTranscript(loadTranscript(path("b2_maxturns2_loop.stdout.ndjson"))).join("\n")).toMatch(/result error_max_turns ERROR .*\n.*\n.*failed: "Reached maximum number of turns \(2\)/);
+  });
+
+  it("shows partial-message text, gathered per content block", () => {
+    for (const name of ["l1_partial_messages_text.stdout.ndjson", "live_subagent_partial.stdout.ndjson"]) {
+      const messages = lines(name);
+      const deltas = messages.filter((message) => message.type === "stream_event" && message.event.type === "content_block_delta" && message.event.delta.type === "text_delta");
+      expect(deltas.length).toBeGreaterThan(0);
+      const shown = renderTranscript(loadTranscript(path(name)));
+      const partial = shown.filter((line) => / partial text /.test(line));
+      expect(partial.length).toBeGreaterThan(0);
+      // Together the gathered lines carry every delta.
+      const count = partial.reduce((sum, line) => sum + Number(/\((\d+) deltas?\)$/.exec(line)![1]), 0);
+      expect(count).toBe(deltas.length);
+      // The first gathered line: the text deltas that follow each other from the first one on.
+      const start = messages.indexOf(deltas[0]);
+      const end = messages.findIndex((message, index) => index > start && !deltas.includes(message));
+      const text = messages.slice(start, end === -1 ? undefined : end).map((d) => d.event.delta.text).join("");
+      expect(partial[0]).toContain(JSON.stringify(text).slice(0, 40));
+    }
+    const final = renderTranscript(loadTranscript(path("live_subagent_partial.stdout.ndjson")));
+    expect(final).toContainEqual(expect.stringMatching(/partial message_delta stop=end_turn out=\d+/));
+  });
+
+  it("reports a truncated last line and still shows the rest", async () => {
+    const whole = readFileSync(path("t01_text_basic.stdout.ndjson"), "utf8").trimEnd();
+    const cut = whole.slice(0, whole.length - 20);
+    const file = join(tempDir("capture"), "cut.ndjson");
+    writeFileSync(file, cut);
+    const shown: string[] = [];
+    for await (const line of renderTimeline(file, streamTranscript(file))) shown.push(line);
+    const lastLine = whole.split("\n").length;
+    expect(shown).toContainEqual(expect.stringContaining(`note: line ${lastLine} is cut short`));
+    expect(shown).toContainEqual(expect.stringContaining("init model="));
+    expect(shown).toContainEqual(expect.stringContaining('text "hello from fake"'));
+    const summary = await summarizeRecords(file, streamTranscript(file));
+    expect(summary.notes).toHaveLength(1);
+    // The lines before the cut one are all read: the result comes just before it.
+    expect(summary.result).toMatchObject({ subtype: "success" });
+    expect(shown).toContainEqual(expect.stringContaining("·· result success"));
+    expect(loadTranscript(file).records.at(-1)).toMatchObject({ kind: "note" });
+  });
+
+  it("imports a capture into the transcript format: same reading, no timing, a truncated line named", () => {
+    const name = "live_subagent.stdout.ndjson";
+    const imported = importCapture(path(name));
+    const file = join(tempDir("capture"), "imported.jsonl");
+    writeFileSync(file, `${imported.lines.join("\n")}\n`);
+    const transcript = loadTranscript(file);
+    expect(transcript.header).toMatchObject({ kind: "header", format: "ktx-claude-code-transcript/1", cliVersion: "2.1.330", importedFrom: path(name) });
+    expect(transcript.records.filter((record) => record.kind === "in")).toHaveLength(lines(name).length);
+    const { path: _a, ...fromImport } = summarizeTranscript(transcript);
+    const { path: _b, ...fromCapture } = summarizeTranscript(loadTranscript(path(name)));
+    expect(fromImport).toEqual(fromCapture);
+    expect(isEmptyDiff(diffTranscripts(loadTranscript(path(name)), transcript))).toBe(true);
+  });
+
+  it("rejects unknown --type values, accepts known types with any subtype", () => {
+    expect(unknownTypes(["result", "system/init", "control_request/mcp_message/tools/call", "stderr", "stream_event"])).toEqual([]);
+    expect(unknownTypes(["resutl", "assistant", "tool_call"])).toEqual(["resutl", "tool_call"]);
+  });
+
+  it("says what it expected when a file is neither a transcript nor a capture", () => {
+    const file = join(tempDir("capture"), "notes.txt");
+    writeFileSync(file, "hello\n");
+    expect(() => loadTranscript(file)).toThrow(/neither a ktx-claude-code transcript .* nor a stream-json capture/);
+  });
+});
