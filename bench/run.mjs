@@ -4,7 +4,7 @@
  * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json. Not part of `npm test`.
  * docs/performance.md explains the method and each figure.
  *
- *   node bench/run.mjs [--only latency,tools,parser,recorder,concurrency,memory,ingest] [--runs 20] [--quick] [--no-sdk]
+ *   node bench/run.mjs [--only latency,reuse,tools,parser,recorder,concurrency,memory,ingest] [--runs 20] [--quick] [--no-sdk]
  *
  * Each section runs in its own Node process (so memory figures are that section's own). The only
  * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { BENCH_DIR, DIST, SDK_VERSION, argValue, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
 
 const quick = hasFlag("quick");
-const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,ingest").split(",");
+const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse,ingest").split(",");
 const runs = argValue("runs", quick ? 5 : 20);
 const withSdk = !hasFlag("no-sdk");
 
@@ -23,7 +23,7 @@ if (!existsSync(join(DIST, "index.js"))) {
   log("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`.");
   process.exit(1);
 }
-if (withSdk && only.includes("latency")) ensureSdk();
+if (withSdk && (only.includes("latency") || only.includes("reuse"))) ensureSdk();
 
 const machine = machineInfo();
 log(`ktx-claude-code bench: ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, CLI ${machine.cli}; load ${machine.loadavgAtStart.join(" ")}`);
@@ -46,6 +46,7 @@ await section("tools", "tool-overhead.mjs", quick ? ["--loops", "3", "--texts", 
 await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["--expose-gc", "--no-warnings"]);
 await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000"] : [], ["--no-warnings"]);
 await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
+await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 
 const totalSeconds = Math.round((performance.now() - started) / 100) / 10;
 machine.loadavgAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
@@ -65,6 +66,18 @@ if (lat) {
     if (warm && w.variants.ours) goal(`latency ${workload}: warm / cold (p50)`, "<= 0.5", ratioOf(warm, w.variants.ours.ms.p50), warm / w.variants.ours.ms.p50 <= 0.5);
     if (warm && w.variants.sdk) goal(`latency ${workload}: warm / Agent SDK (p50)`, "<= 0.5", ratioOf(warm, w.variants.sdk.ms.p50), warm / w.variants.sdk.ms.p50 <= 0.5);
   }
+}
+const reuse = sections.reuse;
+if (reuse) {
+  for (const [workload, b] of Object.entries(reuse.burst)) {
+    goal(`reuse ${workload}: reused / reuse floor (p50)`, "<= 1.1", b.ratio, b.ratio <= 1.1);
+    const cold = lat?.[workload]?.variants.ours?.cliCpuMsP50;
+    if (cold) goal(`reuse ${workload}: CLI CPU per call, reused / cold`, "<= 0.1", ratioOf(b.reused.cliCpuMsPerCall, cold), b.reused.cliCpuMsPerCall / cold <= 0.1);
+  }
+  const sdkText = lat?.text?.variants.sdk?.ms.p50;
+  if (sdkText) goal("reuse text: one-turn p50, reused / Agent SDK", "<= 0.1", ratioOf(reuse.burst.text.reused.ms.p50, sdkText), reuse.burst.text.reused.ms.p50 / sdkText <= 0.1);
+  if (reuse.throughput.ratio) goal(`reuse: one-turn calls/s, 2 at a time, reused / Agent SDK`, ">= 8", reuse.throughput.ratio, reuse.throughput.ratio >= 8);
+  goal("reuse: tool round trip p50 on a reused process (ms)", "< 1", reuse.toolRoundTrip.p50, reuse.toolRoundTrip.p50 < 1);
 }
 const tools = sections.tools;
 if (tools) goal("tool-call overhead p50, end to end (ms)", "< 1", tools.e2e.toolCalls.p50, tools.e2e.toolCalls.p50 < 1);
@@ -129,6 +142,26 @@ if (lat) {
       ["floor", "ours", "sdk"].map((v) => fmt(w.variants[v]?.hostCpuMsP50)).join(" / "),
     ]),
   );
+}
+if (reuse) {
+  const p50 = (w, v) => fmt(lat?.[w]?.variants[v]?.ms?.p50);
+  table(
+    `Session reuse: every variant side by side, p50 ms (reused and reuse floor: ${reuse.calls} calls back to back per shape after 3 warm-up calls)`,
+    ["call", "floor", "ours (cold)", "Agent SDK", "ours (warm)", "reuse floor", "reused", "reused / reuse floor", "reused / SDK"],
+    Object.entries(reuse.burst).map(([w, b]) => [w, p50(w, "floor"), p50(w, "ours"), p50(w, "sdk"), p50(w, "warm"), fmt(b.rfloor.ms.p50, 1), fmt(b.reused.ms.p50, 1), fmt(b.ratio, 3), lat?.[w]?.variants.sdk ? fmt(b.reused.ms.p50 / lat[w].variants.sdk.ms.p50, 3) : "-"]),
+  );
+  const cpu = (w, v) => fmt(lat?.[w]?.variants[v]?.cliCpuMsP50);
+  table(
+    "CLI CPU per call, ms (user+sys; cold variants: the reaped process, p50; reused variants: the live process over the burst, mean)",
+    ["call", "floor", "ours (cold)", "Agent SDK", "ours (warm)", "reuse floor", "reused", "reused / cold", "host CPU per call: reused / reuse floor (p50)"],
+    Object.entries(reuse.burst).map(([w, b]) => [w, cpu(w, "floor"), cpu(w, "ours"), cpu(w, "sdk"), cpu(w, "warm"), fmt(b.rfloor.cliCpuMsPerCall, 1), fmt(b.reused.cliCpuMsPerCall, 1), lat?.[w]?.variants.ours ? fmt(b.reused.cliCpuMsPerCall / lat[w].variants.ours.cliCpuMsP50, 3) : "-", `${fmt(b.reused.hostCpuMsP50, 1)} / ${fmt(b.rfloor.hostCpuMsP50, 1)}`]),
+  );
+  const t = reuse.throughput;
+  table("One-turn calls, 2 at a time (start-up included)", ["variant", "calls", "wall ms", "calls/s", "CLI CPU per call ms", "host CPU per call ms"], [
+    ["reused", t.reused.calls, t.reused.wallMs, fmt(t.reused.callsPerSecond, 2), fmt(t.reused.cliCpuMsPerCall, 1), fmt(t.reused.hostCpuMsPerCall, 1)],
+    ...(t.sdk ? [["Agent SDK", t.sdk.calls, t.sdk.wallMs, fmt(t.sdk.callsPerSecond, 2), fmt(t.sdk.cliCpuMsPerCall, 1), fmt(t.sdk.hostCpuMsPerCall, 1)]] : []),
+  ]);
+  table("Tool round trip on a reused process (tools/call in -> reply out, from transcripts), ms", ["n", "p50", "p95"], [[reuse.toolRoundTrip.n, fmt(reuse.toolRoundTrip.p50, 3), fmt(reuse.toolRoundTrip.p95, 3)]]);
 }
 if (tools) {
   table("Tool-call overhead: tools/call line in -> reply written, ms", ["measurement", "n", "p50", "p95"], [

@@ -65,7 +65,7 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     idleTimeoutMs: 30_000,
     // Warm processes are tested on their own (test/e2e/warm.test.ts); elsewhere every child must end with its call.
-    warm: false,
+    warm: false, reuse: false,
     // Each runtime its own governor: one test's scripted outage must not pace the next test's calls
     // (test/e2e/rate-limits.test.ts covers the process-wide governor).
     rateLimitGovernor: new RateLimitGovernor(),

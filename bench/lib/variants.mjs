@@ -4,10 +4,12 @@
  *   ours     ClaudeCodeRuntime from dist/, cold (warm pool off): one fresh CLI per call
  *   warm     ClaudeCodeRuntime from dist/ with its default warm pool (a pre-started CLI per call shape)
  *   sdk      the official Agent SDK's query(), pointed at the same binary, same isolation options
+ *   rfloor   the floor for reuse: one bare CLI per call shape serving many calls, rewound between them
  * Each runner returns `{ ms, resultMs?, doneMs? }`: `ms` is when the caller has the answer.
  */
 import { dist, DUMMY_API_KEY, importSdk, isolatedEnv, tempDir } from "./common.mjs";
 import { runFloor } from "./floor.mjs";
+import { startReuseFloor } from "./reuse-floor.mjs";
 import {
   LOOP_BUDGET,
   LOOP_PROMPT,
@@ -50,6 +52,8 @@ export function runtimeOptions(baseUrl, extra = {}) {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tempDir("home") },
     apiEndpoint: { baseUrl, apiKey: DUMMY_API_KEY },
     timeoutMs: 120_000,
+    // One process per call unless a variant asks for reuse (bench/reuse.mjs).
+    reuse: false,
     ...extra,
   };
 }
@@ -124,6 +128,41 @@ export function floorCalls(lib, baseUrl) {
       });
       check(r.result.result === LOOP_REPLY && r.result.num_turns === LOOP_STEPS + 1, `floor loop ${r.result.num_turns}`);
       return shaped(r);
+    },
+  };
+}
+
+/** The floor for reuse: a bare CLI per call shape, started once, rewound after every call. */
+export function reuseFloorCalls(lib, baseUrl) {
+  const projectDir = tempDir("project");
+  const env = lib.createKtxClaudeCodeEnv(isolatedEnv(tempDir("home")), { apiEndpoint: { baseUrl, apiKey: DUMMY_API_KEY } });
+  const prepared = lib.prepareToolSet(loopTools);
+  const toolIds = prepared.map((tool) => lib.ktxToolId(tool.name));
+  const jsonSchema = lib.planObjectSchema(objectSchema).jsonSchema;
+  const args = (maxTurns, ids, structuredOutput) => lib.buildCliArgs({ facts: lib.cli.facts, model: MODEL, maxTurns, toolIds: ids, structuredOutput });
+  const base = { cliPath: lib.cli.path, env, cwd: projectDir };
+  const floors = {
+    text: startReuseFloor({ ...base, args: args(1, [], false), initialize: lib.initializeRequest({ systemPrompt: SYSTEM, mcpServers: [] }) }),
+    object: startReuseFloor({ ...base, args: args(8, [], true), initialize: lib.initializeRequest({ systemPrompt: SYSTEM, jsonSchema, mcpServers: [] }) }),
+    loop: startReuseFloor({ ...base, args: args(LOOP_BUDGET, toolIds, false), initialize: lib.initializeRequest({ systemPrompt: SYSTEM, mcpServers: ["ktx"] }), tools: prepared, toolText: loopToolText }),
+  };
+  return {
+    pids: () => Object.values(floors).map((floor) => floor.pid),
+    close: () => Promise.all(Object.values(floors).map((floor) => floor.close())),
+    async text() {
+      const r = await floors.text.call(TEXT_PROMPT);
+      check(r.result.result === TEXT_REPLY, "reuse floor text");
+      return { ms: r.ms };
+    },
+    async object() {
+      const r = await floors.object.call(OBJECT_PROMPT);
+      check(r.result.structured_output?.rows === OBJECT_VALUE.rows, "reuse floor object");
+      return { ms: r.ms };
+    },
+    async loop() {
+      const r = await floors.loop.call(LOOP_PROMPT);
+      check(r.result.result === LOOP_REPLY && r.result.num_turns === LOOP_STEPS + 1, `reuse floor loop ${r.result.num_turns}`);
+      return { ms: r.ms };
     },
   };
 }

@@ -30,7 +30,7 @@ export const AUTH_FIX =
 export async function runClaudeCodeAuthProbe(options: AuthProbeOptions): Promise<AuthProbeResult> {
   const { projectDir, model, signal, timeoutMs, ...rest } = options;
   try {
-    const runtime = new ClaudeCodeRuntime({ projectDir, models: { default: model }, timeoutMs: timeoutMs ?? 60_000, warm: false, ...rest });
+    const runtime = new ClaudeCodeRuntime({ projectDir, models: { default: model }, timeoutMs: timeoutMs ?? 60_000, warm: false, reuse: false, ...rest });
     const cli = await runtime.cli();
     const result = await runtime.generateTextResult({ prompt: "Reply with the single word OK.", system: "You are a connectivity check. Reply with OK.", signal });
     return { ok: true, model: result.model, cliVersion: cli.version, cliPath: cli.path };

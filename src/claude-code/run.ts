@@ -19,7 +19,15 @@ import { StepTracker, isSyntheticError } from "./steps.js";
 import type { ToolCallRecord } from "../runtime/types.js";
 
 export interface RunObserver {
-  start?(info: { cliPath: string; cliVersion: string; args: readonly string[]; cwd: string; env: Record<string, string> }): void;
+  start?(info: {
+    cliPath: string;
+    cliVersion: string;
+    args: readonly string[];
+    cwd: string;
+    env: Record<string, string>;
+    /** On a reused process: its pid, this call's number on it, and the transcript of its launch (call 1). */
+    process?: { pid?: number; call: number; launchTranscript?: string };
+  }): void;
   wire?(direction: WireDirection, text: string): void;
   exit?(exit: ExitInfo): void;
 }
@@ -57,6 +65,8 @@ export interface RunSpec {
   warmPool?: WarmPool;
   /** Return at the result and reap the child in the background (see SessionOptions). */
   reapInBackground?: boolean;
+  /** This call's transcript file, when recorded (a reused process's later calls reference its first). */
+  transcriptPath?: string;
 }
 
 export interface RunOutput extends SessionEnd {
@@ -70,12 +80,14 @@ export interface RunOutput extends SessionEnd {
   lastText: string;
   /** Permission requests we denied (hostile or unknown tool asks). */
   deniedTools: string[];
-  /** Whether a pre-started (warm) process served the run. */
+  /** Whether a pre-started (warm) or reused process served the run. */
   warm: boolean;
+  /** Set when a pooled, reusable process served the run (reused-run.ts): its pid and this call's number on it. */
+  reusedProcess?: { pid: number | undefined; call: number };
 }
 
 /** Follows the stream for one run (pure bookkeeping, no I/O). */
-class RunState {
+export class RunState {
   init: SystemInitMessage | undefined;
   readonly errorLines: AssistantMessage[] = [];
   readonly toolCalls = new Map<string, ToolCallRecord>();
@@ -167,7 +179,7 @@ export async function executeRun(spec: RunSpec): Promise<RunOutput> {
   }
 }
 
-function launchSpec(spec: RunSpec): CliProcessOptions {
+export function launchSpec(spec: RunSpec): CliProcessOptions {
   const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
   return {
     path: spec.cli.path,
@@ -267,7 +279,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
   }
 }
 
-function finish(end: SessionEnd, state: RunState, deniedTools: string[], warm: boolean): RunOutput {
+export function finish(end: SessionEnd, state: RunState, deniedTools: string[], warm: boolean): RunOutput {
   const failure = resultError(end.result, state.errorLines, { stderrTail: end.stderrTail || undefined });
   if (failure && !isBudget(end.result)) throw failure;
   if (!state.init) {

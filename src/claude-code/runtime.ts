@@ -33,7 +33,9 @@ import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { type ApiEndpoint, type Env, checkPassEnv, createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
 import { hostDiscovery } from "./isolation.js";
+import { executeReusedRun } from "./reused-run.js";
 import { type RunOutput, executeRun } from "./run.js";
+import { type ReuseOptions, type SessionPoolStats, SessionPool } from "./session-pool.js";
 import { mapStopReason } from "./stop-reason.js";
 import { type WarmOptions, WarmPool } from "./warm-pool.js";
 
@@ -73,6 +75,11 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
    * `false` turns it off). Call `close()` to end idle processes early; they never keep the host alive.
    */
   warm?: WarmOptions | false;
+  /**
+   * One CLI process serves many calls of the same shape, rewound between them (default on; see
+   * docs/performance.md for what such calls share). `false`: one process per call.
+   */
+  reuse?: ReuseOptions | false;
   logger?: Logger;
 }
 
@@ -112,6 +119,18 @@ const optionsSchema = z.strictObject({
   maxConcurrentRuns: z.number().int().positive().optional(),
   transcript: z.strictObject({ dir: z.string().min(1) }).optional(),
   warm: z.union([z.literal(false), z.strictObject({ size: z.number().int().nonnegative().optional(), idleMs: z.number().int().positive().optional() })]).optional(),
+  reuse: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        maxIdle: z.number().int().nonnegative().optional(),
+        idleMs: z.number().int().positive().optional(),
+        maxCalls: z.number().int().positive().optional(),
+        maxRssMiB: z.number().positive().optional(),
+        controlTimeoutMs: z.number().int().positive().optional(),
+      }),
+    ])
+    .optional(),
   logger: z.custom<Logger>((value) => typeof value === "object" && value !== null).optional(),
 });
 
@@ -151,6 +170,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   private cliPromise: Promise<ResolvedCli> | undefined;
   private readonly warmPool: WarmPool | undefined;
   private readonly limits: CallLimits;
+  private readonly sessionPool: SessionPool | undefined;
 
   constructor(options: ClaudeCodeRuntimeOptions) {
     super();
@@ -160,15 +180,29 @@ export class ClaudeCodeRuntime extends PortRuntime {
     this.limits = createCallLimits(this.options, this.logger);
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
     this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
+    this.sessionPool = options.reuse === false ? undefined : new SessionPool(options.reuse ?? {}, this.logger);
   }
 
   /**
-   * Ends idle warm processes; calls made afterwards start cold processes. Calls in flight finish,
-   * unless `abortInFlight` (they then reject with `AbortError` and their CLIs are stopped).
+   * Ends idle warm and reusable processes; calls made afterwards start cold processes. Calls in flight
+   * finish (a reused process is retired when its call ends), unless `abortInFlight` (they then reject
+   * with `AbortError` and their CLIs are interrupted, then stopped or retired).
    */
   override async close(options: CloseOptions = {}): Promise<void> {
+    // The pools close first (synchronously), so a process whose call ends during close() is retired, not kept.
+    const pools = Promise.all([this.warmPool?.close(), this.sessionPool?.close()]);
     await super.close(options);
-    await this.warmPool?.close();
+    await pools;
+  }
+
+  /** Process ids of live reusable processes (idle or serving a call); diagnostics, tests. */
+  get reusePids(): number[] {
+    return this.sessionPool?.pids ?? [];
+  }
+
+  /** Counters of the session pool (processes started, reused calls, retirements by reason); undefined with `reuse: false`. */
+  get reuseStats(): SessionPoolStats | undefined {
+    return this.sessionPool?.stats;
   }
 
   /** Process ids of idle warm processes right now (diagnostics, tests). */
@@ -300,7 +334,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
         })
       : undefined;
     try {
-      const output = await executeRun({
+      const run = this.sessionPool && !this.sessionPool.isClosed ? (spec: Parameters<typeof executeRun>[0]) => executeReusedRun(spec, this.sessionPool!) : executeRun;
+      const output = await run({
         cli,
         projectDir: this.options.projectDir,
         env,
@@ -327,6 +362,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
         warmPool: this.warmPool,
         // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.
         reapInBackground: transcript === undefined,
+        transcriptPath: transcript?.path,
       });
       void output.reaped.finally(release);
       await transcript?.close();

@@ -271,7 +271,7 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       ...(options.env ? { env: options.env } : {}),
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
-      warm: false,
+      warm: false, reuse: false,
       // A probe never waits for a usage reset: a reached limit is reported at once.
       rateLimitGovernor: new RateLimitGovernor({ enabled: false }),
     });

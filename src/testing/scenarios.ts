@@ -256,7 +256,7 @@ export async function runScenario(scenario: Scenario, options: ScenarioRunOption
       ...(scenario.useApi ? { apiEndpoint: { baseUrl: api?.baseUrl ?? "http://127.0.0.1:9", apiKey: "sk-test-scripted" } } : {}),
       idleTimeoutMs: 60_000,
       timeoutMs: 120_000,
-      warm: false,
+      warm: false, reuse: false,
       ...options.extra,
     });
     const transcript = options.transcriptDir ? { dir: options.transcriptDir, name: scenario.name } : false;

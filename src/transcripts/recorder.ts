@@ -50,6 +50,8 @@ export async function openRunTranscript(dir: string, options: TranscriptOptions)
         envNames: Object.keys(info.env).sort(),
         cwd: info.cwd,
         startedAt: new Date().toISOString(),
+        // A call on a reused process: the process's launch and initialize are in its first call's transcript.
+        ...(info.process ? { process: info.process } : {}),
         ...(options.scenario ? { scenario: options.scenario } : {}),
       });
     },

@@ -32,7 +32,7 @@ function standIn(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {}, 
     cliPath: STAND_IN,
     env: testEnv({ STAND_IN_MODE: mode, ...extraEnv }),
     passEnv: TEST_PASS_ENV,
-    warm: false,
+    warm: false, reuse: false,
     logger: { debug() {}, info: (m) => messages.push(m), warn: (m) => messages.push(m), error: (m) => messages.push(m) },
     ...options,
   });

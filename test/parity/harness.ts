@@ -83,7 +83,7 @@ export async function side(kind: RuntimeKind, script: ParityScript, options: Sid
           env: testEnv(),
           apiEndpoint: { baseUrl: api.baseUrl, apiKey: API_KEY },
           idleTimeoutMs: 30_000,
-          warm: false,
+          warm: false, reuse: false,
           ...options.extra,
         })
       : createKtxLlmRuntime(config, {

@@ -34,7 +34,7 @@ const replayRuntime = (fixture: string, models = { default: "sonnet" }) =>
     cliPath: createReplayCli(fixture, tempDir("replay")),
     env: { PATH: process.env.PATH ?? "" },
     apiEndpoint: { baseUrl: "http://127.0.0.1:9", apiKey: "sk-test-scripted" },
-    warm: false,
+    warm: false, reuse: false,
   });
 
 /** The text scenario's call; returns the error it must fail with. */

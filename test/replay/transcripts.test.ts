@@ -27,7 +27,7 @@ describe("recording a run", () => {
       env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", MY_SERVICE_TOKEN: secret },
       passEnv: ["MY_SERVICE_TOKEN"],
       apiEndpoint: { baseUrl: "http://127.0.0.1:9", apiKey: "sk-test-scripted" },
-      warm: false,
+      warm: false, reuse: false,
     });
     const result = await runtime.generateTextResult({ prompt: "say hello", system: "You are a KTX test.", transcript: { dir, name: "run" } });
     expect(result.transcriptPath).toBe(join(dir, "run.jsonl"));

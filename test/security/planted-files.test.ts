@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect } from "vitest";
 import { PINNED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
+import { KTX_CLAUDE_CODE_MODEL_ALIASES } from "../../src/claude-code/models.js";
 import type { RunLoopResult } from "../../src/runtime/types.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { lookup } from "../../src/testing/scenarios.js";
@@ -87,7 +88,8 @@ add("settings file", "settings permissions allow Bash/Write and bypassPermission
   expect(existsSync(markers.path("written"))).toBe(false);
 });
 add("settings file", "settings model override (opus)", () => {
-  for (const request of api.messageRequests) expect(request.body.model).toBe("claude-sonnet-5-5");
+  // The role's pinned id (sonnet -> KTX's claude-sonnet-4-6), never the planted opus.
+  for (const request of api.messageRequests) expect(request.body.model).toBe(KTX_CLAUDE_CODE_MODEL_ALIASES.sonnet);
 });
 add("memory file", "~/.claude/CLAUDE.md", () => expect(sent()).not.toContain(canaries.homeMemory));
 add("memory file", "project CLAUDE.md", () => expect(sent()).not.toContain(canaries.projectMemory));

@@ -166,7 +166,7 @@ describe("createKtxLlmRuntime", () => {
   };
 
   it("returns ClaudeCodeRuntime for claude-code with the models of the config, pinned to KTX's ids", () => {
-    const runtime = createKtxLlmRuntime(KTX_YAML, { projectDir: tempDir("factory"), warm: false });
+    const runtime = createKtxLlmRuntime(KTX_YAML, { projectDir: tempDir("factory"), warm: false, reuse: false });
     expect(runtime).toBeInstanceOf(ClaudeCodeRuntime);
     const claude = runtime as ClaudeCodeRuntime;
     expect(claude.resolveModel("curator")).toBe("claude-opus-4-7");
@@ -178,13 +178,13 @@ describe("createKtxLlmRuntime", () => {
     const { warnings, logger: log } = logger();
     createKtxLlmRuntime(
       { provider: { backend: "claude-code" }, models: { default: "sonnet" }, promptCaching: { historyTtl: "1h", cacheTools: false } },
-      { projectDir: tempDir("factory"), warm: false, logger: log },
+      { projectDir: tempDir("factory"), warm: false, reuse: false, logger: log },
     );
     expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/llm\.promptCaching\.cacheTools/);
     expect(warnings[1]).toMatch(/llm\.promptCaching\.historyTtl/);
     const quiet = logger();
-    createKtxLlmRuntime({ provider: { backend: "claude-code" }, models: { default: "sonnet" } }, { projectDir: tempDir("factory"), warm: false, logger: quiet.logger });
+    createKtxLlmRuntime({ provider: { backend: "claude-code" }, models: { default: "sonnet" } }, { projectDir: tempDir("factory"), warm: false, reuse: false, logger: quiet.logger });
     expect(quiet.warnings).toEqual([]);
   });
 
@@ -211,7 +211,7 @@ describe("createKtxLlmRuntime", () => {
     const { warnings, logger: log } = logger();
     const runtime = createKtxLlmRuntime(
       { provider: { backend: "anthropic", anthropic: { api_key: "sk-config", base_url: "http://127.0.0.1:9/v1" } }, models: { default: "claude-sonnet-5-5" } },
-      { projectDir: tempDir("factory"), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-endpoint" }, warm: false, cliPath: "/nowhere/claude", logger: log },
+      { projectDir: tempDir("factory"), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-endpoint" }, warm: false, reuse: false, cliPath: "/nowhere/claude", logger: log },
     );
     expect((await runtime.generateTextResult({ prompt: "hi" })).text).toBe("through the explicit endpoint");
     expect(api.messageRequests[0]!.headers["x-api-key"]).toBe("sk-endpoint");
@@ -248,7 +248,7 @@ describe("createKtxLlmRuntime", () => {
     writeFileSync(join(project, "ktx.yaml"), KTX_YAML.replace("triage: haiku", "triage: gpt-4o"));
     let thrown: unknown;
     try {
-      createKtxLlmRuntime(loadKtxLlmConfig(project).config, { projectDir: project, warm: false });
+      createKtxLlmRuntime(loadKtxLlmConfig(project).config, { projectDir: project, warm: false, reuse: false });
     } catch (error) {
       thrown = error;
     }
@@ -259,7 +259,7 @@ describe("createKtxLlmRuntime", () => {
 
   it("logs the load's warnings (unknown keys) through the logger", () => {
     const { warnings, logger: log } = logger();
-    createKtxLlmRuntime({ llm: { provider: { backend: "claude-code", timeout: 3 }, models: { default: "sonnet" } } }, { projectDir: tempDir("factory"), warm: false, logger: log });
+    createKtxLlmRuntime({ llm: { provider: { backend: "claude-code", timeout: 3 }, models: { default: "sonnet" } } }, { projectDir: tempDir("factory"), warm: false, reuse: false, logger: log });
     expect(warnings).toEqual([expect.stringMatching(/^llm\.provider\.timeout is not a ktx\.yaml key KTX knows; it is ignored\./)]);
   });
 });

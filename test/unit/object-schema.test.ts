@@ -11,7 +11,7 @@ describe("planObjectSchema", () => {
     expect(() => planObjectSchema(z.object({ when: z.date() }))).toThrow(StructuredOutputError);
     expect(() => planObjectSchema(z.object({ n: z.bigint() }))).toThrow(/cannot be expressed as JSON Schema/);
     // Through the runtime: a CLI path that does not exist proves nothing was spawned or resolved first.
-    const runtime = new ClaudeCodeRuntime({ projectDir: process.cwd(), models: { default: "sonnet" }, cliPath: "/nonexistent/claude", warm: false });
+    const runtime = new ClaudeCodeRuntime({ projectDir: process.cwd(), models: { default: "sonnet" }, cliPath: "/nonexistent/claude", warm: false, reuse: false });
     const call = runtime.generateObjectResult({ prompt: "when?", schema: z.object({ when: z.date() }) });
     await expect(call).rejects.toBeInstanceOf(StructuredOutputError);
     await expect(call).rejects.toThrow(/Use JSON-representable types/);

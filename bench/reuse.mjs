@@ -1,0 +1,130 @@
+/**
+ * Section: session reuse. One CLI process serves many calls, rewound between them.
+ *   burst       per call shape, `--calls` calls back to back on our runtime with reuse (`reused`) and on
+ *               the floor for reuse (`rfloor`: a bare CLI rewound by the least code), interleaved;
+ *               latency to the answer, and CLI CPU per call (user+sys of the live processes, /proc)
+ *   throughput  `--throughput` one-turn calls, 2 at a time, on a fresh reusing runtime (start-up included),
+ *               against `--sdk-calls` Agent SDK query() calls, 2 at a time; calls/s and CPU per call
+ *   tools       tools/call in -> our reply out, from transcripts of 5-tool loops on a reused process
+ *
+ *   node bench/reuse.mjs [--calls 100] [--throughput 200] [--sdk-calls 20] [--loops 6] [--no-sdk]
+ */
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { argValue, cleanup, cpuTicks, emit, hasFlag, log, reapedChildrenCpuMs, selfCpuMs, startApiProcess, summarize, tempDir } from "./lib/common.mjs";
+import { loadLibrary, reuseFloorCalls, runtimeCalls, runtimeOptions, sdkCalls } from "./lib/variants.mjs";
+import { WORKLOADS } from "./lib/workloads.mjs";
+
+const calls = argValue("calls", 100);
+const throughputCalls = argValue("throughput", 200);
+const sdkThroughputCalls = argValue("sdk-calls", 20);
+const loops = argValue("loops", 6);
+const withSdk = !hasFlag("no-sdk");
+
+const api = await startApiProcess();
+const lib = await loadLibrary();
+const started = performance.now();
+const loads = [loadavg()[0]];
+const TICK_MS = 1000 / 100;
+const ticksOf = (pids) => pids.reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 0);
+
+// ---------------------------------------------------------------- burst: reused vs the reuse floor
+
+// Warm pool off: the first call of each shape starts its process, every later one reuses it.
+const reusedRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false }));
+const variants = { reused: { ...runtimeCalls(reusedRuntime), pids: () => reusedRuntime.reusePids }, rfloor: reuseFloorCalls(lib, api.baseUrl) };
+const burst = {};
+for (const workload of WORKLOADS) {
+  // Start-up and the first calls (JIT, caches) are not steady state.
+  for (let i = 0; i < 3; i += 1) for (const v of Object.values(variants)) await v[workload]();
+  const samples = Object.fromEntries(Object.keys(variants).map((name) => [name, { ms: [], cpuTicks: 0, hostCpuMs: [] }]));
+  for (let i = 0; i < calls; i += 1) {
+    const order = i % 2 === 0 ? ["reused", "rfloor"] : ["rfloor", "reused"];
+    for (const name of order) {
+      const variant = variants[name];
+      const pids = variant.pids();
+      const before = { ticks: ticksOf(pids), self: selfCpuMs() };
+      const out = await variant[workload]();
+      samples[name].hostCpuMs.push(selfCpuMs() - before.self);
+      // The reused runtime rewinds after returning; let it finish so its CPU is this call's.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      samples[name].ms.push(out.ms);
+      samples[name].cpuTicks += ticksOf(pids) - before.ticks;
+    }
+  }
+  burst[workload] = Object.fromEntries(
+    Object.entries(samples).map(([name, s]) => [name, { ms: summarize(s.ms), cliCpuMsPerCall: Math.round((s.cpuTicks * TICK_MS * 10) / calls) / 10, hostCpuMsP50: summarize(s.hostCpuMs).p50 }]),
+  );
+  burst[workload].ratio = Math.round((burst[workload].reused.ms.p50 / burst[workload].rfloor.ms.p50) * 1000) / 1000;
+  loads.push(loadavg()[0]);
+  log(`  reuse burst ${workload}: reused p50 ${burst[workload].reused.ms.p50} ms, ${burst[workload].reused.cliCpuMsPerCall} ms CPU; floor p50 ${burst[workload].rfloor.ms.p50} ms, ${burst[workload].rfloor.cliCpuMsPerCall} ms CPU`);
+}
+const rss = reusedRuntime.reusePids.map((pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024);
+await reusedRuntime.close();
+await variants.rfloor.close();
+
+// ---------------------------------------------------------------- throughput: one-turn calls, 2 at a time
+
+async function twoAtATime(n, call, livePids) {
+  const before = { reaped: reapedChildrenCpuMs(), self: selfCpuMs() };
+  let next = 0;
+  let liveTicks = 0;
+  const at = performance.now();
+  const worker = async () => {
+    while (next < n) {
+      next += 1;
+      await call();
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  const wallMs = performance.now() - at;
+  // Processes still alive (reused ones) have not been reaped: their CPU is read from /proc.
+  if (livePids) liveTicks = ticksOf(livePids());
+  return { calls: n, wallMs: Math.round(wallMs), callsPerSecond: Math.round((n / wallMs) * 100000) / 100, cliCpuMsPerCall: Math.round(((reapedChildrenCpuMs() - before.reaped + liveTicks * TICK_MS) / n) * 10) / 10, hostCpuMsPerCall: Math.round(((selfCpuMs() - before.self) / n) * 10) / 10 };
+}
+
+const throughput = {};
+const fresh = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false, maxConcurrentRuns: 2 }));
+throughput.reused = await twoAtATime(throughputCalls, () => runtimeCalls(fresh).text(), () => fresh.reusePids);
+await fresh.close();
+log(`  throughput reused: ${throughput.reused.callsPerSecond} calls/s (${throughputCalls} calls)`);
+if (withSdk) {
+  const sdk = await sdkCalls(lib, api.baseUrl);
+  throughput.sdk = await twoAtATime(sdkThroughputCalls, () => sdk.text());
+  log(`  throughput Agent SDK: ${throughput.sdk.callsPerSecond} calls/s (${sdkThroughputCalls} calls)`);
+  throughput.ratio = Math.round((throughput.reused.callsPerSecond / throughput.sdk.callsPerSecond) * 100) / 100;
+}
+loads.push(loadavg()[0]);
+
+// ---------------------------------------------------------------- tool round trip on a reused process
+
+const transcriptDir = tempDir("reuse-transcripts");
+const toolRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false, transcript: { dir: transcriptDir } }));
+const toolCalls = runtimeCalls(toolRuntime);
+await toolCalls.loop();
+await toolCalls.loop();
+const roundTrips = [];
+for (let i = 0; i < loops; i += 1) {
+  const out = await toolCalls.loop();
+  const arrived = new Map();
+  for (const line of readFileSync(out.transcriptPath, "utf8").trim().split("\n")) {
+    const record = JSON.parse(line);
+    if (record.kind !== "in" && record.kind !== "out") continue;
+    const message = JSON.parse(record.text);
+    if (record.kind === "in" && message.type === "control_request" && message.request?.message?.method === "tools/call") arrived.set(message.request_id, record.t);
+    if (record.kind === "out" && message.type === "control_response" && arrived.has(message.response.request_id)) roundTrips.push(record.t - arrived.get(message.response.request_id));
+  }
+}
+await toolRuntime.close();
+
+await api.close();
+await cleanup();
+emit({
+  calls,
+  seconds: Math.round((performance.now() - started) / 100) / 10,
+  loadavg1m: { min: Math.min(...loads), max: Math.max(...loads) },
+  burst,
+  reusedRssMiB: rss.map((value) => Math.round(value)),
+  throughput,
+  toolRoundTrip: summarize(roundTrips),
+});
