@@ -4,7 +4,7 @@
  * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json. Not part of `npm test`.
  * docs/performance.md explains the method and each figure.
  *
- *   node bench/run.mjs [--only latency,reuse,tools,parser,recorder,concurrency,memory] [--runs 20] [--quick] [--no-sdk]
+ *   node bench/run.mjs [--only latency,reuse,tools,parser,recorder,concurrency,memory,ingest] [--runs 20] [--quick] [--no-sdk]
  *
  * Each section runs in its own Node process (so memory figures are that section's own). The only
  * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { BENCH_DIR, DIST, SDK_VERSION, argValue, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
 
 const quick = hasFlag("quick");
-const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse").split(",");
+const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse,ingest").split(",");
 const runs = argValue("runs", quick ? 5 : 20);
 const withSdk = !hasFlag("no-sdk");
 
@@ -44,6 +44,7 @@ await section("memory", "memory.mjs", [], ["--expose-gc"]);
 await section("recorder", "recorder.mjs", quick ? ["--reps", "3"] : []);
 await section("tools", "tool-overhead.mjs", quick ? ["--loops", "3", "--texts", "2", "--spaced", "100"] : [], ["--no-warnings"]);
 await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["--expose-gc", "--no-warnings"]);
+await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000"] : [], ["--no-warnings"]);
 await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
 await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 
@@ -88,6 +89,15 @@ if (parser) {
 }
 const recorder = sections.recorder;
 if (recorder) goal("recorder cost per run, p50 (ms)", "< 1% of a 400 ms call", recorder.perRunMs.p50, recorder.perRunMs.p50 < 4);
+const ingest = sections.ingest;
+if (ingest) {
+  const { wait, maxWait } = ingest.runs;
+  goal(`ingest: failed calls with a ${ingest.scriptedWaitMs} ms reset wait`, "0", wait.failed, wait.failed === 0);
+  goal("ingest: extra time / scripted reset wait", "<= 1.1", ingest.extraOverScriptedWait, ingest.extraOverScriptedWait <= 1.1);
+  goal("ingest: our CPU while waiting (% of one core)", "< 2", wait.waitCpu?.selfCpuPercentOfOneCore, (wait.waitCpu?.selfCpuPercentOfOneCore ?? Infinity) < 2);
+  const unanswered = ingest.calls - maxWait.api.answered;
+  goal(`ingest: UsageLimitErrors with maxWaitMs ${ingest.maxWaitMs} below the reset`, `= calls without an answer (${unanswered}), no other error`, maxWait.usageLimitErrors, maxWait.usageLimitErrors === unanswered && maxWait.failed === unanswered);
+}
 const memory = sections.memory;
 if (memory) goal(`memory: parent RSS growth over ${memory.streamedMiB} MiB streamed (MiB)`, "< 100, flat", memory.rssGrowthMiB, memory.rssGrowthMiB < 100);
 
@@ -183,6 +193,14 @@ if (sections.recorder) {
 if (sections.concurrency) {
   const c = sections.concurrency;
   table(`Concurrency: simultaneous 5-tool agent loops, cold (median of ${c.reps}; parent RSS baseline ${c.parentRssBaselineMiB} MiB)`, ["loops", "limit", "wall ms", "loops/s", "scaling", "per-loop p50 ms", "parent RSS peak MiB", "CLI children RSS peak MiB"], c.rows.map((r) => [r.loops, r.maxConcurrentRuns, r.wallMs, fmt(r.loopsPerSecond, 2), fmt(r.scaling, 2), r.perLoopMsP50, fmt(r.parentRssPeakMiB, 1), r.childrenRssPeakMiB]));
+}
+if (ingest) {
+  const runs = Object.values(ingest.runs);
+  table(
+    `Ingest through a subscription: ${ingest.calls} one-turn calls at concurrency ${ingest.concurrency}, 5-hour limit rejected after call ${ingest.rejectAfter}, reset ${ingest.scriptedWaitMs} ms later (as the CLI saw it); extra time ${ingest.extraMs} ms = ${fmt(ingest.extraOverScriptedWait, 3)} x the wait`,
+    ["run", "wall ms", "ok", "failed", "UsageLimitError", "API answered / rejected", "waited ms", "our CPU while waiting ms (% core)", "events: observed / wait ticks / call retries"],
+    runs.map((r) => [r.name, r.wallMs, r.succeeded, r.failed, r.usageLimitErrors, `${r.api.answered} / ${r.api.rejected}`, r.waitCpu?.waitMs ?? "-", r.waitCpu ? `${r.waitCpu.selfCpuMs} (${r.waitCpu.selfCpuPercentOfOneCore} %)` : "-", `${r.events.rate_limit_observed} / ${r.events.wait_tick} / ${r.events.call_retry}`]),
+  );
 }
 if (memory) {
   table("Memory: parser path over a real pipe", ["streamed", "lines", "seconds", "MB/s", "RSS baseline MiB", "RSS peak MiB", "growth MiB", "RSS at end MiB"], [

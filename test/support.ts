@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { inject } from "vitest";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../src/index.js";
 import { locateBundledCli } from "../src/binary/locate.js";
+import { RateLimitGovernor } from "../src/limits/governor.js";
 import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi } from "../src/testing/scripted-api.js";
 
 const cleanups: Array<() => unknown> = [];
@@ -65,6 +66,9 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     idleTimeoutMs: 30_000,
     // Warm processes are tested on their own (test/e2e/warm.test.ts); elsewhere every child must end with its call.
     warm: false, reuse: false,
+    // Each runtime its own governor: one test's scripted outage must not pace the next test's calls
+    // (test/e2e/rate-limits.test.ts covers the process-wide governor).
+    rateLimitGovernor: new RateLimitGovernor(),
     ...options,
   });
 }

@@ -17,6 +17,8 @@ export interface SurfaceSpec {
   /** Exact `mcp__ktx__<name>` ids of this call; empty for a call without tools. */
   toolIds: readonly string[];
   structuredOutput: boolean;
+  /** Stream the model's output as `stream_event` lines (progress text deltas). */
+  includePartialMessages?: boolean;
 }
 
 /** Value flags are written `--flag=value`: an empty value or one starting with `-` stays one argument. */
@@ -40,6 +42,7 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
     `--model=${spec.model}`,
   ];
   if (facts.hasDisableSlashCommands) args.push("--disable-slash-commands");
+  if (spec.includePartialMessages) args.push("--include-partial-messages");
   // disableAllHooks turns off settings and plugin hooks (verified on 2.1.142 and 2.1.330); managed hooks still run.
   const settings: Record<string, unknown> = { disableAllHooks: true };
   if (facts.builtinPlugins.length > 0) {
@@ -56,8 +59,13 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
 export interface ExpectedSurface {
   toolIds: readonly string[];
   structuredOutput: boolean;
-  /** True only when the caller gave an explicit `apiEndpoint`. */
+  /** True only when the caller gave an explicit `apiEndpoint` with an API key. */
   apiKeyAllowed: boolean;
+  /**
+   * The credential of an explicit `apiEndpoint`, if any. With an API-key endpoint an OAuth token in the
+   * child is a leak; with a subscription endpoint (`oauthToken`) it is the one we gave.
+   */
+  explicitCredential?: "apiKey" | "oauthToken";
   cwd: string;
 }
 
@@ -108,6 +116,10 @@ export function checkAccount(initializeResponse: Record<string, unknown>, expect
   if (leak) differences.push(leak);
   const token = tokenLeak(typeof account.tokenSource === "string" ? account.tokenSource : undefined);
   if (token) differences.push(token);
+  const tokenSource = (account as { tokenSource?: unknown }).tokenSource;
+  if (expected.explicitCredential === "apiKey" && tokenSource === "CLAUDE_CODE_OAUTH_TOKEN") {
+    differences.push(`tokenSource was "CLAUDE_CODE_OAUTH_TOKEN": an OAuth token reached the CLI although the explicit apiEndpoint gave an API key`);
+  }
   if (typeof account.apiProvider === "string" && account.apiProvider !== "firstParty") {
     differences.push(`apiProvider was ${JSON.stringify(account.apiProvider)}: the CLI would route to another provider than Anthropic`);
   }

@@ -5,6 +5,7 @@
  */
 import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, StructuredOutputError, type ErrorDetails } from "../errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../protocol/messages.js";
+import { usageLimitFromResult } from "../limits/from-result.js";
 
 /** A run the CLI ended with an error that is neither auth nor API (execution error, budget in USD, …). */
 export class RunFailedError extends ClaudeCodeError {
@@ -79,6 +80,9 @@ const withoutPeriod = (text: string) => text.replace(/[.\s]+$/, "");
 export function resultError(result: ResultMessage, errorLines: readonly AssistantMessage[], details: ErrorDetails = {}): ClaudeCodeError | undefined {
   const failed = result.is_error === true || result.subtype !== "success";
   if (!failed) return undefined;
+  // A subscription usage limit (with its reset time) is its own error, never a generic API error.
+  const usageLimit = usageLimitFromResult(result, errorLines, details);
+  if (usageLimit) return usageLimit;
   const detail = describe(result, errorLines);
   if (isAuthFailure(result, errorLines)) return new ClaudeCodeAuthError(detail, details);
   if (result.subtype === "error_max_structured_output_retries" || result.terminal_reason === "structured_output_retry_exhausted") {

@@ -70,7 +70,7 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
   const allowed = new Set(toolIds);
   const deniedTools: string[] = [];
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
-  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, cwd: spec.projectDir };
+  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir };
   const unbind = entry.tools.bind(spec.tools, (event) => {
     if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
     if (event.toolUseId && event.truncated) state.truncations.set(event.toolUseId, event.truncated);
@@ -110,6 +110,7 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
         if (differences.length > 0) throw new IsolationError(differences);
       },
       onMessage: (message: CliMessage) => {
+        spec.onCliMessage?.(message);
         switch (message.kind) {
           case "system_init": {
             // The CLI sends init at every call's start: the surface is re-checked each time.

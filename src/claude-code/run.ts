@@ -37,6 +37,8 @@ export interface RunSpec {
   projectDir: string;
   env: Record<string, string>;
   apiKeyAllowed: boolean;
+  /** Kind of credential of an explicit apiEndpoint (see ExpectedSurface). */
+  explicitCredential?: "apiKey" | "oauthToken";
   model: string;
   maxTurns: number;
   system: string;
@@ -53,6 +55,10 @@ export interface RunSpec {
   onStepFinish?(stepIndex: number): void;
   /** Each tool call once its result is in the stream, so a run that fails later still accounts for it. */
   onToolSettled?(call: ToolCallRecord): void;
+  /** Every CLI message, before the run interprets it (limits and progress, src/limits/); may throw to stop the run. */
+  onCliMessage?(message: CliMessage): void;
+  /** Ask the CLI for `stream_event` lines (text deltas for progress). */
+  includePartialMessages?: boolean;
   /** The CLI's result line, as soon as it arrives (before any error is derived from it). */
   onResult?(result: ResultMessage): void;
   /** Pre-started processes to take from, and to refill after the run. */
@@ -177,7 +183,7 @@ export function launchSpec(spec: RunSpec): CliProcessOptions {
   const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
   return {
     path: spec.cli.path,
-    args: buildCliArgs({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined }),
+    args: buildCliArgs({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined, includePartialMessages: spec.includePartialMessages }),
     cwd: spec.projectDir,
     env: spec.env,
     maxLineBytes: spec.maxLineBytes,
@@ -197,7 +203,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
     },
   }) : undefined;
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
-  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, cwd: spec.projectDir };
+  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir };
 
   // A warm process may have been started for another role's model: it is switched before the prompt.
   const launchArgs = warmProcess?.launchArgs ?? launch.args;
@@ -223,6 +229,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
       if (differences.length > 0) session.fail(new IsolationError(differences));
     },
     onMessage: (message: CliMessage) => {
+      spec.onCliMessage?.(message);
       switch (message.kind) {
         case "system_init": {
           state.init = message.message;

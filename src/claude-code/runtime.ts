@@ -14,6 +14,7 @@ import { RunLimiter } from "../runtime/limiter.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
 import type { CallClock, LoopTracker } from "../runtime/port-support.js";
+import { type AttemptHooks, type CallLimits, type LimitsRuntimeOptions, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, armedTimeout, createCallLimits, rateLimitOptionsSchema, timeoutSchema } from "../limits/index.js";
 import { type ResolvedModels, resolveRoleModels, unknownModelError } from "./models.js";
 import {
   type CallOptions,
@@ -38,7 +39,7 @@ import { type ReuseOptions, type SessionPoolStats, SessionPool } from "./session
 import { mapStopReason } from "./stop-reason.js";
 import { type WarmOptions, WarmPool } from "./warm-pool.js";
 
-export interface ClaudeCodeRuntimeOptions {
+export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   projectDir: string;
   models: ModelMap;
   /** Aliases added to KTX's table (`sonnet`, `opus`, `haiku` -> KTX's pinned ids); targets must be `claude-*` ids. */
@@ -57,9 +58,13 @@ export interface ClaudeCodeRuntimeOptions {
   passEnv?: string[];
   /** The CLI's OpenTelemetry export (off by default; never read from the environment). */
   telemetry?: TelemetryOptions | false;
+  /** Whole call, every turn and tool of it; default 60 min (DEFAULT_CALL_TIMEOUT_MS), `Infinity` for none. */
   timeoutMs?: number;
   idleTimeoutMs?: number;
+  /** Each tool handler; default 5 min (DEFAULT_TOOL_TIMEOUT_MS), `Infinity` for none. */
   toolTimeoutMs?: number;
+  /** Stream the model's text to `onEvent` as `text_delta` events (the CLI's --include-partial-messages). */
+  includePartialMessages?: boolean;
   maxLineBytes?: number;
   /** CLI processes allowed at once; more calls wait. Default: the machine's available parallelism. */
   maxConcurrentRuns?: number;
@@ -94,13 +99,22 @@ const optionsSchema = z.strictObject({
       message: "expected an object of string (or undefined) values, such as process.env",
     })
     .optional(),
-  apiEndpoint: z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }).optional(),
+  apiEndpoint: z
+    .union([z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }), z.strictObject({ baseUrl: z.url(), oauthToken: z.string().min(1) })])
+    .optional(),
   disableNonessentialTraffic: z.boolean().optional(),
   passEnv: z.array(z.string().min(1)).optional(),
   telemetry: z.union([z.literal(false), telemetryOptionsSchema]).optional(),
-  timeoutMs: z.number().int().positive().optional(),
+  timeoutMs: timeoutSchema.optional(),
   idleTimeoutMs: z.number().int().nonnegative().optional(),
-  toolTimeoutMs: z.number().int().positive().optional(),
+  toolTimeoutMs: timeoutSchema.optional(),
+  includePartialMessages: z.boolean().optional(),
+  rateLimit: rateLimitOptionsSchema.optional(),
+  rateLimitGovernor: z
+    .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "needs waitForReady, report and maxRetryAttempts (KTX's governor shape)")
+    .optional(),
+  onEvent: z.custom<LimitsRuntimeOptions["onEvent"]>((value) => typeof value === "function", "must be a function").optional(),
+  apiRetryBudgetMs: timeoutSchema.optional(),
   maxLineBytes: z.number().int().positive().optional(),
   maxConcurrentRuns: z.number().int().positive().optional(),
   transcript: z.strictObject({ dir: z.string().min(1) }).optional(),
@@ -155,6 +169,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   private readonly limiter: RunLimiter;
   private cliPromise: Promise<ResolvedCli> | undefined;
   private readonly warmPool: WarmPool | undefined;
+  private readonly limits: CallLimits;
   private readonly sessionPool: SessionPool | undefined;
 
   constructor(options: ClaudeCodeRuntimeOptions) {
@@ -162,6 +177,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
     this.options = parseRuntimeOptions(options);
     this.models = resolveRoleModels(this.options.models, { aliases: options.modelAliases, source: options.modelsSource });
     this.logger = options.logger ?? silentLogger;
+    this.limits = createCallLimits(this.options, this.logger);
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
     this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
     this.sessionPool = options.reuse === false ? undefined : new SessionPool(options.reuse ?? {}, this.logger);
@@ -278,7 +294,13 @@ export class ClaudeCodeRuntime extends PortRuntime {
     return this.resolveModel(role);
   }
 
-  private async call(spec: CallSpec): Promise<RunOutput & { transcriptPath?: string }> {
+  /** Rate limits (src/limits/): every attempt waits for the governor; one a limit stopped before anything acted runs again. */
+  private call(spec: CallSpec): Promise<RunOutput & { transcriptPath?: string }> {
+    const unitKey = (spec as { telemetryTags?: { unitKey?: string } }).telemetryTags?.unitKey;
+    return this.limits.run({ signal: spec.signal, unitKey }, (hooks) => this.attempt(spec, hooks));
+  }
+
+  private async attempt(spec: CallSpec, hooks: AttemptHooks): Promise<RunOutput & { transcriptPath?: string }> {
     const role = spec.role;
     if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
     // An aborted call starts nothing, not even the once-per-path version check.
@@ -301,6 +323,10 @@ export class ClaudeCodeRuntime extends PortRuntime {
       if (!released) this.limiter.release();
       released = true;
     };
+    await hooks.admit(spec.signal).catch((error: unknown) => {
+      release();
+      throw error;
+    });
     const transcript = transcriptDir
       ? await openRunTranscript(transcriptDir, { name: transcriptName, secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint) }).catch((error: unknown) => {
           release();
@@ -313,22 +339,25 @@ export class ClaudeCodeRuntime extends PortRuntime {
         cli,
         projectDir: this.options.projectDir,
         env,
-        apiKeyAllowed: this.options.apiEndpoint !== undefined,
+        apiKeyAllowed: this.options.apiEndpoint?.apiKey !== undefined,
+        explicitCredential: this.options.apiEndpoint && (this.options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken"),
         model: this.resolveModel(role),
         maxTurns: spec.maxTurns,
         system: spec.system,
         prompt: spec.prompt,
         jsonSchema: spec.jsonSchema,
         tools: spec.tools,
-        toolTimeoutMs: this.options.toolTimeoutMs,
-        timeoutMs: spec.timeoutMs ?? this.options.timeoutMs,
+        toolTimeoutMs: armedTimeout(this.options.toolTimeoutMs, DEFAULT_TOOL_TIMEOUT_MS),
+        timeoutMs: armedTimeout(spec.timeoutMs ?? this.options.timeoutMs, DEFAULT_CALL_TIMEOUT_MS),
+        includePartialMessages: this.options.includePartialMessages,
+        onCliMessage: (message) => hooks.onCliMessage(message),
         idleTimeoutMs: this.options.idleTimeoutMs,
         maxLineBytes: this.options.maxLineBytes,
         signal: spec.signal,
         logger: this.logger,
         observer: transcript?.observer,
-        onStepFinish: spec.onStepFinish,
-        onToolSettled: spec.onToolSettled,
+        onStepFinish: (stepIndex) => (hooks.onStepFinish(stepIndex), spec.onStepFinish?.(stepIndex)),
+        onToolSettled: (call) => (hooks.onToolSettled(call), spec.onToolSettled?.(call)),
         onResult: spec.onResult,
         warmPool: this.warmPool,
         // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.

@@ -20,6 +20,8 @@ import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import type { ModelRole } from "../runtime/types.js";
 import { loadTranscript } from "../transcripts/reader.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
+import { RateLimitGovernor } from "../limits/governor.js";
+import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
 
 export interface StatusFailure {
   check: "project" | "config" | "backend" | "cli" | "session" | "isolation" | "models";
@@ -56,6 +58,8 @@ export interface StatusReport {
   session: { ok: true; model: string; apiKeySource: string | null } | { ok: false; code: string; message: string } | { ok: null; skipped: string };
   models: RoleModel[];
   isolation: IsolationSurface | null;
+  /** The subscription's usage windows the probe call reported (null for an API-key session or no probe). */
+  usage: UsageStatus | null;
   warnings: KtxConfigWarning[];
   failures: StatusFailure[];
 }
@@ -83,6 +87,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     session: { ok: null, skipped: "not checked" },
     models: [],
     isolation: null,
+    usage: null,
     warnings: [],
     failures: [],
   };
@@ -154,6 +159,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
   } else {
     const probe = await probeSession(projectDir!, models.default.id, cli, options);
     report.isolation = probe.isolation;
+    report.usage = probe.usage;
     const unknown = probe.ok ? undefined : unknownModelFailure(probe.error, models.default.id, report.models, report.configPath);
     if (probe.ok || unknown) {
       // An unknown model is a model problem: the session itself answered.
@@ -243,9 +249,10 @@ export function unknownModelFailure(error: ClaudeCodeError, id: string, models: 
   };
 }
 
-type ProbeResult =
+type ProbeResult = { usage: UsageStatus | null } & (
   | { ok: true; model: string; isolation: IsolationSurface | null }
-  | { ok: false; message: string; error: ClaudeCodeError; isolation: IsolationSurface | null };
+  | { ok: false; message: string; error: ClaudeCodeError; isolation: IsolationSurface | null }
+);
 
 /**
  * The auth probe's call and verdict (see claude-code/auth-probe.ts), recorded to a temporary transcript so
@@ -264,6 +271,8 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
       warm: false, reuse: false,
+      // A probe never waits for a usage reset: a reached limit is reported at once.
+      rateLimitGovernor: new RateLimitGovernor({ enabled: false }),
     });
     try {
       const result = await runtime.generateTextResult({
@@ -271,12 +280,12 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
         system: "You are a connectivity check. Reply with OK.",
         transcript: { dir, name: "probe" },
       });
-      return { ok: true, model: result.model, isolation: surfaceFrom(result.transcriptPath) };
+      return { ok: true, model: result.model, isolation: surfaceFrom(result.transcriptPath), usage: usageFromTranscript(result.transcriptPath) };
     } catch (error) {
       if (!ClaudeCodeError.isInstance(error)) throw error;
       const message =
         error instanceof ClaudeCodeAuthError ? `Claude Code is not logged in on this machine.` : `The Claude Code check failed: ${error.message}`;
-      return { ok: false, message, error, isolation: surfaceFrom(error.transcriptPath) };
+      return { ok: false, message, error, isolation: surfaceFrom(error.transcriptPath), usage: usageFromTranscript(error.transcriptPath) };
     }
   } finally {
     options.onProbe?.("end");

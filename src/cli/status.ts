@@ -7,6 +7,7 @@
  * Hidden, for tests: `--cli-path PATH`, `--api-base-url URL` with `--api-key KEY` (an explicit
  * endpoint; never read from the environment).
  */
+import { usageText } from "../limits/usage-status.js";
 import { parseArgs } from "node:util";
 import type { Env } from "../transport/env.js";
 import { type StatusReport, collectStatus } from "./status-probe.js";
@@ -185,6 +186,7 @@ export function renderStatus(report: StatusReport): string {
     `  session       ${sessionLine(report)}`,
     ...modelLines(report),
     ...isolationLines(report),
+    `  usage         ${usageText(report.usage)}`,
     ...warningLines(report),
   ];
   if (report.failures.length > 0) {
@@ -225,6 +227,7 @@ export function renderDoctor(report: StatusReport): string {
     else if (users[0]!.checked === undefined) lines.push(`  info ${label}`);
   }
   failures("models");
+  if (report.usage) lines.push(`  info usage: ${usageText(report.usage)}`);
   for (const w of report.warnings) lines.push(`  warn ${w.message}`, `       fix: ${w.fix}`);
   const n = report.failures.length;
   lines.push(n === 0 ? "doctor: all checks passed" : `doctor: ${n} check${n === 1 ? "" : "s"} failed`);

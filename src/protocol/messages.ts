@@ -61,6 +61,95 @@ export const apiRetrySchema = z.looseObject({
   error: z.unknown().optional(),
 });
 
+/** What one `system/api_retry` line says, normalised. */
+export interface ApiRetryInfo {
+  attempt: number | undefined;
+  maxRetries: number | undefined;
+  delayMs: number | undefined;
+  /** HTTP status of the failed request; undefined for a dropped connection. */
+  status: number | undefined;
+  /** The CLI's error label, e.g. "rate_limit", "authentication_failed", "server_error". */
+  error: string | undefined;
+}
+
+export function apiRetryInfo(message: z.infer<typeof apiRetrySchema>): ApiRetryInfo {
+  return {
+    attempt: message.attempt,
+    maxRetries: message.max_retries,
+    delayMs: message.retry_delay_ms,
+    status: message.error_status ?? undefined,
+    error: typeof message.error === "string" ? message.error : undefined,
+  };
+}
+
+/**
+ * `rate_limit_event` (a subscriber's usage windows, from the `anthropic-ratelimit-unified-*` headers).
+ * Informational, so every field is optional and a malformed one is dropped, never fatal.
+ */
+const optionalNumber = z.number().optional().catch(undefined);
+const optionalString = z.string().optional().catch(undefined);
+export const rateLimitWindowSchema = z.looseObject({ utilization: optionalNumber, resetsAt: optionalNumber, status: optionalString });
+export const rateLimitEventSchema = z.looseObject({
+  type: z.literal("rate_limit_event"),
+  rate_limit_info: z
+    .looseObject({
+      status: optionalString,
+      /** Unix seconds. */
+      resetsAt: optionalNumber,
+      rateLimitType: optionalString,
+      utilization: optionalNumber,
+      isUsingOverage: z.boolean().optional().catch(undefined),
+      unifiedWindows: z.record(z.string(), rateLimitWindowSchema).optional().catch(undefined),
+    })
+    .optional()
+    .catch(undefined),
+});
+export type RateLimitEventMessage = z.infer<typeof rateLimitEventSchema>;
+
+export interface UsageWindowInfo {
+  utilization?: number;
+  resetsAt?: Date;
+  status?: string;
+}
+
+/** What one `rate_limit_event` says, normalised: the representative window and every window reported. */
+export interface RateLimitInfo {
+  /** `allowed`, `allowed_warning` or `rejected` (other values are passed through). */
+  status: string;
+  /** The representative window (`rateLimitType`): `five_hour`, `seven_day`, `seven_day_opus`, … */
+  window: string | undefined;
+  resetsAt: Date | undefined;
+  /** The representative window's utilization (0..1), when reported. */
+  utilization: number | undefined;
+  isUsingOverage: boolean;
+  windows: Record<string, UsageWindowInfo>;
+}
+
+const fromUnixSeconds = (seconds: number | undefined): Date | undefined => (seconds === undefined || !Number.isFinite(seconds) ? undefined : new Date(seconds * 1000));
+
+/** Undefined when the line carries no `rate_limit_info`. */
+export function rateLimitInfo(message: RateLimitEventMessage): RateLimitInfo | undefined {
+  const info = message.rate_limit_info;
+  if (!info) return undefined;
+  const windows: Record<string, UsageWindowInfo> = {};
+  for (const [name, figures] of Object.entries(info.unifiedWindows ?? {})) {
+    windows[name] = {
+      ...(figures.utilization !== undefined ? { utilization: figures.utilization } : {}),
+      ...(figures.resetsAt !== undefined ? { resetsAt: fromUnixSeconds(figures.resetsAt) } : {}),
+      ...(figures.status !== undefined ? { status: figures.status } : {}),
+    };
+  }
+  const window = info.rateLimitType;
+  return {
+    status: info.status ?? "allowed",
+    window,
+    resetsAt: fromUnixSeconds(info.resetsAt),
+    utilization: info.utilization ?? (window ? windows[window]?.utilization : undefined),
+    isUsingOverage: info.isUsingOverage === true,
+    windows,
+  };
+}
+
 /** Any other `system` subtype (status, session_state_changed, permission_denied, compact_boundary, task_*, …). */
 export const systemOtherSchema = z.looseObject({ type: z.literal("system"), subtype: z.string() });
 
@@ -174,7 +263,6 @@ export const keepAliveSchema = z.looseObject({ type: z.literal("keep_alive") });
 export const INFORMATIONAL_TYPES = [
   "tool_progress",
   "auth_status",
-  "rate_limit_event",
   "prompt_suggestion",
   "tool_use_summary",
 ] as const;
@@ -183,6 +271,7 @@ const informationalSchema = z.looseObject({ type: z.enum(INFORMATIONAL_TYPES) })
 export type CliMessage =
   | { kind: "system_init"; message: SystemInitMessage }
   | { kind: "api_retry"; message: z.infer<typeof apiRetrySchema> }
+  | { kind: "rate_limit"; message: RateLimitEventMessage }
   | { kind: "system"; message: z.infer<typeof systemOtherSchema> }
   | { kind: "assistant"; message: AssistantMessage }
   | { kind: "user"; message: UserMessage }
@@ -206,6 +295,7 @@ const schemaByType: Record<string, [CliMessage["kind"], z.ZodType]> = {
   control_cancel_request: ["control_cancel_request", controlCancelRequestSchema],
   stream_event: ["stream_event", streamEventSchema],
   keep_alive: ["keep_alive", keepAliveSchema],
+  rate_limit_event: ["rate_limit", rateLimitEventSchema],
   ...Object.fromEntries(INFORMATIONAL_TYPES.map((t) => [t, ["informational", informationalSchema] as const])),
 };
 

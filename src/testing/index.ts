@@ -8,7 +8,13 @@ export {
   type ScriptedMessagesApi,
   type ScriptedApiOptions,
   type RecordedRequest,
+  SCRIPTED_OAUTH_TOKEN,
+  SCRIPTED_API_KEY,
+  type ScriptedRateLimit,
+  type ScriptedRateLimitWindow,
+  type RateLimitWindowName,
 } from "./scripted-api.js";
+export { rateLimitHeaders } from "./rate-limit-headers.js";
 export { createReplayCli, REPLAY_CLI_SCRIPT } from "./replay.js";
 export {
   SCENARIOS,

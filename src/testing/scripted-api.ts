@@ -20,9 +20,19 @@
  * - A stream that ends cleanly without `message_start` or without a completed content block,
  *   or a 404 on the streaming request: one immediate non-streaming retry (`stream: false`).
  *   A connection dropped mid-stream is retried streaming, with backoff.
+ *
+ * Subscription mode: give the runtime `apiEndpoint: api.endpoint("subscription")` (an OAuth token
+ * instead of an API key) and the real CLI behaves as a logged-in subscriber: it reads the
+ * `anthropic-ratelimit-unified-*` headers a turn carries (`rateLimit`, or the server-wide
+ * `rateLimit` option) and reports them as `rate_limit_event` lines. A turn whose limit is
+ * `rejected` is answered 429 (see rate-limit-headers.ts and docs/rate-limits.md).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { ApiEndpoint } from "../transport/env.js";
+import { type ScriptedRateLimit, rateLimitHeaders, rejectionMessage } from "./rate-limit-headers.js";
+
+export type { ScriptedRateLimit, ScriptedRateLimitWindow, RateLimitWindowName } from "./rate-limit-headers.js";
 
 export interface ScriptedToolCall {
   name: string;
@@ -35,6 +45,11 @@ interface Pacing {
   delayMs?: number;
   /** Wait between SSE events. */
   chunkDelayMs?: number;
+  /**
+   * Subscription usage headers for this answer (overrides the server-wide `rateLimit` option).
+   * `status: "rejected"` turns any turn into a 429 usage-limit answer.
+   */
+  rateLimit?: ScriptedRateLimit;
 }
 
 export interface ScriptedError {
@@ -50,7 +65,7 @@ export type ScriptedTurn =
   | ({ text: string } & Pacing)
   /** Text (if any) first, then one tool_use block per call; stop_reason "tool_use". */
   | ({ toolCalls: ScriptedToolCall[]; text?: string } & Pacing)
-  | { error: ScriptedError; delayMs?: number }
+  | { error: ScriptedError; delayMs?: number; rateLimit?: ScriptedRateLimit }
   /** 200, message_start and part of a text block, then the socket is destroyed. */
   | ({ brokenStream: true; text?: string } & Pacing);
 
@@ -73,7 +88,16 @@ export interface ScriptedApiOptions {
   model?: string;
   /** When an array script runs out: answer 500 (default) or repeat the last turn. */
   onExhausted?: "error" | "repeat-last";
+  /**
+   * Usage headers for every answer whose turn carries none: a fixed value, or a function of the
+   * request and turn index (e.g. "rejected until a reset time"). Only a subscriber CLI reads them.
+   */
+  rateLimit?: ScriptedRateLimit | ((request: RecordedRequest, turnIndex: number) => ScriptedRateLimit | undefined);
 }
+
+/** The OAuth token `endpoint("subscription")` hands the CLI; the scripted API accepts any credential. */
+export const SCRIPTED_OAUTH_TOKEN = "sk-ant-oat01-scripted-subscription-token";
+export const SCRIPTED_API_KEY = "sk-test-scripted";
 
 export interface ScriptedMessagesApi {
   /** `http://127.0.0.1:<port>` */
@@ -83,6 +107,12 @@ export interface ScriptedMessagesApi {
   readonly requests: RecordedRequest[];
   /** `POST /v1/messages` requests that consumed a turn (not those answered "script exhausted"). */
   readonly messageRequests: RecordedRequest[];
+  /**
+   * The runtime's `apiEndpoint` for this server: `"api-key"` (default) makes the CLI an API-key
+   * client; `"subscription"` passes an OAuth token, so the CLI acts as a subscriber and reports
+   * usage limits (`rate_limit_event`).
+   */
+  endpoint(kind?: "api-key" | "subscription"): ApiEndpoint;
   /** Frees the port and destroys open (keep-alive or mid-answer) connections. */
   close(): Promise<void>;
 }
@@ -96,6 +126,16 @@ export const turn = {
   error: (status: number, message?: string, headers?: Record<string, string>): ScriptedTurn => ({
     error: { status, ...(message ? { message } : {}), ...(headers ? { headers } : {}) },
   }),
+  /**
+   * A subscriber's usage limit reached: 429 with `anthropic-ratelimit-unified-status: rejected` and
+   * the window's reset time (a subscriber CLI does not retry it).
+   */
+  limitReached: (limit: Omit<ScriptedRateLimit, "status"> & { resetsAt: Date }): ScriptedTurn => ({
+    error: { status: 429, type: "rate_limit_error", message: rejectionMessage(limit.window ?? "five_hour") },
+    rateLimit: { ...limit, status: "rejected" },
+  }),
+  /** Adds usage headers to a turn. */
+  withRateLimit: (scripted: ScriptedTurn, rateLimit: ScriptedRateLimit): ScriptedTurn => ({ ...scripted, rateLimit }),
 };
 
 const ERROR_TYPES: Record<number, string> = {
@@ -181,12 +221,17 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
     messageRequests.push(request);
     await sleep(scripted.delayMs);
     if (response.destroyed || closing.signal.aborted) return;
-    if ("error" in scripted) return sendError(response, scripted.error);
-
     const index = request.turnIndex ?? 0;
+    const limit = scripted.rateLimit ?? (typeof options.rateLimit === "function" ? options.rateLimit(request, index) : options.rateLimit);
+    const limitHeaders = limit ? rateLimitHeaders(limit) : {};
+    if ("error" in scripted) return sendError(response, { ...scripted.error, headers: { ...limitHeaders, ...scripted.error.headers } });
+    if (limit?.status === "rejected") {
+      return sendError(response, { status: 429, type: "rate_limit_error", message: rejectionMessage(limit.window ?? "five_hour"), headers: limitHeaders });
+    }
+
     const model = String(request.body?.model ?? options.model ?? "claude-scripted");
     const id = `msg_scripted_${index}`;
-    const headers = { "request-id": `req_${id}` };
+    const headers = { "request-id": `req_${id}`, ...limitHeaders };
     const pacing: Pacing = scripted;
     const blocks = blocksOf(scripted, index);
     const stopReason = blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
@@ -268,11 +313,13 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
   const { port } = server.address() as AddressInfo;
 
   let closed: Promise<void> | undefined;
+  const baseUrl = `http://127.0.0.1:${port}`;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     port,
     requests,
     messageRequests,
+    endpoint: (kind = "api-key") => (kind === "subscription" ? { baseUrl, oauthToken: SCRIPTED_OAUTH_TOKEN } : { baseUrl, apiKey: SCRIPTED_API_KEY }),
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         closing.abort();

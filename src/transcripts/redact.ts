@@ -3,7 +3,7 @@
  * written: the values of credential variables, plus common key and token shapes, at any JSON-escaping
  * depth up to MAX_DEPTH (tool output is JSON inside a JSON string inside a protocol line).
  */
-import { KEPT_CREDENTIALS, isScrubbedEnvName, type Env, type ApiEndpoint } from "../transport/env.js";
+import { KEPT_CREDENTIALS, isScrubbedEnvName, type Env, type ApiEndpoint, endpointCredential } from "../transport/env.js";
 
 export const REDACTED = "[REDACTED]";
 
@@ -21,7 +21,7 @@ export function secretValues(env: Env, apiEndpoint?: ApiEndpoint): string[] {
   const values = Object.entries(env)
     .filter(([name]) => isScrubbedEnvName(name) || KEPT_CREDENTIALS.includes(name) || SECRET_NAME.test(name))
     .map(([, value]) => value ?? "");
-  if (apiEndpoint) values.push(apiEndpoint.apiKey);
+  if (apiEndpoint) values.push(endpointCredential(apiEndpoint));
   return [...new Set(values.filter((value) => value.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
 }
 

@@ -177,10 +177,15 @@ export interface KtxClaudeCodeEnvOptions {
   telemetry?: TelemetryOptions | false;
 }
 
-export interface ApiEndpoint {
-  baseUrl: string;
-  apiKey: string;
-}
+/**
+ * An explicit Messages API endpoint (tests, recording), never read from the environment. With
+ * `apiKey` the CLI is an API-key client; with `oauthToken` it acts as a logged-in subscriber
+ * (`CLAUDE_CODE_OAUTH_TOKEN`), which is what makes it report usage limits.
+ */
+export type ApiEndpoint = { baseUrl: string; apiKey: string; oauthToken?: undefined } | { baseUrl: string; oauthToken: string; apiKey?: undefined };
+
+/** The credential an explicit endpoint carries. */
+export const endpointCredential = (endpoint: ApiEndpoint): string => endpoint.apiKey ?? endpoint.oauthToken;
 
 export type Env = Record<string, string | undefined>;
 
@@ -204,8 +209,11 @@ export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOption
   result.DISABLE_AUTOUPDATER = "1";
   if (options.disableNonessentialTraffic !== false) result.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1";
   if (options.apiEndpoint) {
+    // The endpoint's own credential is the only one: the user's real token must never reach a test server.
+    delete result.CLAUDE_CODE_OAUTH_TOKEN;
     result.ANTHROPIC_BASE_URL = options.apiEndpoint.baseUrl;
-    result.ANTHROPIC_API_KEY = options.apiEndpoint.apiKey;
+    if (options.apiEndpoint.apiKey !== undefined) result.ANTHROPIC_API_KEY = options.apiEndpoint.apiKey;
+    else result.CLAUDE_CODE_OAUTH_TOKEN = options.apiEndpoint.oauthToken;
   }
   if (options.telemetry) Object.assign(result, telemetryEnv(options.telemetry));
   return result;

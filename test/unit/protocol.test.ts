@@ -41,6 +41,6 @@ describe("parseCliMessage", () => {
   it("routes keep_alive, stream_event and informational types", () => {
     expect(parseCliMessage({ type: "keep_alive" }).kind).toBe("keep_alive");
     expect(parseCliMessage({ type: "stream_event", event: {} }).kind).toBe("stream_event");
-    expect(parseCliMessage({ type: "rate_limit_event" }).kind).toBe("informational");
+    expect(parseCliMessage({ type: "rate_limit_event" }).kind).toBe("rate_limit");
   });
 });

@@ -1,0 +1,183 @@
+/**
+ * Subscription usage limits on the real pinned CLI: the scripted API in subscription mode (an OAuth
+ * token, usage-limit headers), the typed limit error, the process governor's wait across runtimes, a
+ * KTX-shaped governor receiving the signals, the CLI's retry budget, and the progress events.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { renderDoctor, renderStatus } from "../../src/cli/status.js";
+import { collectStatus } from "../../src/cli/status-probe.js";
+import type { KtxProgressEvent } from "../../src/limits/events.js";
+import { ApiRetryBudgetError, UsageLimitError } from "../../src/limits/errors.js";
+import { RateLimitGovernor, type RateLimitGovernorPort, type RateLimitSignal, processRateLimitGovernor } from "../../src/limits/governor.js";
+import { lookup } from "../../src/testing/scenarios.js";
+import { type RecordedRequest, turn } from "../../src/testing/scripted-api.js";
+import { cleanup, remainingChildren, runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
+
+afterEach(async () => {
+  expect(await remainingChildren()).toEqual([]);
+  await cleanup();
+});
+
+const allowed = (text: string, utilization = 0.3) => turn.withRateLimit(turn.text(text), { status: "allowed", utilization });
+
+/** A governor of KTX's exact shape (waitForReady, report, maxRetryAttempts) that records what it is told. */
+function ktxShapedGovernor(maxAttempts = 3) {
+  const reported: RateLimitSignal[] = [];
+  let waits = 0;
+  const governor: RateLimitGovernorPort = {
+    waitForReady: async () => void (waits += 1),
+    report: (signal) => void reported.push(signal),
+    maxRetryAttempts: () => maxAttempts,
+  };
+  return { governor, reported, waits: () => waits };
+}
+
+describe("subscription mode", () => {
+  it("runs the real CLI as a subscriber: Bearer OAuth token, the claude-code beta, the isolation check passes", async () => {
+    const api = await scriptedApi([allowed("hello subscriber", 0.2)]);
+    const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription") });
+    expect(await runtime.generateText({ prompt: "hi" })).toBe("hello subscriber");
+    const request = api.messageRequests[0]!;
+    expect(request.headers.authorization).toMatch(/^Bearer sk-ant-oat01-/);
+    expect(request.headers["x-api-key"]).toBeUndefined();
+    expect(String(request.headers["anthropic-beta"])).toContain("claude-code-20250219");
+  });
+});
+
+describe("a reached limit", () => {
+  it("ends the call with UsageLimitError carrying the reset time and window when the governor does not wait", async () => {
+    const resetsAt = new Date(Date.now() + 3 * 3_600_000);
+    const api = await scriptedApi([turn.limitReached({ window: "seven_day", resetsAt })]);
+    const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), rateLimitGovernor: new RateLimitGovernor({ enabled: false }) });
+    const error = await runtime.generateText({ prompt: "hi" }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UsageLimitError);
+    expect(error).toMatchObject({ window: "seven_day", reason: "rejected", resetsAt: new Date(Math.ceil(resetsAt.getTime() / 1000) * 1000) });
+    expect(api.messageRequests).toHaveLength(1);
+  });
+
+  it("with maxWaitMs below the reset, fails at once with UsageLimitError instead of waiting", async () => {
+    const api = await scriptedApi([turn.limitReached({ resetsAt: new Date(Date.now() + 3_600_000) })]);
+    const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), rateLimitGovernor: new RateLimitGovernor({ maxWaitMs: 60_000 }) });
+    const error = await runtime.generateText({ prompt: "hi" }).catch((caught: unknown) => caught);
+    // Refused at the retry's admission (the reset is an hour away), not after waiting: one request only.
+    expect(error).toMatchObject({ code: "usage_limit_reached", reason: "wait_exceeds_max", window: "five_hour" });
+    expect(api.messageRequests).toHaveLength(1);
+  });
+
+  // Generous timeout: seven CLI runs on a shared, loaded machine; the scripted wait itself is 2.5 s.
+  it("pauses every runtime of the process until the reset; the ingest finishes with 0 failures and onEvent shows the wait", { timeout: 240_000 }, async () => {
+    const resetWaitMs = 2_500;
+    let resetAt: number | undefined;
+    let rejectedAt: number | undefined;
+    const api = await scriptedApi((_request: RecordedRequest, index: number) => {
+      if (index === 2) rejectedAt = Date.now();
+      if (index === 2) resetAt = Date.now() + resetWaitMs;
+      return resetAt !== undefined && Date.now() < resetAt ? turn.limitReached({ resetsAt: new Date(resetAt) }) : allowed(`answer ${index}`);
+    });
+    const governor = processRateLimitGovernor();
+    const events: KtxProgressEvent[][] = [[], []];
+    const runtimes = events.map((sink) => runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), maxConcurrentRuns: 2, idleTimeoutMs: 120_000, rateLimitGovernor: governor, onEvent: (event) => sink.push(event) }));
+    // Without the option, a runtime takes the process's governor too.
+    expect(runtimeFor(api, { rateLimitGovernor: undefined })["limits"].governor).toBe(governor);
+    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, n) => runtimes[n % 2]!.generateText({ prompt: `unit ${n}` })));
+    expect(results.filter((result) => result.status === "rejected")).toEqual([]);
+    expect(governor.snapshot()).toMatchObject({ paused: false, active: 0, waiting: 0 });
+    // Only calls already in flight met the limit (at most the 4 slots); nothing new started before the reset.
+    const rejected = api.messageRequests.filter((request) => request.receivedAt >= rejectedAt! && request.receivedAt < resetAt!);
+    expect(rejected.length).toBeGreaterThanOrEqual(1);
+    expect(rejected.length).toBeLessThanOrEqual(4);
+    expect(api.messageRequests).toHaveLength(6 + rejected.length);
+    for (const sink of events) {
+      const started = sink.find((event) => event.type === "wait_started");
+      expect(started).toMatchObject({ window: "five_hour", provider: "claude-subscription" });
+      expect((started as { remainingMs: number }).remainingMs).toBeGreaterThan(1_000);
+      expect(sink.some((event) => event.type === "wait_tick" && event.remainingMs < (started as { remainingMs: number }).remainingMs)).toBe(true);
+      expect(sink.some((event) => event.type === "wait_finished")).toBe(true);
+    }
+    expect(events.flat().filter((event) => event.type === "call_retry")).toHaveLength(rejected.length);
+  });
+
+  it("hands a KTX-shaped governor the signals KTX's own backend reports, and retries the rejected call after waitForReady", async () => {
+    const resetsAt = new Date(Date.now() + 2_000);
+    const api = await scriptedApi([turn.limitReached({ resetsAt }), turn.withRateLimit(turn.text("after the reset"), { status: "allowed_warning", utilization: 0.9 })]);
+    const { governor, reported, waits } = ktxShapedGovernor();
+    const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), rateLimitGovernor: governor });
+    expect(await runtime.generateText({ prompt: "hi" })).toBe("after the reset");
+    expect(waits()).toBe(2);
+    expect(reported).toEqual([
+      { provider: "claude-subscription", status: "rejected", resetAtMs: Math.ceil(resetsAt.getTime() / 1000) * 1000, rateLimitType: "five_hour" },
+      { provider: "claude-subscription", status: "warning", resetAtMs: expect.any(Number), rateLimitType: "five_hour", utilization: 0.9 },
+    ]);
+  });
+
+  it("does not run a loop again once a tool ran: it ends with stopReason error and the UsageLimitError", async () => {
+    const api = await scriptedApi([turn.withRateLimit(turn.tools({ name: "mcp__ktx__lookup", input: { term: "grain" } }), { status: "allowed" }), turn.limitReached({ resetsAt: new Date(Date.now() + 60_000) })]);
+    const { governor } = ktxShapedGovernor();
+    const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), rateLimitGovernor: governor });
+    const result = await runtime.runAgentLoop({ modelRole: "curator", systemPrompt: "curate", userPrompt: "go", toolSet: [lookup], stepBudget: 4, telemetryTags: { unitKey: "wu-7" } });
+    expect(result.stopReason).toBe("error");
+    expect(result.error).toBeInstanceOf(UsageLimitError);
+    expect(result.error).toMatchObject({ toolCallsBefore: 1, cause: expect.any(UsageLimitError) });
+    expect(result.error!.message).toContain("had already run 1 tool call(s), so it was not retried");
+    expect(api.messageRequests).toHaveLength(2);
+  });
+});
+
+describe("progress and the CLI's retries", () => {
+  it("reports tool calls with durations, steps and (asked for) text deltas", async () => {
+    const api = await scriptedApi([turn.tools({ name: "mcp__ktx__lookup", input: { term: "grain" } }), turn.text("The grain table is curated.")]);
+    const events: KtxProgressEvent[] = [];
+    const runtime = runtimeFor(api, { includePartialMessages: true, onEvent: (event) => events.push(event) });
+    const result = await runtime.runAgentLoop({ modelRole: "curator", systemPrompt: "curate", userPrompt: "go", toolSet: [lookup], stepBudget: 4, telemetryTags: { unitKey: "wu-1" } });
+    expect(result.stopReason).toBe("natural");
+    const ofCall = events.filter((event) => "callId" in event);
+    expect(ofCall.every((event) => (event as { unitKey?: string }).unitKey === "wu-1")).toBe(true);
+    expect(ofCall.filter((event) => event.type !== "text_delta").map((event) => event.type)).toEqual(["tool_call_started", "tool_call_finished", "step_finished", "step_finished"]);
+    expect(events.find((event) => event.type === "tool_call_finished")).toMatchObject({ name: "mcp__ktx__lookup", ok: true, durationMs: expect.any(Number) });
+    const text = events.flatMap((event) => (event.type === "text_delta" ? [event.text] : [])).join("");
+    expect(text).toBe("The grain table is curated.");
+  });
+
+  it("reports each CLI retry, and stops a run retrying past apiRetryBudgetMs with the last API status", async () => {
+    const api = await scriptedApi(() => turn.error(503, "scripted outage"));
+    const events: KtxProgressEvent[] = [];
+    const runtime = runtimeFor(api, { apiRetryBudgetMs: 2_000, rateLimitGovernor: new RateLimitGovernor(), onEvent: (event) => events.push(event) });
+    const error = await runtime.generateText({ prompt: "hi" }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ApiRetryBudgetError);
+    expect(error).toMatchObject({ status: 503, code: "api_retry_budget_exceeded" });
+    const retries = events.filter((event) => event.type === "cli_retry");
+    expect(retries.length).toBeGreaterThanOrEqual(2);
+    expect(retries[0]).toMatchObject({ attempt: 1, status: 503, delayMs: expect.any(Number) });
+    expect(api.messageRequests.length).toBe(retries.length);
+  });
+});
+
+describe("status and doctor", () => {
+  it("show the session's usage windows with utilization and reset, and a reached limit without waiting for it", async () => {
+    const fiveHourReset = new Date(Date.now() + 2 * 3_600_000);
+    const api = await scriptedApi([
+      turn.withRateLimit(turn.text("OK"), { status: "allowed_warning", utilization: 0.91, resetsAt: fiveHourReset, otherWindows: { seven_day: { utilization: 0.4 } } }),
+      turn.limitReached({ window: "seven_day", resetsAt: new Date(Date.now() + 86_400_000) }),
+    ]);
+    const projectDir = tempDir("status-usage");
+    writeFileSync(join(projectDir, "ktx.yaml"), "llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n");
+    const options = { projectDir, env: testEnv(), apiEndpoint: api.endpoint("subscription") };
+    const healthy = await collectStatus(options);
+    expect(healthy.usage).toEqual({
+      status: "allowed_warning",
+      window: "five_hour",
+      windows: [
+        { window: "five_hour", status: "allowed_warning", utilization: 0.91, resetsAt: new Date(Math.ceil(fiveHourReset.getTime() / 1000) * 1000).toISOString() },
+        { window: "seven_day", status: "allowed", utilization: 0.4, resetsAt: expect.any(String) },
+      ],
+    });
+    expect(renderStatus(healthy)).toMatch(/usage {9}5-hour 91 % used, resets \S+ \(in (1 h 59 min|2 h)\); weekly 40 % used, resets/);
+    expect(renderDoctor(healthy)).toMatch(/info usage: 5-hour 91 % used/);
+    const limited = await collectStatus(options);
+    expect(limited.session).toMatchObject({ ok: false, code: "usage_limit_reached" });
+    expect(limited.usage).toMatchObject({ status: "rejected", window: "seven_day" });
+    expect(renderStatus(limited)).toMatch(/weekly LIMIT REACHED, resets/);
+  });
+});
