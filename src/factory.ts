@@ -82,6 +82,8 @@ export function createKtxLlmRuntime(config: KtxLlmConfig | string | unknown, opt
         ...runtimeOptions,
         models: { ...parsed.models, default: defaultModel! },
         modelsSource: options.modelsSource ?? parsed.source ?? "the KTX llm configuration",
+        // ktx.yaml's ingest.rateLimit paces the calls unless the caller brings its own settings or KTX's governor.
+        ...(options.rateLimit === undefined && options.rateLimitGovernor === undefined ? { rateLimit: parsed.ingest.rateLimit } : {}),
         logger,
       });
     }
@@ -117,6 +119,13 @@ const CLAUDE_CODE_ONLY_OPTIONS = [
   "maxConcurrentRuns",
   "transcript",
   "warm",
+  "reuse",
+  "passEnv",
+  "rateLimit",
+  "rateLimitGovernor",
+  "onEvent",
+  "includePartialMessages",
+  "apiRetryBudgetMs",
 ] as const satisfies ReadonlyArray<keyof CreateKtxLlmRuntimeOptions>;
 
 /**

@@ -160,6 +160,14 @@ describe("prompt-caching warnings", () => {
 });
 
 describe("createKtxLlmRuntime", () => {
+  it("paces claude-code calls by ktx.yaml's ingest.rateLimit unless the caller brings its own", () => {
+    const yaml = "llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\ningest:\n  rateLimit:\n    throttleThreshold: 0.5\n    maxWaitMs: 60000\n";
+    const fromYaml = createKtxLlmRuntime(yaml, { projectDir: tempDir("factory"), warm: false, reuse: false }) as ClaudeCodeRuntime;
+    expect(fromYaml.options.rateLimit).toMatchObject({ enabled: true, throttleThreshold: 0.5, minConcurrencyUnderPressure: 1, maxWaitMs: 60000 });
+    const own = createKtxLlmRuntime(yaml, { projectDir: tempDir("factory"), warm: false, reuse: false, rateLimit: { enabled: false } }) as ClaudeCodeRuntime;
+    expect(own.options.rateLimit).toEqual({ enabled: false });
+  });
+
   const logger = () => {
     const warnings: string[] = [];
     return { warnings, logger: { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error() {} } };
@@ -215,7 +223,7 @@ describe("createKtxLlmRuntime", () => {
     );
     expect((await runtime.generateTextResult({ prompt: "hi" })).text).toBe("through the explicit endpoint");
     expect(api.messageRequests[0]!.headers["x-api-key"]).toBe("sk-endpoint");
-    expect(warnings).toEqual(["cliPath, warm are claude-code options; the anthropic backend ignores them."]);
+    expect(warnings).toEqual(["cliPath, warm, reuse are claude-code options; the anthropic backend ignores them."]);
   });
 
   it.each(["none", "vertex", "gateway", "codex"] as const)("refuses the %s backend with UnsupportedLlmBackendError, even with getModel, never falling through", (backend) => {
