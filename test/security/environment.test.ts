@@ -11,6 +11,7 @@ import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.j
 import { lookup } from "../../src/testing/scenarios.js";
 import { cleanup, realCli, remainingChildren, runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
 import { type Attack, Markers, type Trap, attackBatch, canary, childEnvNames, everythingSent, noMarkers, plant, startTrap } from "./harness.js";
+import { KTX_CLAUDE_CODE_MODEL_ALIASES } from "../../src/claude-code/models.js";
 
 const markers = new Markers();
 const extraBodyCanary = canary("extra-body");
@@ -58,7 +59,7 @@ add("LD_PRELOAD / DYLD_INSERT_LIBRARIES are not passed", notPassed("LD_PRELOAD",
 add("CLAUDE_CODE_EXTRA_BODY does not rewrite the request (model, metadata)", () => {
   notPassed("CLAUDE_CODE_EXTRA_BODY")();
   expect(everythingSent(api.messageRequests)).not.toContain(extraBodyCanary);
-  for (const request of api.messageRequests) expect(request.body.model).toBe("claude-sonnet-5-5");
+  for (const request of api.messageRequests) expect(request.body.model).toBe(KTX_CLAUDE_CODE_MODEL_ALIASES.sonnet);
 });
 add("CLAUDE_CODE_PLUGIN_DIRS loads no plugin and runs none of its hooks", () => {
   notPassed("CLAUDE_CODE_PLUGIN_DIRS")();
@@ -80,7 +81,7 @@ add("ANTHROPIC_CUSTOM_HEADERS adds no header", () => {
 });
 add("ANTHROPIC_MODEL / ANTHROPIC_DEFAULT_SONNET_MODEL / ANTHROPIC_SMALL_FAST_MODEL do not change the model", () => {
   notPassed("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_SMALL_FAST_MODEL")();
-  expect(result.model).toBe("claude-sonnet-5-5");
+  expect(result.model).toBe(KTX_CLAUDE_CODE_MODEL_ALIASES.sonnet);
 });
 add("CLAUDE_CODE_USE_BEDROCK / _VERTEX / _FOUNDRY and cloud credentials do not switch the provider", () => {
   notPassed("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET")();

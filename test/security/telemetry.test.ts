@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { turn } from "../../src/testing/scripted-api.js";
 import { lookup } from "../../src/testing/scenarios.js";
 import { cleanup, remainingChildren, runtimeFor, scriptedApi, tempDir } from "../support.js";
+import { KTX_CLAUDE_CODE_MODEL_ALIASES } from "../../src/claude-code/models.js";
 
 interface OtlpValue {
   stringValue?: string;
@@ -88,7 +89,7 @@ describe("telemetry option (OTLP/HTTP JSON on 127.0.0.1)", () => {
     expect(events).toContain("api_request");
     expect(events).toContain("tool_result");
     const apiRequest = quiet.events.find((event) => event.name === "api_request")!;
-    expect(apiRequest.attributes.model).toBe("claude-sonnet-5-5");
+    expect(apiRequest.attributes.model).toBe(KTX_CLAUDE_CODE_MODEL_ALIASES.sonnet);
   });
 
   it("never sends the prompt text by default: user_prompt carries its length only", () => {
