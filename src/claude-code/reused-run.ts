@@ -10,9 +10,9 @@ import type { CliMessage } from "../protocol/messages.js";
 import { initializeRequest } from "../protocol/outbound.js";
 import { ReusableProcess } from "../session/reusable-process.js";
 import type { ExitInfo } from "../transport/process.js";
-import { checkAccount, checkInit, hookDifference } from "./isolation.js";
+import { checkAccount } from "./isolation.js";
 import { MANAGED_POLICY_ADVICE, checkManagedPolicy } from "./managed-policy.js";
-import { type RunOutput, type RunSpec, RunState, finish, launchSpec } from "./run.js";
+import { type RunOutput, type RunSpec, RunState, finish, followMessage, launchSpec, permissionAnswer } from "./run.js";
 import { type PooledSession, type SessionPool, sessionKey } from "./session-pool.js";
 import { StepTracker } from "./steps.js";
 import { ToolSwitch } from "./tool-switch.js";
@@ -98,44 +98,15 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
       model: spec.model,
       control: {
         mcpMessage: bridge ? (server, message, signal) => bridge.handleMcpMessage(server, message, signal) : undefined,
-        canUseTool: async (request) => {
-          const name = String(request.tool_name);
-          if (allowed.has(name)) return { behavior: "allow", updatedInput: request.input ?? {} };
-          deniedTools.push(name);
-          return { behavior: "deny", message: `Tool ${name} is not available in this KTX run. Only these tools exist: ${toolIds.join(", ") || "(none)"}.` };
-        },
+        canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
       },
       onInitialized: (response) => {
         const differences = checkAccount(response, expected);
         if (differences.length > 0) throw new IsolationError(differences);
       },
       onMessage: (message: CliMessage) => {
-        spec.onCliMessage?.(message);
-        switch (message.kind) {
-          case "system_init": {
-            // The CLI sends init at every call's start: the surface is re-checked each time.
-            state.init = message.message;
-            const differences = checkInit(message.message, expected);
-            if (differences.length > 0) throw new IsolationError(differences);
-            break;
-          }
-          case "system": {
-            const hook = hookDifference(message.message);
-            if (hook) throw new IsolationError([hook], MANAGED_POLICY_ADVICE);
-            break;
-          }
-          case "assistant":
-            state.assistant(message.message);
-            break;
-          case "user":
-            state.user(message.message);
-            break;
-          case "result":
-            state.steps.end();
-            // Usage in the result line is per call already (cost is made per call once the call returns).
-            spec.onResult?.(message.message);
-            break;
-        }
+        const failure = followMessage(message, state, spec, expected);
+        if (failure) throw failure;
       },
       onWire: spec.observer?.wire,
       onExit: recordExit,

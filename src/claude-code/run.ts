@@ -141,6 +141,53 @@ export class RunState {
   }
 }
 
+/**
+ * What a run does with each CLI message, on a fresh or a reused process alike: the stream is followed
+ * in `state`, `init` is checked against the surface asked for, and any hook the CLI runs is refused.
+ * Returns the isolation failure, if any, for the caller to stop the run with.
+ */
+export function followMessage(
+  message: CliMessage,
+  state: RunState,
+  spec: Pick<RunSpec, "onCliMessage" | "onResult">,
+  expected: Parameters<typeof checkInit>[1],
+): IsolationError | undefined {
+  spec.onCliMessage?.(message);
+  switch (message.kind) {
+    case "system_init": {
+      // A reused process sends init at every call's start: the surface is re-checked each time.
+      state.init = message.message;
+      const differences = checkInit(message.message, expected);
+      return differences.length > 0 ? new IsolationError(differences) : undefined;
+    }
+    case "system": {
+      const hook = hookDifference(message.message);
+      return hook ? new IsolationError([hook], MANAGED_POLICY_ADVICE) : undefined;
+    }
+    case "assistant":
+      state.assistant(message.message);
+      return undefined;
+    case "user":
+      state.user(message.message);
+      return undefined;
+    case "result":
+      state.steps.end();
+      // Usage in the result line is per call (also on a reused process).
+      spec.onResult?.(message.message);
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Deny-by-default permission answer: only the call's own `mcp__ktx__` tools are allowed. */
+export function permissionAnswer(request: Record<string, unknown>, allowed: ReadonlySet<string>, toolIds: readonly string[], deniedTools: string[]): Record<string, unknown> {
+  const name = String(request.tool_name);
+  if (allowed.has(name)) return { behavior: "allow", updatedInput: request.input ?? {} };
+  deniedTools.push(name);
+  return { behavior: "deny", message: `Tool ${name} is not available in this KTX run. Only these tools exist: ${toolIds.join(", ") || "(none)"}.` };
+}
+
 function toolResultText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) return content.map((part) => String((part as { text?: unknown }).text ?? "")).join("");
@@ -214,45 +261,15 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
     warmProcess,
     control: {
       mcpMessage: bridge ? (server, message, signal) => bridge.handleMcpMessage(server, message, signal) : undefined,
-      canUseTool: async (request) => {
-        const name = String(request.tool_name);
-        if (allowed.has(name)) return { behavior: "allow", updatedInput: request.input ?? {} };
-        deniedTools.push(name);
-        return {
-          behavior: "deny",
-          message: `Tool ${name} is not available in this KTX run. Only these tools exist: ${toolIds.join(", ") || "(none)"}.`,
-        };
-      },
+      canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
     },
     onInitialized: (response) => {
       const differences = checkAccount(response, expected);
       if (differences.length > 0) session.fail(new IsolationError(differences));
     },
     onMessage: (message: CliMessage) => {
-      spec.onCliMessage?.(message);
-      switch (message.kind) {
-        case "system_init": {
-          state.init = message.message;
-          const differences = checkInit(message.message, expected);
-          if (differences.length > 0) session.fail(new IsolationError(differences));
-          break;
-        }
-        case "system": {
-          const hook = hookDifference(message.message);
-          if (hook) session.fail(new IsolationError([hook], MANAGED_POLICY_ADVICE));
-          break;
-        }
-        case "assistant":
-          state.assistant(message.message);
-          break;
-        case "user":
-          state.user(message.message);
-          break;
-        case "result":
-          state.steps.end();
-          spec.onResult?.(message.message);
-          break;
-      }
+      const failure = followMessage(message, state, spec, expected);
+      if (failure) session.fail(failure);
     },
     onWire: spec.observer?.wire,
     onExit: spec.observer?.exit,
