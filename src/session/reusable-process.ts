@@ -11,8 +11,8 @@ import { type CliMessage, type ResultMessage, parseCliMessage } from "../protoco
 import { type InitializeRequest, controlError, controlRequest, controlSuccess } from "../protocol/outbound.js";
 import { CliProcess, type CliProcessOptions, type ExitInfo, type ProcessHandlers } from "../transport/process.js";
 import { type Logger, silentLogger } from "./logger.js";
-import { CallTimers, ProcessCost, dispatchControl, residentMiB } from "./reuse-support.js";
-import type { ControlHandlers, WireDirection } from "./session.js";
+import { CallTimers, ProcessCost, residentMiB } from "./reuse-support.js";
+import { type ControlHandlers, type WireDirection, dispatchControl } from "./session.js";
 
 /**
  * How long one of our control requests (initialize excepted) may take, and how long the CLI has to write

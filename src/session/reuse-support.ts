@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { TimeoutError } from "../errors/index.js";
 import type { ResultMessage } from "../protocol/messages.js";
-import { type ControlHandlers, DEFAULT_IDLE_TIMEOUT_MS } from "./session.js";
+import { DEFAULT_IDLE_TIMEOUT_MS } from "./session.js";
 
 /** `total_cost_usd` and `modelUsage` accumulate over a process: a call's own share is the difference. */
 export class ProcessCost {
@@ -79,20 +79,6 @@ export class CallTimers {
   }
 }
 
-/** Answers one control request of the CLI with the call's handlers (as Session does for a one-shot run). */
-export async function dispatchControl(control: ControlHandlers, request: Record<string, unknown> & { subtype: string }, signal: AbortSignal): Promise<unknown> {
-  switch (request.subtype) {
-    case "mcp_message": {
-      const server = String(request.server_name);
-      if (!control.mcpMessage) throw new Error(`No MCP server named ${JSON.stringify(server)} in this run`);
-      return { mcp_response: await control.mcpMessage(server, request.message, signal) };
-    }
-    case "can_use_tool":
-      return control.canUseTool(request, signal);
-    default:
-      throw new Error(`ktx-claude-code does not handle control request subtype ${JSON.stringify(request.subtype)}`);
-  }
-}
 
 /** Resident memory of a process in MiB (Linux /proc); undefined elsewhere or once it is gone. */
 export function residentMiB(pid: number | undefined): number | undefined {

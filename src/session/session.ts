@@ -59,6 +59,21 @@ export interface SessionEnd {
   reaped: Promise<ExitInfo>;
 }
 
+/** Answers one control request of the CLI with the call's handlers (a one-shot Session and a reusable process alike). */
+export async function dispatchControl(control: ControlHandlers, request: Record<string, unknown> & { subtype: string }, signal: AbortSignal): Promise<unknown> {
+  switch (request.subtype) {
+    case "mcp_message": {
+      const server = String(request.server_name);
+      if (!control.mcpMessage) throw new Error(`No MCP server named ${JSON.stringify(server)} in this run`);
+      return { mcp_response: await control.mcpMessage(server, request.message, signal) };
+    }
+    case "can_use_tool":
+      return control.canUseTool(request, signal);
+    default:
+      throw new Error(`ktx-claude-code does not handle control request subtype ${JSON.stringify(request.subtype)}`);
+  }
+}
+
 export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 /** How long a failed run waits for the CLI to confirm its interrupt before stopping it regardless. */
 export const INTERRUPT_GRACE_MS = 1_000;
@@ -327,18 +342,7 @@ export class Session {
   }
 
   private async dispatch(request: Record<string, unknown> & { subtype: string }, signal: AbortSignal): Promise<unknown> {
-    const { control } = this.options;
-    switch (request.subtype) {
-      case "mcp_message": {
-        const server = String(request.server_name);
-        if (!control.mcpMessage) throw new Error(`No MCP server named ${JSON.stringify(server)} in this run`);
-        return { mcp_response: await control.mcpMessage(server, request.message, signal) };
-      }
-      case "can_use_tool":
-        return control.canUseTool(request, signal);
-      default:
-        throw new Error(`ktx-claude-code does not handle control request subtype ${JSON.stringify(request.subtype)}`);
-    }
+    return dispatchControl(this.options.control, request, signal);
   }
 
   /** A cancelled request gets no reply; its handler is aborted. */
