@@ -4,6 +4,7 @@
  * abort throws `AbortError` from every operation, loops included), the step budget and tool-failure
  * counting per `telemetryTags.unitKey`. Each runtime supplies how one call runs.
  */
+import { setMaxListeners } from "node:events";
 import type { z } from "zod";
 import { AbortError, ClaudeCodeError, InvalidInputError } from "../errors/index.js";
 import { type PreparedTool, prepareToolSet } from "../mcp/tools.js";
@@ -44,6 +45,11 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
   protected abstract readonly logger: Logger;
   private readonly failures = new ToolFailureCounter();
   private readonly closing = new AbortController();
+
+  constructor() {
+    // Every call in flight links its signal to this one; hundreds of queued calls are normal in an ingest.
+    setMaxListeners(0, this.closing.signal);
+  }
 
   /** One text call on this runtime; `clock.answered` once the model answered. */
   protected abstract runText(input: KtxGenerateTextInput, signal: AbortSignal | undefined, clock: CallClock): Promise<TextOutcome>;
