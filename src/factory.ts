@@ -5,13 +5,13 @@
  * fallback), and nothing here reads credentials for a backend other than the configured one.
  */
 import { createAnthropic } from "@ai-sdk/anthropic";
-import type { LanguageModel, TelemetrySettings, ToolCallRepairFunction, ToolSet } from "ai";
+import type { LanguageModel } from "ai";
 import { ClaudeCodeError } from "./errors/index.js";
 import { type KtxLlmBackend, type KtxLlmConfig, resolvePromptCaching, resolveRoleModel } from "./config/schema.js";
 import { KtxLlmConfigError, parseKtxLlmConfig } from "./config/parse.js";
 import { claudeCodeConfigWarnings } from "./config/warnings.js";
 import { type Logger, silentLogger } from "./session/logger.js";
-import { AiSdkKtxLlmRuntime } from "./ai-sdk/runtime.js";
+import { AiSdkKtxLlmRuntime, type AiSdkKtxLlmRuntimeOptions } from "./ai-sdk/runtime.js";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
 import type { ModelRole } from "./runtime/types.js";
 
@@ -33,7 +33,10 @@ export class UnsupportedLlmBackendError extends ClaudeCodeError {
   }
 }
 
-export interface CreateKtxLlmRuntimeOptions extends Omit<ClaudeCodeRuntimeOptions, "models" | "logger" | "timeoutMs" | "toolTimeoutMs" | "telemetry"> {
+/** The claude-code runtime's options, plus the AI SDK runtime's (`repairToolCall`, `telemetry`, `maxRetries`: anthropic only). */
+export interface CreateKtxLlmRuntimeOptions
+  extends Omit<ClaudeCodeRuntimeOptions, "models" | "logger" | "timeoutMs" | "toolTimeoutMs" | "telemetry">,
+    Pick<AiSdkKtxLlmRuntimeOptions, "repairToolCall" | "telemetry" | "maxRetries" | "timeoutMs" | "toolTimeoutMs"> {
   /** The KTX project directory (the claude-code runtime's cwd). */
   projectDir: string;
   /**
@@ -42,14 +45,6 @@ export interface CreateKtxLlmRuntimeOptions extends Omit<ClaudeCodeRuntimeOption
    * `ANTHROPIC_API_KEY` when no key is set), and the model of `llm.models`.
    */
   getModel?(role: ModelRole): LanguageModel;
-  /** anthropic only: same-step tool-call repair (`experimental_repairToolCall`). */
-  repairToolCall?: ToolCallRepairFunction<ToolSet>;
-  /** anthropic only: `experimental_telemetry`. */
-  telemetry?: TelemetrySettings;
-  /** anthropic only: AI SDK retries of failed API calls. */
-  maxRetries?: number;
-  timeoutMs?: number;
-  toolTimeoutMs?: number;
   /** Receives the configuration warnings (claude-code: each ignored `llm.promptCaching` field). */
   logger?: Logger;
 }

@@ -343,3 +343,21 @@ export async function waitQuiet(pid, { quietMs = 120, maxMs = 5000 } = {}) {
     }
   }
 }
+
+/**
+ * The floors' minimal NDJSON reader: every JSON line of `stream` to `onMessage` (no framing limits or
+ * noise handling, so the floor measures the bare CLI rather than our parser).
+ */
+export function readMessages(stream, onMessage) {
+  let pending = "";
+  stream.on("data", (chunk) => {
+    let text = pending + chunk.toString("utf8");
+    let newline;
+    while ((newline = text.indexOf("\n")) >= 0) {
+      const line = text.slice(0, newline);
+      text = text.slice(newline + 1);
+      if (line.length > 0) onMessage(JSON.parse(line));
+    }
+    pending = text;
+  });
+}

@@ -5,6 +5,7 @@
  * stops the clock at the `result` line (stdin is closed then; the exit is timed separately).
  */
 import { spawn } from "node:child_process";
+import { readMessages } from "./common.mjs";
 
 /**
  * @param {object} spec
@@ -24,7 +25,6 @@ export function runFloor(spec) {
   const toolsList = JSON.stringify({ tools: (spec.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema })) });
   let resultMs;
   let result;
-  let pending = "";
   const send = (line) => child.stdin.write(`${line}\n`);
   const reply = (id, response) => send(`{"type":"control_response","response":{"subtype":"success","request_id":${JSON.stringify(id)},"response":${response}}}`);
 
@@ -57,16 +57,7 @@ export function runFloor(spec) {
     }
   };
 
-  child.stdout.on("data", (chunk) => {
-    let text = pending + chunk.toString("utf8");
-    let newline;
-    while ((newline = text.indexOf("\n")) >= 0) {
-      const line = text.slice(0, newline);
-      text = text.slice(newline + 1);
-      if (line.length > 0) onMessage(JSON.parse(line));
-    }
-    pending = text;
-  });
+  readMessages(child.stdout, onMessage);
   child.stderr.resume();
   child.stdin.on("error", () => undefined);
   send(JSON.stringify({ type: "control_request", request_id: "floor_init", request: spec.initialize }));

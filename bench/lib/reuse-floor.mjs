@@ -4,6 +4,7 @@
  * the clock stops at `result`, then `rewind_conversation` to that uuid (the next call waits for its reply).
  */
 import { spawn } from "node:child_process";
+import { readMessages } from "./common.mjs";
 import { randomUUID } from "node:crypto";
 
 /**
@@ -15,7 +16,6 @@ export function startReuseFloor(spec) {
   const toolsList = JSON.stringify({ tools: (spec.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema })) });
   const waiting = new Map(); // request_id -> resolve, for our control requests
   let onResult;
-  let pending = "";
   let counter = 0;
   const send = (line) => child.stdin.write(`${line}\n`);
   const reply = (id, response) => send(`{"type":"control_response","response":{"subtype":"success","request_id":${JSON.stringify(id)},"response":${response}}}`);
@@ -54,16 +54,7 @@ export function startReuseFloor(spec) {
       onResult?.(message);
     }
   };
-  child.stdout.on("data", (chunk) => {
-    let text = pending + chunk.toString("utf8");
-    let newline;
-    while ((newline = text.indexOf("\n")) >= 0) {
-      const line = text.slice(0, newline);
-      text = text.slice(newline + 1);
-      if (line.length > 0) onMessage(JSON.parse(line));
-    }
-    pending = text;
-  });
+  readMessages(child.stdout, onMessage);
   child.stderr.resume();
   child.stdin.on("error", () => undefined);
   const initialized = request(spec.initialize);
