@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { BENCH_DIR, DIST, SDK_VERSION, argValue, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
 
 const quick = hasFlag("quick");
-const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse,ingest").split(",");
+const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse,ingest,lifecycle").split(",");
 const runs = argValue("runs", quick ? 5 : 20);
 const withSdk = !hasFlag("no-sdk");
 
@@ -46,6 +46,7 @@ await section("tools", "tool-overhead.mjs", quick ? ["--loops", "3", "--texts", 
 await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["--expose-gc", "--no-warnings"]);
 await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000"] : [], ["--no-warnings"]);
 await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
+await section("lifecycle", "lifecycle.mjs", quick ? ["--alternating", "6", "--budgets", "1,2,3"] : [], ["--no-warnings"]);
 await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 
 const totalSeconds = Math.round((performance.now() - started) / 100) / 10;
@@ -78,6 +79,11 @@ if (reuse) {
   if (sdkText) goal("reuse text: one-turn p50, reused / Agent SDK", "<= 0.1", ratioOf(reuse.burst.text.reused.ms.p50, sdkText), reuse.burst.text.reused.ms.p50 / sdkText <= 0.1);
   if (reuse.throughput.ratio) goal(`reuse: one-turn calls/s, 2 at a time, reused / Agent SDK`, ">= 8", reuse.throughput.ratio, reuse.throughput.ratio >= 8);
   goal("reuse: tool round trip p50 on a reused process (ms)", "< 1", reuse.toolRoundTrip.p50, reuse.toolRoundTrip.p50 < 1);
+}
+const lifecycle = sections.lifecycle;
+if (lifecycle) {
+  goal("lifecycle: API requests per one-turn call, roles alternating haiku/sonnet", "= 1", lifecycle.models.requestsPerCall, lifecycle.models.requestsPerCall === 1);
+  goal("lifecycle: idle CLI memory after four one-turn calls of four shapes (MiB)", "<= 700", lifecycle.shapes4.idleRssMiB, lifecycle.shapes4.idleRssMiB <= 700);
 }
 const tools = sections.tools;
 if (tools) goal("tool-call overhead p50, end to end (ms)", "< 1", tools.e2e.toolCalls.p50, tools.e2e.toolCalls.p50 < 1);
@@ -206,6 +212,15 @@ if (memory) {
   table("Memory: parser path over a real pipe", ["streamed", "lines", "seconds", "MB/s", "RSS baseline MiB", "RSS peak MiB", "growth MiB", "RSS at end MiB"], [
     [`${memory.streamedMiB} MiB`, memory.lines, memory.seconds, memory.MBps, memory.rssBaselineMiB, memory.rssPeakMiB, memory.rssGrowthMiB, memory.rssEndMiB],
   ]);
+}
+if (sections.lifecycle) {
+  const l = sections.lifecycle;
+  process.stdout.write(`\nOne process lifecycle: ${l.models.calls} one-turn calls alternating roles made ${l.models.requests} API requests (${l.models.models.join(", ")}); after four one-turn calls of four shapes, ${l.shapes4.idleProcesses} idle CLIs hold ${l.shapes4.idleRssMiB} MiB\n`);
+  table(
+    "KTX-shaped sequence (stages with their own system prompt, tools and role): reuse against idle memory",
+    ["idle budget", "calls", "reused", "spares taken", "cold starts", "wall ms", "idle CLIs after", "idle MiB after"],
+    Object.entries(l.sequence).map(([name, r]) => [name, r.calls, r.reused, r.spareStarts, r.cold, r.wallMs, r.idleProcesses, r.idleRssMiB]),
+  );
 }
 table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met ? "yes" : "NO"]));
 

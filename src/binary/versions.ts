@@ -12,10 +12,14 @@ export interface CliVersionFacts {
   /** Whether `--disable-slash-commands` exists. */
   hasDisableSlashCommands: boolean;
   /**
-   * Whether the `set_model` control request switches the model of a started process (verified on the
-   * real CLI: init and the API requests then use the new model). Warm processes are then shared by roles.
+   * How a started process is switched to another model, verified on the real CLI (init and the API
+   * requests then use the new model, with no extra request): `apply_flag_settings` with `{model}`.
+   * `set_model` also switches but first sends a 1-token API request, so it is never used. Without a
+   * switch the model is part of the pool key: processes are then shared only by calls of one model.
+   * 2.1.142 and 2.1.200 put a `/model` local-command exchange into the history on either request, so
+   * their requests after a switch differ from a fresh process's: they get no switch.
    */
-  hasSetModel: boolean;
+  modelSwitch?: "apply_flag_settings";
   /** 2.1.142 and 2.1.200 send MCP `initialize` and `notifications/initialized` twice. */
   duplicateMcpInitialize: boolean;
   /** What the model aliases mean on this version (reported; the CLI resolves them itself). */
@@ -67,7 +71,7 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-telemetry"],
     builtinTools: BUILTIN_TOOLS_2_1_330,
     hasDisableSlashCommands: true,
-    hasSetModel: true,
+    modelSwitch: "apply_flag_settings",
     duplicateMcpInitialize: false,
     aliases: { sonnet: "claude-sonnet-5-5", opus: "claude-opus-5-5", haiku: "claude-haiku-5-5" },
   },
@@ -76,7 +80,7 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-plugin-authoring"],
     builtinTools: BUILTIN_TOOLS_2_1_286,
     hasDisableSlashCommands: true,
-    hasSetModel: true,
+    modelSwitch: "apply_flag_settings",
     duplicateMcpInitialize: false,
     aliases: { sonnet: "claude-sonnet-5-5", opus: "claude-opus-5-5", haiku: "claude-haiku-4-5-20251001" },
   },
@@ -85,7 +89,6 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     builtinPlugins: [],
     builtinTools: BUILTIN_TOOLS_2_1_200,
     hasDisableSlashCommands: true,
-    hasSetModel: true,
     duplicateMcpInitialize: true,
     aliases: { sonnet: "claude-sonnet-5", opus: "claude-opus-4-8", haiku: "claude-haiku-4-5-20251001" },
   },
@@ -94,7 +97,6 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     builtinPlugins: [],
     builtinTools: BUILTIN_TOOLS_2_1_142,
     hasDisableSlashCommands: true,
-    hasSetModel: true,
     duplicateMcpInitialize: true,
     aliases: { sonnet: "claude-sonnet-4-6", opus: "claude-opus-4-7", haiku: "claude-haiku-4-5" },
   },

@@ -1,22 +1,40 @@
 /**
- * Executes one CLI run for any operation: builds the isolated surface, hosts the call's tools,
- * checks `init`, follows steps and tool calls, and returns the result or throws one typed error.
+ * One call from start to finish, for every call: the pool decides which process serves it
+ * (process-pool.ts), the call's tools are bound to that process's MCP server, the isolation surface
+ * is checked (the account on a process's first call, `init` on every call), and the call's own result
+ * comes back — or one typed error. A transcript gets the call's lines and, last, a `call` record with
+ * the call's own cost, usage and how its process ended.
  */
 import { AbortError, ClaudeCodeError, CliCrashError, IsolationError, ProtocolError } from "../errors/index.js";
 import type { ResolvedCli } from "../binary/locate.js";
-import { createKtxMcpBridge } from "../mcp/bridge.js";
 import { type PreparedTool, KTX_MCP_SERVER_NAME, ktxToolId } from "../mcp/tools.js";
-import type { AssistantMessage, CliMessage, ResultMessage, SystemInitMessage, UserMessage } from "../protocol/messages.js";
+import type { AssistantMessage, CliMessage, ResultMessage, SystemInitMessage } from "../protocol/messages.js";
 import { initializeRequest } from "../protocol/outbound.js";
-import type { Logger } from "../session/logger.js";
-import { type SessionEnd, type WireDirection, Session } from "../session/session.js";
-import type { CliProcess, CliProcessOptions, ExitInfo } from "../transport/process.js";
-import { type WarmPool, warmKey } from "./warm-pool.js";
-import { buildCliArgs, checkAccount, checkInit, hookDifference } from "./isolation.js";
-import { MANAGED_POLICY_ADVICE, checkManagedPolicy } from "./managed-policy.js";
-import { resultError } from "./result-errors.js";
-import { StepTracker, isSyntheticError } from "./steps.js";
 import type { ToolCallRecord } from "../runtime/types.js";
+import type { WireDirection } from "../session/control.js";
+import type { Logger } from "../session/logger.js";
+import { PooledProcess } from "../session/pooled-process.js";
+import type { CliProcessOptions, ExitInfo } from "../transport/process.js";
+import { buildCliArgs, checkAccount } from "./isolation.js";
+import { MANAGED_POLICY_ADVICE, checkManagedPolicy } from "./managed-policy.js";
+import { type PoolEntry, type ProcessPool, type Source, launchKey, shapeKey } from "./process-pool.js";
+import { resultError } from "./result-errors.js";
+import { RunState, followMessage, permissionAnswer } from "./run-state.js";
+import { StepTracker } from "./steps.js";
+import { ToolSwitch } from "./tool-switch.js";
+
+/** The last record of a call's transcript: what this call cost and how its process ended. */
+export interface CallRecord {
+  /** This call's own cost and tokens (a kept process's `result` line carries its running total). */
+  costUsd: number | null;
+  usage: { inputTokens: number; outputTokens: number; cacheCreationInputTokens: number; cacheReadInputTokens: number } | null;
+  /** `kept for reuse`, `retired: <reason>`, `aborted`, `exited <code>` or `signal <SIG>`. */
+  ending: string;
+  /** The process launch this call ran on, and the call's number on it. */
+  process: { launch: string; call: number; pid?: number };
+  /** Set when the call failed. */
+  error?: { name: string; message: string };
+}
 
 export interface RunObserver {
   start?(info: {
@@ -25,11 +43,12 @@ export interface RunObserver {
     args: readonly string[];
     cwd: string;
     env: Record<string, string>;
-    /** On a reused process: its pid, this call's number on it, and the transcript of its launch (call 1). */
-    process?: { pid?: number; call: number; launchTranscript?: string };
+    /** The process: its pid, launch id, this call's number on it, and (later calls) the transcript of its launch. */
+    process?: { pid?: number; launch: string; call: number; source: Source; launchTranscript?: string };
   }): void;
   wire?(direction: WireDirection, text: string): void;
   exit?(exit: ExitInfo): void;
+  call?(record: CallRecord): void;
 }
 
 export interface RunSpec {
@@ -61,15 +80,18 @@ export interface RunSpec {
   includePartialMessages?: boolean;
   /** The CLI's result line, as soon as it arrives (before any error is derived from it). */
   onResult?(result: ResultMessage): void;
-  /** Pre-started processes to take from, and to refill after the run. */
-  warmPool?: WarmPool;
-  /** Return at the result and reap the child in the background (see SessionOptions). */
+  /** Return at the result, while the process rewinds or exits in the background (`reaped`); off with a transcript. */
   reapInBackground?: boolean;
-  /** This call's transcript file, when recorded (a reused process's later calls reference its first). */
+  /** This call's transcript file, when recorded (a process's later calls reference its first). */
   transcriptPath?: string;
 }
 
-export interface RunOutput extends SessionEnd {
+export interface RunOutput {
+  /** The call's result, its cost and usage made this call's own. */
+  result: ResultMessage;
+  stderrTail: string;
+  /** Settles once the process is rewound and idle, or has exited. */
+  reaped: Promise<unknown>;
   init: SystemInitMessage;
   steps: number;
   toolCalls: ToolCallRecord[];
@@ -80,149 +102,41 @@ export interface RunOutput extends SessionEnd {
   lastText: string;
   /** Permission requests we denied (hostile or unknown tool asks). */
   deniedTools: string[];
-  /** Whether a pre-started (warm) or reused process served the run. */
+  /** Whether a started process served the call (a warm spare or a reused one) rather than a new one. */
   warm: boolean;
-  /** Set when a pooled, reusable process served the run (reused-run.ts): its pid and this call's number on it. */
+  /** The process: its pid and this call's number on it. */
   reusedProcess?: { pid: number | undefined; call: number };
 }
 
-/** Follows the stream for one run (pure bookkeeping, no I/O). */
-export class RunState {
-  init: SystemInitMessage | undefined;
-  readonly errorLines: AssistantMessage[] = [];
-  readonly toolCalls = new Map<string, ToolCallRecord>();
-  readonly durations = new Map<string, number>();
-  readonly truncations = new Map<string, { originalChars: number; keptChars: number }>();
-  lastText = "";
-  private lastTextId: string | undefined;
-
-  constructor(
-    readonly steps: StepTracker,
-    private readonly onToolSettled?: (call: ToolCallRecord) => void,
-  ) {}
-
-  assistant(message: AssistantMessage): void {
-    if (isSyntheticError(message)) {
-      this.errorLines.push(message);
-      return;
-    }
-    if (message.parent_tool_use_id != null) return;
-    this.steps.assistant(message);
-    for (const block of message.message.content) {
-      if (block.type === "text") this.appendText(message.message.id, String((block as { text?: unknown }).text ?? ""));
-      if (block.type === "tool_use") {
-        const use = block as unknown as { id: string; name: string; input: unknown };
-        this.toolCalls.set(use.id, { toolUseId: use.id, name: use.name, input: use.input, ok: true });
-      }
-    }
-  }
-
-  user(message: UserMessage): void {
-    if (message.parent_tool_use_id != null || typeof message.message.content === "string") return;
-    for (const block of message.message.content) {
-      if (block.type !== "tool_result") continue;
-      const result = block as unknown as { tool_use_id: string; is_error?: boolean; content?: unknown };
-      const call = this.toolCalls.get(result.tool_use_id);
-      if (!call) continue;
-      call.durationMs = this.durations.get(result.tool_use_id);
-      const truncated = this.truncations.get(result.tool_use_id);
-      if (truncated) call.truncated = truncated;
-      if (result.is_error) {
-        call.ok = false;
-        call.error = toolResultText(result.content);
-      }
-      this.onToolSettled?.(call);
-    }
-  }
-
-  private appendText(messageId: string, text: string): void {
-    this.lastText = this.lastTextId === messageId ? this.lastText + text : text;
-    this.lastTextId = messageId;
-  }
-}
-
-/**
- * What a run does with each CLI message, on a fresh or a reused process alike: the stream is followed
- * in `state`, `init` is checked against the surface asked for, and any hook the CLI runs is refused.
- * Returns the isolation failure, if any, for the caller to stop the run with.
- */
-export function followMessage(
-  message: CliMessage,
-  state: RunState,
-  spec: Pick<RunSpec, "onCliMessage" | "onResult">,
-  expected: Parameters<typeof checkInit>[1],
-): IsolationError | undefined {
-  spec.onCliMessage?.(message);
-  switch (message.kind) {
-    case "system_init": {
-      // A reused process sends init at every call's start: the surface is re-checked each time.
-      state.init = message.message;
-      const differences = checkInit(message.message, expected);
-      return differences.length > 0 ? new IsolationError(differences) : undefined;
-    }
-    case "system": {
-      const hook = hookDifference(message.message);
-      return hook ? new IsolationError([hook], MANAGED_POLICY_ADVICE) : undefined;
-    }
-    case "assistant":
-      state.assistant(message.message);
-      return undefined;
-    case "user":
-      state.user(message.message);
-      return undefined;
-    case "result":
-      state.steps.end();
-      // Usage in the result line is per call (also on a reused process).
-      spec.onResult?.(message.message);
-      return undefined;
-    default:
-      return undefined;
-  }
-}
-
-/** Deny-by-default permission answer: only the call's own `mcp__ktx__` tools are allowed. */
-export function permissionAnswer(request: Record<string, unknown>, allowed: ReadonlySet<string>, toolIds: readonly string[], deniedTools: string[]): Record<string, unknown> {
-  const name = String(request.tool_name);
-  if (allowed.has(name)) return { behavior: "allow", updatedInput: request.input ?? {} };
-  deniedTools.push(name);
-  return { behavior: "deny", message: `Tool ${name} is not available in this KTX run. Only these tools exist: ${toolIds.join(", ") || "(none)"}.` };
-}
-
-function toolResultText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((part) => String((part as { text?: unknown }).text ?? "")).join("");
-  return JSON.stringify(content ?? "");
-}
-
-/**
- * Runs the call, on a warm process when the pool has one for this launch. A warm process that died
- * while idle (before answering initialize), refused `set_model`, or fails the isolation check is
- * dropped and the call is run again on a fresh process.
- */
-export async function executeRun(spec: RunSpec): Promise<RunOutput> {
+/** Runs the call on the process the pool gives it; one that failed before the call started is replaced once by a new one. */
+export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunOutput> {
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
-  // Before any process starts: managed hooks would run (and see the prompt) whatever flags we pass.
+  // Before any process is started or reused: managed hooks would run (and see the prompt) whatever flags we pass.
   const policy = checkManagedPolicy();
   if (policy.length > 0) throw new IsolationError(policy, MANAGED_POLICY_ADVICE);
   const launch = launchSpec(spec);
-  const poolKey = warmKey(launch, spec.cli.facts.hasSetModel);
-  const warm = spec.warmPool?.take(poolKey);
+  const modelSwitch = spec.cli.facts.modelSwitch;
+  const launchId = launchKey(launch, modelSwitch !== undefined);
+  const shape = shapeKey(launch, modelSwitch !== undefined, spec);
+  const start = () => new PooledProcess({ process: launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
+  const { entry, source } = await pool.acquire(launchId, shape, start);
   try {
-    if (!warm) return await runOnce(spec, launch, undefined);
     try {
-      return await runOnce(spec, launch, warm);
+      return await runOn(spec, pool, entry, source);
     } catch (error) {
-      // The model was asked nothing in the first two cases; after an init failure nothing was acted upon.
-      const retryCold =
-        error instanceof IsolationError || (error instanceof CliCrashError && error.beforeInitialize) || (error instanceof ProtocolError && error.refusedRequest === "set_model");
-      if (!retryCold) throw error;
-      spec.logger.warn(`a warm Claude Code process failed before the call started (${(error as Error).name}); retrying on a fresh process`);
-      return await runOnce(spec, launch, undefined);
+      // Nothing was asked of the model: a process that died idle, refused the model switch, or (a spare) failed isolation.
+      const retry =
+        source !== "cold" &&
+        ((error instanceof CliCrashError && error.beforeInitialize) ||
+          (error instanceof ProtocolError && (error.refusedRequest === "set_model" || error.refusedRequest === "apply_flag_settings")) ||
+          (source === "warm" && error instanceof IsolationError));
+      if (!retry || spec.signal?.aborted) throw error;
+      spec.logger.warn(`a ${source === "reused" ? "reused" : "warm"} Claude Code process failed before the call started (${(error as Error).name}); retrying on a fresh process`);
+      return await runOn(spec, pool, pool.adopt(launchId, shape, start()), "cold");
     }
   } finally {
-    // Idempotent: ends a taken process that failed before its session adopted it.
-    if (warm) void warm.stop(true);
-    spec.warmPool?.replenish(poolKey, launch);
+    // A spare started ahead of need pays off only while calls still miss processes of their shape.
+    if (source !== "reused") pool.addSpare(launchId, start);
   }
 }
 
@@ -237,74 +151,122 @@ export function launchSpec(spec: RunSpec): CliProcessOptions {
   };
 }
 
-async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: CliProcess | undefined): Promise<RunOutput> {
-  if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
+async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source: Source): Promise<RunOutput> {
   const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
   const allowed = new Set(toolIds);
   const deniedTools: string[] = [];
-  const bridge = spec.tools.length > 0 ? createKtxMcpBridge(spec.tools, {
-    toolTimeoutMs: spec.toolTimeoutMs,
-    onToolCall: (event) => {
-      if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
-      if (event.toolUseId && event.truncated) state.truncations.set(event.toolUseId, event.truncated);
-    },
-  }) : undefined;
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
   const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir };
-
-  // A warm process may have been started for another role's model: it is switched before the prompt.
-  const launchArgs = warmProcess?.launchArgs ?? launch.args;
-  const setup = launchArgs.includes(`--model=${spec.model}`) ? [] : [{ subtype: "set_model", model: spec.model }];
-  spec.observer?.start?.({ cliPath: spec.cli.path, cliVersion: spec.cli.version, args: launchArgs, cwd: spec.projectDir, env: spec.env });
-  const session: Session = new Session({
-    process: launch,
-    warmProcess,
-    control: {
-      mcpMessage: bridge ? (server, message, signal) => bridge.handleMcpMessage(server, message, signal) : undefined,
-      canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
-    },
-    onInitialized: (response) => {
-      const differences = checkAccount(response, expected);
-      if (differences.length > 0) session.fail(new IsolationError(differences));
-    },
-    onMessage: (message: CliMessage) => {
-      const failure = followMessage(message, state, spec, expected);
-      if (failure) session.fail(failure);
-    },
-    onWire: spec.observer?.wire,
-    onExit: spec.observer?.exit,
-    timeoutMs: spec.timeoutMs,
-    idleTimeoutMs: spec.idleTimeoutMs,
-    signal: spec.signal,
-    logger: spec.logger,
-    reapInBackground: spec.reapInBackground,
+  const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
+  const unbind = tools.bind(spec.tools, (event) => {
+    if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
+    if (event.toolUseId && event.truncated) state.truncations.set(event.toolUseId, event.truncated);
   });
-
+  const { proc } = entry;
+  const callIndex = proc.callCount + 1;
+  if (callIndex === 1) entry.launchTranscript = spec.transcriptPath;
+  // The process's exit belongs in this call's transcript when it ends during the call or right after it.
+  let exit: ExitInfo | undefined;
+  const recordExit = (info: ExitInfo) => {
+    if (exit) return;
+    exit = info;
+    spec.observer?.exit?.(info);
+  };
+  spec.observer?.start?.({
+    cliPath: spec.cli.path,
+    cliVersion: spec.cli.version,
+    args: proc.launchArgs,
+    cwd: spec.projectDir,
+    env: spec.env,
+    process: { pid: proc.pid, launch: proc.launchId, call: callIndex, source, ...(callIndex > 1 && entry.launchTranscript ? { launchTranscript: entry.launchTranscript } : {}) },
+  });
+  const keep = pool.keepAfterCall(entry);
+  let result: ResultMessage | undefined;
+  let failure: unknown;
   try {
-    const end = await session.run(
-      initializeRequest({
-        systemPrompt: spec.system,
-        jsonSchema: spec.jsonSchema,
-        mcpServers: bridge ? [KTX_MCP_SERVER_NAME] : [],
-      }),
-      spec.prompt,
-      setup,
-    );
-    return finish(end, state, deniedTools, warmProcess !== undefined);
+    const end = await proc.call({
+      initialize: initializeRequest({ systemPrompt: spec.system, jsonSchema: spec.jsonSchema, mcpServers: tools.bridge ? [KTX_MCP_SERVER_NAME] : [] }),
+      prompt: spec.prompt,
+      model: spec.model,
+      keep: keep === true,
+      endReason: keep === true ? undefined : keep,
+      control: {
+        mcpMessage: tools.bridge ? (server, message, signal) => tools.bridge!.handleMcpMessage(server, message, signal) : undefined,
+        canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
+      },
+      onInitialized: (response) => {
+        const differences = checkAccount(response, expected);
+        if (differences.length > 0) throw new IsolationError(differences);
+      },
+      onMessage: (message: CliMessage) => {
+        const isolation = followMessage(message, state, spec, expected);
+        if (isolation) throw isolation;
+      },
+      onWire: spec.observer?.wire,
+      onExit: recordExit,
+      timeoutMs: spec.timeoutMs,
+      idleTimeoutMs: spec.idleTimeoutMs,
+      signal: spec.signal,
+    });
+    result = end.result;
+    // A transcript is complete when the call returns: its rewind lines, or its exit, are in it.
+    if (!spec.reapInBackground) await end.settled;
+    const output = finish(end.result, end.stderrTail, end.settled, state, deniedTools, source !== "cold");
+    return { ...output, reusedProcess: { pid: proc.pid, call: callIndex } };
+  } catch (error) {
+    failure = error;
+    // A failed call returns only once its process is reaped (or rewound and idle): nothing outlives it unseen.
+    await proc.settled;
+    throw error;
   } finally {
-    await bridge?.close();
+    unbind();
+    const kept = pool.release(entry);
+    if (!spec.reapInBackground) {
+      if (!(await kept)) recordExit(await proc.proc.exited);
+      spec.observer?.call?.(callRecord(entry, callIndex, result, await kept, exit, failure));
+    }
   }
 }
 
-export function finish(end: SessionEnd, state: RunState, deniedTools: string[], warm: boolean): RunOutput {
-  const failure = resultError(end.result, state.errorLines, { stderrTail: end.stderrTail || undefined });
-  if (failure && !isBudget(end.result)) throw failure;
+function callRecord(entry: PoolEntry, call: number, result: ResultMessage | undefined, kept: boolean, exit: ExitInfo | undefined, failure: unknown): CallRecord {
+  const reason = entry.proc.retired;
+  const ending = kept
+    ? "kept for reuse"
+    : reason === "aborted"
+      ? "aborted"
+      : reason && reason !== "single use" && reason !== "exited"
+        ? `retired: ${reason}`
+        : exit?.signal
+          ? `signal ${exit.signal}`
+          : `exited ${exit?.exitCode ?? "?"}`;
+  const usage = result?.usage;
+  return {
+    costUsd: typeof result?.total_cost_usd === "number" ? result.total_cost_usd : null,
+    usage: usage
+      ? {
+          inputTokens: usage.input_tokens ?? 0,
+          outputTokens: usage.output_tokens ?? 0,
+          cacheCreationInputTokens: usage.cache_creation_input_tokens ?? 0,
+          cacheReadInputTokens: usage.cache_read_input_tokens ?? 0,
+        }
+      : null,
+    ending,
+    process: { launch: entry.proc.launchId, call, ...(entry.proc.pid !== undefined ? { pid: entry.proc.pid } : {}) },
+    ...(failure ? { error: { name: (failure as Error).name ?? "Error", message: String((failure as Error).message ?? failure).slice(0, 500) } } : {}),
+  };
+}
+
+function finish(result: ResultMessage, stderrTail: string, reaped: Promise<unknown>, state: RunState, deniedTools: string[], warm: boolean): Omit<RunOutput, "reusedProcess"> {
+  const failure = resultError(result, state.errorLines, { stderrTail: stderrTail || undefined });
+  if (failure && !isBudget(result)) throw failure;
   if (!state.init) {
     throw new IsolationError(["the CLI sent no system/init message, so the isolation surface could not be verified"]);
   }
   const toolCalls = [...state.toolCalls.values()];
   return {
-    ...end,
+    result,
+    stderrTail,
+    reaped,
     init: state.init,
     steps: state.steps.steps,
     toolCalls,

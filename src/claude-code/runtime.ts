@@ -33,11 +33,9 @@ import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { type ApiEndpoint, type Env, checkPassEnv, createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
 import { hostDiscovery } from "./isolation.js";
-import { executeReusedRun } from "./reused-run.js";
+import { type PoolStats, ProcessPool, type ReuseOptions, type WarmOptions } from "./process-pool.js";
 import { type RunOutput, executeRun } from "./run.js";
-import { type ReuseOptions, type SessionPoolStats, SessionPool } from "./session-pool.js";
 import { mapStopReason } from "./stop-reason.js";
-import { type WarmOptions, WarmPool } from "./warm-pool.js";
 
 export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   projectDir: string;
@@ -71,13 +69,14 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   /** Record every run's transcript into this directory. */
   transcript?: { dir: string };
   /**
-   * Pre-started CLI processes for repeated calls of the same shape (default on: `{ size: 2, idleMs: 30000 }`;
-   * `false` turns it off). Call `close()` to end idle processes early; they never keep the host alive.
+   * Spares: CLI processes started ahead of need, which serve the first call of a new shape (default on:
+   * `{ size: 1, idleMs: 30000 }`; `false` turns them off). They count in the pool's one idle budget.
    */
   warm?: WarmOptions | false;
   /**
    * One CLI process serves many calls of the same shape, rewound between them (default on; see
-   * docs/performance.md for what such calls share). `false`: one process per call.
+   * docs/performance.md for what such calls share and the idle budget). `false`: one process per call.
+   * Idle processes end after `idleMs`, on `close()`, and with the host; they never keep the host alive.
    */
   reuse?: ReuseOptions | false;
   logger?: Logger;
@@ -124,6 +123,7 @@ const optionsSchema = z.strictObject({
       z.literal(false),
       z.strictObject({
         maxIdle: z.number().int().nonnegative().optional(),
+        maxIdleMiB: z.number().nonnegative().optional(),
         idleMs: z.number().int().positive().optional(),
         maxCalls: z.number().int().positive().optional(),
         maxRssMiB: z.number().positive().optional(),
@@ -168,9 +168,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
   protected readonly logger: Logger;
   private readonly limiter: RunLimiter;
   private cliPromise: Promise<ResolvedCli> | undefined;
-  private readonly warmPool: WarmPool | undefined;
   private readonly limits: CallLimits;
-  private readonly sessionPool: SessionPool | undefined;
+  private readonly pool: ProcessPool;
 
   constructor(options: ClaudeCodeRuntimeOptions) {
     super();
@@ -179,35 +178,46 @@ export class ClaudeCodeRuntime extends PortRuntime {
     this.logger = options.logger ?? silentLogger;
     this.limits = createCallLimits(this.options, this.logger);
     this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
-    this.warmPool = options.warm === false ? undefined : new WarmPool(options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
-    this.sessionPool = options.reuse === false ? undefined : new SessionPool(options.reuse ?? {}, this.logger);
+    this.pool = new ProcessPool(options.reuse ?? {}, options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
   }
 
   /**
-   * Ends idle warm and reusable processes; calls made afterwards start cold processes. Calls in flight
-   * finish (a reused process is retired when its call ends), unless `abortInFlight` (they then reject
-   * with `AbortError` and their CLIs are interrupted, then stopped or retired).
+   * Ends every idle process and resolves once every CLI of this runtime is reaped; calls made
+   * afterwards start processes that end with their call. Calls in flight finish (their process is
+   * retired when the call ends), unless `abortInFlight` (they then reject with `AbortError` and their
+   * CLIs are interrupted, then stopped). While it waits, the CLIs keep the host alive, so the code
+   * after `await close()` runs even when nothing else is left in the host.
    */
   override async close(options: CloseOptions = {}): Promise<void> {
-    // The pools close first (synchronously), so a process whose call ends during close() is retired, not kept.
-    const pools = Promise.all([this.warmPool?.close(), this.sessionPool?.close()]);
+    // The pool closes first (synchronously), so a process whose call ends during close() is retired, not kept.
+    const pool = this.pool.close();
     await super.close(options);
-    await pools;
+    await pool;
   }
 
-  /** Process ids of live reusable processes (idle or serving a call); diagnostics, tests. */
+  /** Process ids of live processes that served a call (idle or serving one); diagnostics, tests. */
   get reusePids(): number[] {
-    return this.sessionPool?.pids ?? [];
+    return this.pool.pids;
   }
 
-  /** Counters of the session pool (processes started, reused calls, retirements by reason); undefined with `reuse: false`. */
-  get reuseStats(): SessionPoolStats | undefined {
-    return this.sessionPool?.stats;
+  /** Counters of the pool (processes started, reused calls, retirements by reason); undefined with `reuse: false`. */
+  get reuseStats(): PoolStats | undefined {
+    return this.pool.reuse ? this.pool.stats : undefined;
   }
 
-  /** Process ids of idle warm processes right now (diagnostics, tests). */
+  /** Counters of the pool, whatever `reuse` says (the bench). */
+  get poolStats(): PoolStats {
+    return this.pool.stats;
+  }
+
+  /** Process ids of idle spares right now (diagnostics, tests). */
   get warmIdlePids(): number[] {
-    return this.warmPool?.idlePids ?? [];
+    return this.pool.sparePids;
+  }
+
+  /** Resident memory of every idle process (diagnostics, the bench). */
+  idleMemory(): Array<{ pid: number | undefined; rssMiB: number }> {
+    return this.pool.idleMemory();
   }
 
   /** The pinned model id for `role` (falls back to `default`); what the CLI is given. */
@@ -334,8 +344,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
         })
       : undefined;
     try {
-      const run = this.sessionPool && !this.sessionPool.isClosed ? (spec: Parameters<typeof executeRun>[0]) => executeReusedRun(spec, this.sessionPool!) : executeRun;
-      const output = await run({
+      const output = await executeRun({
         cli,
         projectDir: this.options.projectDir,
         env,
@@ -359,11 +368,10 @@ export class ClaudeCodeRuntime extends PortRuntime {
         onStepFinish: (stepIndex) => (hooks.onStepFinish(stepIndex), spec.onStepFinish?.(stepIndex)),
         onToolSettled: (call) => (hooks.onToolSettled(call), spec.onToolSettled?.(call)),
         onResult: spec.onResult,
-        warmPool: this.warmPool,
         // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.
         reapInBackground: transcript === undefined,
         transcriptPath: transcript?.path,
-      });
+      }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();
       return { ...output, transcriptPath: transcript?.path };

@@ -82,7 +82,13 @@ export function renderSummary(summary: TranscriptSummary): string {
       ? "completed"
       : `${summary.end.state.toUpperCase()}: ${summary.end.cause}`
     : "no result line: the run did not finish (or the capture was cut)";
-  const exit = raw ? "exit not recorded (raw capture)" : summary.exit ? `exit code ${summary.exit.exitCode ?? "none"}${summary.exit.signal ? `, signal ${summary.exit.signal}` : ""}` : "no exit recorded";
+  const exit = raw
+    ? "exit not recorded (raw capture)"
+    : summary.process && !summary.exit
+      ? `process ${summary.process.ending} (launch ${summary.process.launch}, call ${summary.process.call})`
+      : summary.exit
+        ? `exit code ${summary.exit.exitCode ?? "none"}${summary.exit.signal ? `, signal ${summary.exit.signal}` : ""}`
+        : "no exit recorded";
   const lines = [
     `${summary.path}${raw ? " (raw stream-json capture: the CLI's stdout only, no timing)" : ""}`,
     `  CLI ${summary.cliVersion}, ${raw ? "duration not recorded" : `${summary.durationMs.toFixed(0)} ms`}, ${exit}`,

@@ -1,7 +1,7 @@
 /**
  * The transcript file format: JSONL, one record per line. The header comes first, then every line
  * in both directions (raw text, redacted) and stderr chunks with a monotonic millisecond offset,
- * then the exit.
+ * then the exit (when the process ended with the call), then the `call` record.
  */
 import { z } from "zod";
 
@@ -35,11 +35,30 @@ export const exitRecordSchema = z.looseObject({
   signal: z.string().nullable(),
 });
 
-export const transcriptRecordSchema = z.discriminatedUnion("kind", [headerRecordSchema, wireRecordSchema, exitRecordSchema]);
+/**
+ * The last record of a call's transcript: the call's own cost and usage (a reused process's `result`
+ * line carries the process's running `total_cost_usd`), how its process ended for this call, and the
+ * process launch it ran on. Absent in transcripts older than this record and in raw captures.
+ */
+export const callRecordSchema = z.looseObject({
+  kind: z.literal("call"),
+  t: z.number(),
+  costUsd: z.number().nullable(),
+  usage: z
+    .looseObject({ inputTokens: z.number(), outputTokens: z.number(), cacheCreationInputTokens: z.number(), cacheReadInputTokens: z.number() })
+    .nullable(),
+  /** `kept for reuse`, `retired: <reason>`, `aborted`, `exited <code>` or `signal <SIG>`. */
+  ending: z.string(),
+  process: z.looseObject({ launch: z.string(), call: z.number() }),
+  error: z.looseObject({ name: z.string(), message: z.string() }).optional(),
+});
+
+export const transcriptRecordSchema = z.discriminatedUnion("kind", [headerRecordSchema, wireRecordSchema, exitRecordSchema, callRecordSchema]);
 
 export type HeaderRecord = z.infer<typeof headerRecordSchema>;
 export type WireRecord = z.infer<typeof wireRecordSchema>;
 export type ExitRecord = z.infer<typeof exitRecordSchema>;
+export type CallRecord = z.infer<typeof callRecordSchema>;
 export type TranscriptRecord = z.infer<typeof transcriptRecordSchema>;
 
 /** Appended by the fixture recorder: what the runtime call returned, to compare replays against. */

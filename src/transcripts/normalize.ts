@@ -16,7 +16,7 @@ const VOLATILE_KEYS = new Set([
   "durationMs",
 ]);
 
-const HOST_REQUEST_ID = /^ktx_\d+_\d+$/;
+const HOST_REQUEST_ID = /^ktx_\d+_r?\d+$/;
 const LOOPBACK_PORT = /(127\.0\.0\.1|localhost):\d+/g;
 
 function normalizeValue(value: unknown, key?: string): unknown {

@@ -50,13 +50,15 @@ export async function openRunTranscript(dir: string, options: TranscriptOptions)
         envNames: Object.keys(info.env).sort(),
         cwd: info.cwd,
         startedAt: new Date().toISOString(),
-        // A call on a reused process: the process's launch and initialize are in its first call's transcript.
+        // The process launch; on a reused process its launch and initialize are in its first call's transcript.
         ...(info.process ? { process: info.process } : {}),
         ...(options.scenario ? { scenario: options.scenario } : {}),
       });
     },
     wire: (direction, text) => write({ kind: direction, t: offset(), text: redactor.redact(text) }),
     exit: (exit) => write({ kind: "exit", t: offset(), exitCode: exit.exitCode ?? null, signal: exit.signal ?? null }),
+    // Last: this call's own cost and usage, and how its process ended (format.ts, callRecordSchema).
+    call: (record) => write({ kind: "call", t: offset(), ...record, ...(record.error ? { error: { ...record.error, message: redactor.redact(record.error.message) } } : {}) }),
   };
   const close = async () => {
     if (fd === undefined) return;

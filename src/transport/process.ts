@@ -46,20 +46,18 @@ export class CliProcess {
   private stopping: Promise<ExitInfo> | undefined;
   private hasExited = false;
 
-  private handlers: ProcessHandlers;
-  private readonly early: Array<(handlers: ProcessHandlers) => void> = [];
+  private readonly handlers: ProcessHandlers;
 
   /** The argv this process was started with. */
   get launchArgs(): readonly string[] {
     return this.options.args;
   }
 
-  /** Without `handlers` (a pre-started, warm process) output is held until `attach`. */
   constructor(
     private readonly options: CliProcessOptions,
-    handlers?: ProcessHandlers,
+    handlers: ProcessHandlers,
   ) {
-    this.handlers = handlers ?? this.holdingHandlers();
+    this.handlers = handlers;
     this.child = execa(options.path, options.args, {
       cwd: options.cwd,
       env: options.env,
@@ -90,8 +88,8 @@ export class CliProcess {
   }
 
   /**
-   * Whether this process keeps the host's event loop alive. Idle warm processes do not, so a host
-   * that is done exits at once (execa's cleanup then ends them); a process in use does.
+   * Whether this process keeps the host's event loop alive. Idle processes do not, so a host that is
+   * done exits at once (host-exit.ts then ends them); one serving a call or being retired does.
    */
   keepHostAlive(keep: boolean): void {
     const method = keep ? "ref" : "unref";
@@ -99,21 +97,6 @@ export class CliProcess {
     for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) {
       (stream as unknown as { [key: string]: (() => void) | undefined } | null)?.[method]?.();
     }
-  }
-
-  /** Hands the process to its session: held output is delivered first, in order. */
-  attach(handlers: ProcessHandlers): void {
-    this.keepHostAlive(true);
-    this.handlers = handlers;
-    for (const deliver of this.early.splice(0)) deliver(handlers);
-  }
-
-  private holdingHandlers(): ProcessHandlers {
-    const hold =
-      <K extends keyof ProcessHandlers>(key: K) =>
-      (...args: Parameters<NonNullable<ProcessHandlers[K]>>) =>
-        this.early.push((handlers) => (handlers[key] as ((...a: typeof args) => void) | undefined)?.(...args));
-    return { line: hold("line"), oversizedLine: hold("oversizedLine"), stderr: hold("stderr"), writeDropped: hold("writeDropped"), stdoutEnd: hold("stdoutEnd") };
   }
 
   get pid(): number | undefined {

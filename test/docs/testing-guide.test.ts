@@ -19,14 +19,19 @@ const glossary: KtxRuntimeToolDescriptor<{ term: string }> = {
 };
 
 let api: ScriptedMessagesApi | undefined;
-afterEach(() => api?.close());
+let runtime: ClaudeCodeRuntime | undefined;
+afterEach(async () => {
+  // close() resolves once every CLI the runtime started has been reaped.
+  await runtime?.close();
+  await api?.close();
+});
 
 it("looks a term up, then answers", async () => {
   api = await startScriptedMessagesApi([
     turn.tools({ name: "mcp__ktx__lookup", input: { term: "grain" } }),
     turn.text("Grain is the level of detail of one row."),
   ]);
-  const runtime = new ClaudeCodeRuntime({
+  runtime = new ClaudeCodeRuntime({
     projectDir: mkdtempSync(join(tmpdir(), "project-")),
     models: { default: "sonnet" },
     env: {
@@ -38,7 +43,6 @@ it("looks a term up, then answers", async () => {
       NO_PROXY: "127.0.0.1,localhost,::1",
     },
     apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" },
-    warm: false,
   });
 
   const loop = await runtime.runAgentLoop({

@@ -35,3 +35,19 @@ describe("a model the API does not know", () => {
     expect(loop.error?.message).toMatch(/asked for role curator/);
   });
 });
+
+describe("roles alternating on the defaults (reuse and a spare)", () => {
+  it("makes exactly one API request per one-turn call, each with its role's model, on one process", async () => {
+    const api = await scriptedApi((request) => turn.text(`answered by ${request.body.model}`));
+    const runtime = runtimeFor(api, { models: { default: "sonnet", triage: "haiku" }, reuse: {}, warm: {} });
+    const roles = ["triage", "default", "triage", "default", "triage", "default"] as const;
+    const answers: string[] = [];
+    for (const role of roles) answers.push(await runtime.generateText({ role, system: "KTX triage and descriptions.", prompt: "Is this about billing?" }));
+    const models = roles.map((role) => (role === "triage" ? "claude-haiku-4-5" : "claude-sonnet-4-6"));
+    expect(answers).toEqual(models.map((model) => `answered by ${model}`));
+    // One request per call: the switch between models sends none (set_model would add a 1-token "Hi" each time).
+    expect(api.messageRequests.map((request) => request.body.model)).toEqual(models);
+    expect(runtime.reuseStats).toMatchObject({ started: 1, reusedCalls: 5 });
+    await runtime.close();
+  });
+});

@@ -85,7 +85,7 @@ describe("warm pool", () => {
     expect(await remainingChildren()).toEqual([]);
   });
 
-  it("serves another role's model from the same warm process, switched with set_model before the prompt", async () => {
+  it("serves another role's model from the same warm process, switched before the prompt with no extra request", async () => {
     const api = await scriptedApi(() => turn.text("hi"));
     const dir = tempDir("transcripts");
     const runtime = runtimeFor(api, { models: { default: "sonnet", triage: "haiku" }, warm: { size: 1, idleMs: 60_000 }, transcript: { dir } });
@@ -94,15 +94,15 @@ describe("warm pool", () => {
     const triage = await runtime.generateTextResult({ role: "triage", prompt: "two" });
     expect(triage.warmStart).toBe(true);
     expect(triage.model).toBe("claude-haiku-4-5");
-    // set_model with a full id (never with an alias) makes CLI 2.1.330 check the model first: one "Hi" request, max_tokens 1.
-    expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-4-6", "claude-haiku-4-5", "claude-haiku-4-5"]);
-    expect(api.messageRequests[1]!.body).toMatchObject({ max_tokens: 1, messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }] });
+    // apply_flag_settings switches without asking the API (set_model would first send a 1-token "Hi" request).
+    expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-4-6", "claude-haiku-4-5"]);
+    expect(JSON.stringify(api.messageRequests[1]!.body.messages)).toContain("two");
     // The transcript shows the process as launched (for sonnet) and the switch, answered before the prompt went out.
     const records = readFileSync(triage.transcriptPath!, "utf8").trim().split("\n").map((line) => JSON.parse(line));
     expect(records[0].args).toContain("--model=claude-sonnet-4-6");
     const out = records.filter((r) => r.kind === "out").map((r) => JSON.parse(r.text));
-    expect(out.map((m) => m.request?.subtype ?? m.type)).toEqual(["initialize", "set_model", "user"]);
-    expect(out[1].request.model).toBe("claude-haiku-4-5");
+    expect(out.map((m) => m.request?.subtype ?? m.type)).toEqual(["initialize", "apply_flag_settings", "user"]);
+    expect(out[1].request.settings).toEqual({ model: "claude-haiku-4-5" });
     await runtime.close();
     expect(await remainingChildren()).toEqual([]);
   });

@@ -286,9 +286,9 @@ describe("tool calls and permission questions from the CLI", () => {
   });
 });
 
-describe("warm processes and set_model", () => {
-  it("runs the call on a fresh process when a warm one refuses set_model", async () => {
-    const { runtime, messages } = standIn("no-set-model", { models: { default: "sonnet", triage: "haiku" }, warm: { size: 1, idleMs: 60_000 } });
+describe("warm processes and the model switch", () => {
+  it("runs the call on a fresh process when a warm one refuses the model switch", async () => {
+    const { runtime, messages } = standIn("no-model-switch", { models: { default: "sonnet", triage: "haiku" }, warm: { size: 1, idleMs: 60_000 } });
     expect((await runtime.generateTextResult({ prompt: "hi" })).warmStart).toBe(false);
     // The pool refilled for the sonnet launch when the call ended; a triage call takes it and must switch it to haiku.
     expect(runtime.warmIdlePids).toHaveLength(1);

@@ -37,7 +37,7 @@ function reuseCli(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {})
 const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as Error);
 
 describe("session pool", () => {
-  it("serves calls from one process, switches the model with set_model, and reports each call's own cost", async () => {
+  it("serves calls from one process, switches the model, and reports each call's own cost", async () => {
     const { runtime } = reuseCli("ok");
     const texts: string[] = [];
     const costs: number[] = [];
@@ -46,10 +46,10 @@ describe("session pool", () => {
       texts.push(out.text);
       costs.push(out.costUsd);
     }
-    // The model persists across rewinds: set_model is sent only when the call's model differs.
+    // The model persists across rewinds: it is switched only when the call's model differs.
     expect(texts).toEqual(["answer 1 from claude-sonnet-4-6", "answer 2 from claude-sonnet-4-6", "answer 3 from claude-haiku-4-5", "answer 4 from claude-haiku-4-5", "answer 5 from claude-sonnet-4-6"]);
     expect(costs).toEqual([0.01, 0.01, 0.01, 0.01, 0.01]);
-    expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 4, retired: {} });
+    expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 4, spareCalls: 0, retired: {} });
     expect(runtime.reusePids).toHaveLength(1);
   });
 
@@ -100,7 +100,7 @@ describe("session pool", () => {
     expect(await failure(runtime.generateTextResult({ prompt: "slow", signal: controller.signal }))).toBeInstanceOf(AbortError);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect((await runtime.generateTextResult({ prompt: "three" })).text).toBe("answer 3 from claude-sonnet-4-6");
-    expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 2, retired: {} });
+    expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 2, spareCalls: 0, retired: {} });
   });
 
   it("retires the process when an interrupt brings no result, a call times out, or the CLI dies mid-call", async () => {
@@ -139,7 +139,10 @@ describe("session pool", () => {
     const [head1, ...lines1] = records(first.transcriptPath!);
     const [head2, ...lines2] = records(second.transcriptPath!);
     expect(head1.process).toMatchObject({ call: 1 });
-    expect(head2.process).toEqual({ pid: head1.process.pid, call: 2, launchTranscript: first.transcriptPath });
+    expect(head2.process).toEqual({ pid: head1.process.pid, launch: head1.process.launch, call: 2, source: "reused", launchTranscript: first.transcriptPath });
+    // Each transcript ends with the call's own cost (the stand-in's running total is 0.01 per call) and its process's fate.
+    expect(lines1.at(-1)).toMatchObject({ kind: "call", costUsd: 0.01, ending: "kept for reuse", process: { launch: head1.process.launch, call: 1 } });
+    expect(lines2.at(-1)).toMatchObject({ kind: "call", costUsd: 0.01, ending: "kept for reuse", process: { launch: head1.process.launch, call: 2 } });
     const sent = (lines: Array<{ kind: string; text?: string }>) => lines.filter((l) => l.kind === "out").map((l) => JSON.parse(l.text!).request?.subtype ?? JSON.parse(l.text!).type);
     expect(sent(lines1)).toEqual(["initialize", "user", "rewind_conversation"]);
     expect(sent(lines2)).toEqual(["user", "rewind_conversation"]);
@@ -147,6 +150,7 @@ describe("session pool", () => {
     // A process retired right after a call (here: its call limit) ends that call's transcript with its exit.
     const limited = reuseCli("ok", { reuse: { maxCalls: 1 }, transcript: { dir } }).runtime;
     const only = await limited.generateTextResult({ prompt: "one", transcript: { dir, name: "limited" } });
-    expect(records(only.transcriptPath!).at(-1)).toMatchObject({ kind: "exit", exitCode: 0 });
+    expect(records(only.transcriptPath!).at(-2)).toMatchObject({ kind: "exit", exitCode: 0 });
+    expect(records(only.transcriptPath!).at(-1)).toMatchObject({ kind: "call", ending: "retired: call limit" });
   });
 });

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CliCrashError } from "../../src/errors/index.js";
 import { INFORMATIONAL_TYPES, parseCliMessage } from "../../src/protocol/messages.js";
 import { initializeRequest } from "../../src/protocol/outbound.js";
-import { Session } from "../../src/session/session.js";
+import { PooledProcess } from "../../src/session/pooled-process.js";
 import { NdjsonFramer } from "../../src/transport/ndjson.js";
 import { cleanup, remainingChildren, tempDir, testEnv } from "../support.js";
 
@@ -162,7 +162,7 @@ function tryJson(line: string): unknown {
   }
 }
 
-describe("a real Session over a stand-in CLI writing random splits of a stream", () => {
+describe("a real CLI process (PooledProcess) over a stand-in CLI writing random splits of a stream", () => {
   afterEach(async () => {
     expect(await remainingChildren()).toEqual([]);
     await cleanup();
@@ -190,19 +190,26 @@ describe("a real Session over a stand-in CLI writing random splits of a stream",
     const messages: unknown[] = [];
     const junk: string[] = [];
     const noise = "ignored a non-JSON stdout line: ";
-    const session = new Session({
+    const proc = new PooledProcess({
       process: { path: STAND_IN, args: [], cwd: dir, env: testEnv({ STAND_IN_MODE: "replay-stream", STAND_IN_STREAM_FILE: file }) },
-      control: { canUseTool: async () => ({ behavior: "deny", message: "no tools here" }) },
-      onMessage: (message) => messages.push(message.message),
       logger: { debug() {}, info() {}, error() {}, warn: (message) => message.startsWith(noise) && junk.push(message.slice(noise.length)) },
-      // Far above what a run takes: a hang shows up as the elapsed-time assertion failing, not as a pass.
-      timeoutMs: 20_000,
     });
     const started = Date.now();
-    const outcome = await session.run(initializeRequest({ systemPrompt: "s", mcpServers: [] }), "go").then(
-      (end) => end.result as unknown,
-      (error: unknown) => error,
-    );
+    const outcome = await proc
+      .call({
+        initialize: initializeRequest({ systemPrompt: "s", mcpServers: [] }),
+        prompt: "go",
+        keep: false,
+        control: { canUseTool: async () => ({ behavior: "deny", message: "no tools here" }) },
+        onMessage: (message) => messages.push(message.message),
+        // Far above what a run takes: a hang shows up as the elapsed-time assertion failing, not as a pass.
+        timeoutMs: 20_000,
+      })
+      .then(
+        (end) => end.result as unknown,
+        (error: unknown) => error,
+      );
+    await proc.settled;
     return { outcome, messages, junk, ms: Date.now() - started };
   }
 

@@ -1,7 +1,7 @@
-/** The session pool's key: what must be equal for two calls to share a CLI process. */
+/** The pool's shape key: what must be equal for two calls to share a CLI process. */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { sessionKey } from "../../src/claude-code/session-pool.js";
+import { shapeKey as sessionKey } from "../../src/claude-code/process-pool.js";
 import { prepareToolSet } from "../../src/mcp/tools.js";
 
 const launch = (model: string, maxTurns = 4) => ({ path: "/bin/claude", args: ["-p", `--max-turns=${maxTurns}`, `--model=${model}`], cwd: "/p", env: { B: "2", A: "1" } });

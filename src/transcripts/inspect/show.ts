@@ -5,6 +5,7 @@
 import { isRawCapture, type LoadedTranscript } from "../reader.js";
 import { parse, asJson, clip, quoted, compact, messageKey, matchesType, usageOf, resultUsage, runEnd, tokenText, contentText, opt, LINE_WIDTH, type Json, type Rec } from "./text.js";
 import { PartialMessages } from "./partial.js";
+import type { CallRecord } from "../format.js";
 
 export interface TimelineOptions {
   /** Each record's raw text instead of the reading (uncut). */
@@ -105,6 +106,7 @@ export class Timeline {
     if (record.kind === "exit") return [exitText(record)];
     if (record.kind === "outcome") return [`outcome ${JSON.stringify(record.outcome)}`];
     if (record.kind === "note") return [`note: ${record.text}`];
+    if (record.kind === "call") return [callText(record)];
     return record.kind === "header" ? [] : [record.text.trimEnd()];
   }
 
@@ -117,6 +119,8 @@ export class Timeline {
         return [`outcome ${compact(record.outcome, LINE_WIDTH - 40)}`];
       case "note":
         return [`note: ${record.text}`];
+      case "call":
+        return [callText(record)];
       case "stderr":
         return [`stderr ${quoted(record.text)}`];
       case "dropped":
@@ -275,6 +279,12 @@ export class Timeline {
     if (response.subtype === "error") return `reply to our ${what}: ERROR${took} ${quoted(String(response.error ?? ""))}`;
     return `reply to our ${what}: ${String(response.subtype ?? "(no subtype)")}${took}`;
   }
+}
+
+function callText(record: CallRecord): string {
+  const cost = record.costUsd === null ? "cost not reported" : `$${Number(record.costUsd.toFixed(6))}`;
+  const failed = record.error ? `; ${record.error.name}: ${record.error.message}` : "";
+  return `call ${record.process.call} on launch ${record.process.launch}: ${cost}; process ${record.ending}${failed}`;
 }
 
 function exitText(record: { exitCode: number | null; signal: string | null }): string {

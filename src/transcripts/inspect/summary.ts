@@ -29,6 +29,8 @@ export interface TranscriptSummary {
   tokens: Usage & { source: "result" | "assistant" | "none" };
   costUsd?: number;
   exit?: { exitCode: number | null; signal: string | null };
+  /** From the `call` record: how the process ended for this call, and the launch it ran on. */
+  process?: { ending: string; launch: string; call: number };
   stderrBytes: number;
   nonJsonLines: number;
   outcome?: Json;
@@ -82,6 +84,12 @@ export class SummaryBuilder {
     if (record.kind === "stderr") summary.stderrBytes += record.text.length;
     if (record.kind === "exit") summary.exit = { exitCode: record.exitCode, signal: record.signal };
     if (record.kind === "outcome") summary.outcome = record.outcome;
+    if (record.kind === "call") {
+      summary.process = { ending: record.ending, launch: record.process.launch, call: record.process.call };
+      // The call's own cost: a reused process's result line carries the process's running total.
+      if (record.costUsd !== null) summary.costUsd = record.costUsd;
+      return;
+    }
     if (record.kind !== "in" && record.kind !== "out") return;
     const message = parse(record.text);
     if (!message) {

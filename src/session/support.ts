@@ -1,8 +1,9 @@
-/** Pieces of a reused process's bookkeeping (reusable-process.ts): per-call cost, call timers, control dispatch, memory. */
+/** Pieces of a process's bookkeeping (pooled-process.ts): per-call cost, call timers, memory. */
 import { readFileSync } from "node:fs";
 import { TimeoutError } from "../errors/index.js";
 import type { ResultMessage } from "../protocol/messages.js";
-import { DEFAULT_IDLE_TIMEOUT_MS } from "./session.js";
+/** A call that gets no output from the CLI this long (while it owes us some) fails with TimeoutError. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 
 /** `total_cost_usd` and `modelUsage` accumulate over a process: a call's own share is the difference. */
 export class ProcessCost {

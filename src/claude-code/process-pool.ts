@@ -1,0 +1,312 @@
+/**
+ * The one pool of CLI processes (session/pooled-process.ts). Which process a call gets is decided
+ * here, in `acquire`: an idle process that served a call of the same shape (reuse), else a warm
+ * spare started for the same launch, else a new one (cold). After the call, `release` keeps it or
+ * retires it, and one idle budget — a count and resident memory together — holds for all of them.
+ *
+ * Keys: the launch key is everything fixed at spawn (binary, argv without the model where it can be
+ * switched, cwd, environment); a spare matches on it alone, because system prompt, schema and MCP
+ * server travel in the first call's `initialize`. The shape key adds those and the tool definitions:
+ * a process that served a call serves only calls of its shape.
+ */
+import type { PreparedTool } from "../mcp/tools.js";
+import type { Logger } from "../session/logger.js";
+import type { PooledProcess } from "../session/pooled-process.js";
+import type { CliProcessOptions } from "../transport/process.js";
+import type { ToolSwitch } from "./tool-switch.js";
+
+export interface ReuseOptions {
+  /** Idle processes kept in all, spares included (default 2; each holds 190–350 MiB). */
+  maxIdle?: number;
+  /** Resident memory the idle processes may hold in all (default 640 MiB; Linux only). */
+  maxIdleMiB?: number;
+  /** An idle process unused this long is ended (default 60 s). */
+  idleMs?: number;
+  /** Calls one process serves before it is retired (default 1000). */
+  maxCalls?: number;
+  /** A process whose resident memory exceeds this after a call is retired (default 450 MiB; Linux only). */
+  maxRssMiB?: number;
+  /** How long a rewind, model switch or an interrupted call's result may take before the process is retired (default 10 s). */
+  controlTimeoutMs?: number;
+}
+
+export interface WarmOptions {
+  /** Idle spares (started ahead of need, served nothing yet) at most, within the pool's idle budget (default 1). */
+  size?: number;
+  /** A spare unused this long is ended (default 30 s). */
+  idleMs?: number;
+}
+
+export interface PoolStats {
+  /** Processes that served a first call (cold or warm). */
+  started: number;
+  /** Calls served by a process that had served one before. */
+  reusedCalls: number;
+  /** First calls served by a spare (started ahead of need); the rest of `started` were cold. */
+  spareCalls: number;
+  /** Processes that served a call and were retired, by reason. */
+  retired: Record<string, number>;
+}
+/** @deprecated the pool's stats; kept under its old name. */
+export type SessionPoolStats = PoolStats;
+
+export interface PoolEntry {
+  readonly launchKey: string;
+  /** Undefined while the process is a spare (it has served nothing). */
+  shapeKey: string | undefined;
+  readonly proc: PooledProcess;
+  /** The MCP side, made at the process's first call (its tool definitions are fixed from then on). */
+  tools: ToolSwitch | undefined;
+  /** Transcript of the process's first call (its launch and initialize), referenced by later calls'. */
+  launchTranscript?: string;
+}
+
+export type Source = "reused" | "warm" | "cold";
+
+interface Idle {
+  entry: PoolEntry;
+  timer: NodeJS.Timeout;
+  since: number;
+}
+
+/** A spare that dies this soon after starting counts as a failed start; after 3 in a row its launch gets no more. */
+const QUICK_DEATH_MS = 2_000;
+const MAX_FAILED_STARTS = 3;
+
+/** The launch: with `modelFree` (the CLI switches models without a request) `--model` is left out, so every role shares it. */
+export function launchKey(spec: CliProcessOptions, modelFree = false): string {
+  const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const args = modelFree ? spec.args.filter((arg) => !arg.startsWith("--model=")) : spec.args;
+  return JSON.stringify([spec.path, args, spec.cwd, env]);
+}
+
+/** Everything fixed in a process after its first call: launch, system prompt, schema, tool definitions. */
+export function shapeKey(
+  launch: CliProcessOptions,
+  modelFree: boolean,
+  shape: { system: string; jsonSchema?: Record<string, unknown>; tools: readonly PreparedTool[]; toolTimeoutMs?: number },
+): string {
+  const tools = shape.tools.map((tool) => [tool.name, tool.description, tool.inputJsonSchema]);
+  return JSON.stringify([launchKey(launch, modelFree), shape.system, shape.jsonSchema ?? null, tools, shape.toolTimeoutMs ?? null]);
+}
+
+export class ProcessPool {
+  readonly reuse: boolean;
+  readonly maxIdle: number;
+  readonly maxIdleMiB: number;
+  readonly idleMs: number;
+  readonly maxCalls: number;
+  readonly maxRssMiB: number;
+  readonly controlTimeoutMs: number | undefined;
+  readonly spares: number;
+  readonly spareIdleMs: number;
+  readonly stats: PoolStats = { started: 0, reusedCalls: 0, spareCalls: 0, retired: {} };
+  private readonly idle: Idle[] = [];
+  private readonly settling = new Map<PoolEntry, Promise<void>>();
+  private readonly live = new Set<PoolEntry>();
+  /** Every process not yet exited, whatever it is doing. */
+  private readonly running = new Set<PooledProcess>();
+  private readonly failedStarts = new Map<string, number>();
+  private closed = false;
+
+  /** `busy()` says calls are queued for a slot: a spare booting then would take CPU from the calls in flight. */
+  constructor(
+    reuse: ReuseOptions | false,
+    warm: WarmOptions | false,
+    private readonly logger: Logger,
+    private readonly busy: () => boolean = () => false,
+  ) {
+    const options = reuse === false ? {} : reuse;
+    this.reuse = reuse !== false;
+    this.maxIdle = options.maxIdle ?? 2;
+    this.maxIdleMiB = options.maxIdleMiB ?? 640;
+    this.idleMs = options.idleMs ?? 60_000;
+    this.maxCalls = options.maxCalls ?? 1000;
+    this.maxRssMiB = options.maxRssMiB ?? 450;
+    this.controlTimeoutMs = options.controlTimeoutMs;
+    this.spares = warm === false ? 0 : (warm.size ?? 1);
+    this.spareIdleMs = warm === false ? 0 : (warm.idleMs ?? 30_000);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Pids of live processes that served a call (idle, settling or serving). */
+  get pids(): number[] {
+    return [...this.live].flatMap((entry) => (entry.shapeKey === undefined || entry.proc.pid === undefined || entry.proc.retired ? [] : [entry.proc.pid]));
+  }
+
+  /** Pids of idle spares. */
+  get sparePids(): number[] {
+    return this.idle.flatMap((idle) => (idle.entry.shapeKey === undefined && idle.entry.proc.pid !== undefined ? [idle.entry.proc.pid] : []));
+  }
+
+  /** Pids and resident memory of every idle process (diagnostics, the bench). */
+  idleMemory(): Array<{ pid: number | undefined; rssMiB: number }> {
+    return this.idle.map((idle) => ({ pid: idle.entry.proc.pid, rssMiB: idle.entry.proc.rssMiB() ?? 0 }));
+  }
+
+  /**
+   * The process a call runs on, removed from the idle list. A process of the call's shape still
+   * rewinding after its last call (a few ms) is waited for, so back-to-back calls share one process.
+   */
+  async acquire(launch: string, shape: string, start: () => PooledProcess): Promise<{ entry: PoolEntry; source: Source }> {
+    const used = this.reuse ? await this.takeIdle(shape) : undefined;
+    if (used) {
+      this.stats.reusedCalls += 1;
+      return { entry: used, source: "reused" };
+    }
+    const spareIndex = this.idle.findIndex((idle) => idle.entry.shapeKey === undefined && idle.entry.launchKey === launch && !idle.entry.proc.retired);
+    const spare = spareIndex >= 0 ? this.unidle(spareIndex) : undefined;
+    const entry: PoolEntry = spare ?? { launchKey: launch, shapeKey: undefined, proc: start(), tools: undefined };
+    if (!spare) this.track(entry);
+    entry.shapeKey = shape;
+    this.stats.started += 1;
+    if (spare) this.stats.spareCalls += 1;
+    return { entry, source: spare ? "warm" : "cold" };
+  }
+
+  /** A new process for a call whose given process failed before the call started. */
+  adopt(launch: string, shape: string, proc: PooledProcess): PoolEntry {
+    const entry: PoolEntry = { launchKey: launch, shapeKey: shape, proc, tools: undefined };
+    this.track(entry);
+    this.stats.started += 1;
+    return entry;
+  }
+
+  /** Whether the call about to run on `entry` should leave it rewound for another; else the reason it ends. */
+  keepAfterCall(entry: PoolEntry): true | string {
+    if (!this.reuse) return "single use";
+    if (this.closed) return "pool closed";
+    return entry.proc.callCount + 1 >= this.maxCalls ? "call limit" : true;
+  }
+
+  /** After a call (success or failure): back to the idle list once rewound (resolves true), else retired (false). */
+  release(entry: PoolEntry): Promise<boolean> {
+    let kept = false;
+    const settled = entry.proc.settled.then((reusable) => {
+      this.settling.delete(entry);
+      const reason = !reusable
+        ? (entry.proc.retired ?? "not rewound")
+        : (entry.proc.rssMiB() ?? 0) > this.maxRssMiB
+          ? "memory limit"
+          : this.closed
+            ? "pool closed"
+            : undefined;
+      if (reason) return this.retire(entry, reason);
+      kept = true;
+      this.makeIdle(entry, this.idleMs);
+    });
+    this.settling.set(entry, settled);
+    return settled.then(() => kept);
+  }
+
+  /** Starts a spare for `launch` unless one waits already (after a call that found no process of its shape). */
+  addSpare(launch: string, start: () => PooledProcess): void {
+    if (this.closed || this.spares <= 0 || this.busy()) return;
+    if (this.idle.some((idle) => idle.entry.launchKey === launch && idle.entry.shapeKey === undefined)) return;
+    if ((this.failedStarts.get(launch) ?? 0) >= MAX_FAILED_STARTS) return;
+    while (this.sparesIdle() >= this.spares) this.evict(this.idle.find((idle) => idle.entry.shapeKey === undefined)!, "spare replaced");
+    const entry: PoolEntry = { launchKey: launch, shapeKey: undefined, proc: start(), tools: undefined };
+    this.track(entry, start);
+    this.makeIdle(entry, this.spareIdleMs);
+    // A booting CLI grows for about a second; the memory budget is checked again once it has.
+    const recheck = setTimeout(() => this.enforceBudget(), 1_500);
+    recheck.unref();
+  }
+
+  /**
+   * Retires every idle process at once and every other one when its call ends; resolves once all the
+   * processes started before it have exited (a call in flight is awaited, or aborted by the caller).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    const running = [...this.running];
+    const idle = this.idle.splice(0);
+    await Promise.all(idle.map((item) => (clearTimeout(item.timer), this.retire(item.entry, "pool closed"))));
+    await Promise.all(running.map((proc) => proc.proc.exited));
+  }
+
+  private async takeIdle(shape: string): Promise<PoolEntry | undefined> {
+    for (;;) {
+      const index = this.idle.findIndex((idle) => idle.entry.shapeKey === shape && !idle.entry.proc.retired);
+      if (index >= 0) return this.unidle(index);
+      const pending = [...this.settling].filter(([entry]) => entry.shapeKey === shape).map(([, settled]) => settled);
+      if (pending.length === 0 || this.closed) return undefined;
+      await Promise.race(pending);
+    }
+  }
+
+  private unidle(index: number): PoolEntry {
+    const [idle] = this.idle.splice(index, 1);
+    clearTimeout(idle!.timer);
+    return idle!.entry;
+  }
+
+  private sparesIdle(): number {
+    return this.idle.filter((idle) => idle.entry.shapeKey === undefined).length;
+  }
+
+  private makeIdle(entry: PoolEntry, idleMs: number): void {
+    const idle: Idle = { entry, since: Date.now(), timer: setTimeout(() => this.evict(idle, "idle"), idleMs) };
+    idle.timer.unref();
+    this.idle.push(idle);
+    this.enforceBudget();
+  }
+
+  /** One budget for every idle process: the least recently used go first while the count or the memory is over. */
+  private enforceBudget(): void {
+    const overMemory = () => this.idle.reduce((sum, idle) => sum + (idle.entry.proc.rssMiB() ?? 0), 0) > this.maxIdleMiB;
+    while (this.idle.length > 0 && (this.idle.length > this.maxIdle || overMemory())) {
+      const oldest = this.idle.reduce((a, b) => (b.since < a.since ? b : a));
+      this.evict(oldest, "idle budget");
+    }
+  }
+
+  private track(entry: PoolEntry, restart?: () => PooledProcess): void {
+    this.live.add(entry);
+    this.running.add(entry.proc);
+    const startedAt = Date.now();
+    void entry.proc.proc.exited.then(() => {
+      this.running.delete(entry.proc);
+      const wasIdleSpare = entry.shapeKey === undefined && this.idle.some((idle) => idle.entry === entry) && !entry.proc.retired?.startsWith("pool");
+      this.forget(entry, entry.proc.retired ?? "exited");
+      if (!wasIdleSpare || !restart || entry.proc.retired !== "exited") return;
+      // A spare that died by itself: replaced, unless its launch keeps failing at once.
+      const failures = Date.now() - startedAt < QUICK_DEATH_MS ? (this.failedStarts.get(entry.launchKey) ?? 0) + 1 : 0;
+      this.failedStarts.set(entry.launchKey, failures);
+      this.logger.warn(`an idle warm Claude Code process exited; ${failures >= MAX_FAILED_STARTS ? "not replacing it" : "replacing it"}`);
+      this.addSpare(entry.launchKey, restart);
+    });
+  }
+
+  private evict(idle: Idle, reason: string): void {
+    const index = this.idle.indexOf(idle);
+    if (index < 0) return;
+    this.idle.splice(index, 1);
+    clearTimeout(idle.timer);
+    void this.retire(idle.entry, reason);
+  }
+
+  private async retire(entry: PoolEntry, reason: string): Promise<void> {
+    this.forget(entry, reason);
+    await entry.proc.retire(reason);
+    await entry.tools?.close();
+  }
+
+  /** Counts a process's end once, by its first reason (spares that never served are not counted). */
+  private forget(entry: PoolEntry, reason: string): void {
+    if (!this.live.delete(entry)) return;
+    const index = this.idle.findIndex((idle) => idle.entry === entry);
+    if (index >= 0) {
+      clearTimeout(this.idle[index]!.timer);
+      this.idle.splice(index, 1);
+      if (entry.shapeKey !== undefined) this.logger.warn(`an idle reused Claude Code process exited (${entry.proc.retired ?? reason}); the next call starts another`);
+    }
+    if (entry.shapeKey === undefined) return;
+    // Reasons carry details after a colon ("call failed: …"); the stats count the kind.
+    const kind = reason.split(":")[0]!;
+    this.stats.retired[kind] = (this.stats.retired[kind] ?? 0) + 1;
+  }
+}

@@ -1,0 +1,451 @@
+/**
+ * One Claude Code CLI process, the only kind there is (docs/architecture.md, "One process lifecycle").
+ * It serves calls one at a time: a cold call is a new process's first call, a warm spare is a started
+ * process that has served nothing yet, and a kept process serves the next call of its shape.
+ *
+ * The first call sends `initialize` (its system prompt, schema and MCP server); the prompt waits for
+ * the reply, so a wrong account is refused before any API request. Every call writes its user line
+ * with a fresh random uuid. After the `result` the process is either rewound to that uuid (kept: the
+ * next call's API requests equal a fresh process's) or retired at once (stdin EOF). Anything
+ * unexpected retires it; a retiring process keeps the host alive until it is reaped.
+ */
+import { randomUUID } from "node:crypto";
+import { AbortError, ClaudeCodeError, CliCrashError, CliNotFoundError, ProtocolError } from "../errors/index.js";
+import { type CliMessage, type ResultMessage, parseCliMessage } from "../protocol/messages.js";
+import type { InitializeRequest } from "../protocol/outbound.js";
+import { CliProcess, type CliProcessOptions, type ExitInfo, type ProcessHandlers } from "../transport/process.js";
+import { type ControlHandlers, ControlRequests, type WireDirection, answerControl } from "./control.js";
+import { type Logger, silentLogger } from "./logger.js";
+import { CallTimers, ProcessCost, residentMiB } from "./support.js";
+
+/** How long one of our control requests (initialize excepted) may take before the process is retired. */
+export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
+/** How long a failed call waits for the CLI to end its turn after `interrupt` before the process is stopped. */
+export const INTERRUPT_GRACE_MS = 1_000;
+
+/** How a started process is switched to another model (binary/versions.ts); undefined: it cannot be. */
+export type ModelSwitch = "apply_flag_settings" | "set_model";
+
+export interface ProcessCall {
+  /** Sent on the process's first call only (system prompt, schema and MCP server are fixed afterwards). */
+  initialize: InitializeRequest;
+  prompt: string;
+  /** The call's model; the process is switched when its current one differs (it persists). */
+  model?: string;
+  /** Rewind and keep the process after the result; false: stdin EOF at the result, the process exits. */
+  keep: boolean;
+  /** Why the process ends after the call when it is not kept (`single use`, `call limit`, `pool closed`). */
+  endReason?: string;
+  control: ControlHandlers;
+  onMessage(message: CliMessage): void;
+  /** The initialize reply (first call only), before the prompt; throw to refuse the run. */
+  onInitialized?(response: Record<string, unknown>): void;
+  /** Every line in both directions, before it is interpreted (transcripts). */
+  onWire?(direction: WireDirection, text: string): void;
+  /** The process's exit, when it ends during the call or is retired right after it. */
+  onExit?(exit: ExitInfo): void;
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface ProcessCallEnd {
+  /** The call's result, with `total_cost_usd` and `modelUsage` made this call's own. */
+  result: ResultMessage;
+  stderrTail: string;
+  /** 1 for the process's first call. */
+  callIndex: number;
+  /** Settles once the process is rewound (true: it may serve again) or has exited (false). */
+  settled: Promise<boolean>;
+}
+
+export interface PooledProcessOptions {
+  process: CliProcessOptions;
+  modelSwitch?: ModelSwitch;
+  /** See DEFAULT_CONTROL_TIMEOUT_MS. */
+  controlTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** What the current call is waiting for. */
+export interface ActiveCall {
+  call: ProcessCall;
+  uuid: string | undefined;
+  result: ResultMessage | undefined;
+  failure: ClaudeCodeError | undefined;
+  sawInit: boolean;
+  inflight: Map<string, AbortController>;
+  timers: CallTimers;
+  done(): void;
+}
+
+export class PooledProcess {
+  readonly proc: CliProcess;
+  /** Names this launch in every transcript of a call it served. */
+  readonly launchId = randomUUID().slice(0, 8);
+  private readonly logger: Logger;
+  private readonly controlTimeoutMs: number;
+  private readonly requests: ControlRequests;
+  private initialized = false;
+  private model: string | undefined;
+  private calls = 0;
+  private readonly cost = new ProcessCost();
+  private active: ActiveCall | undefined;
+  private retiredBecause: string | undefined;
+  private anomaly: string | undefined;
+  private noise = 0;
+  private firstNoise = "";
+  /** stderr written while no call was running (a spare booting), handed to the first call's transcript. */
+  private heldStderr = "";
+  private settling: Promise<boolean> = Promise.resolve(true);
+
+  constructor(private readonly options: PooledProcessOptions) {
+    this.logger = options.logger ?? silentLogger;
+    this.controlTimeoutMs = options.controlTimeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS;
+    this.requests = new ControlRequests((line) => this.write(line), (reason) => this.kill(reason));
+    const handlers: ProcessHandlers = {
+      line: (text) => this.onLine(text),
+      oversizedLine: (bytes, limit) =>
+        this.failActive(new ProtocolError(`The CLI wrote a ${bytes}-byte line, over maxLineBytes=${limit}; the message was dropped and the run stopped. Raise maxLineBytes if such output is expected.`), "oversized line"),
+      stderr: (text) => (this.active ? this.active.call.onWire?.("stderr", text) : (this.heldStderr = (this.heldStderr + text).slice(-16_384))),
+      writeDropped: (text, reason) => {
+        this.active?.call.onWire?.("dropped", text);
+        this.logger.warn(`write to CLI dropped (${reason})`);
+      },
+      stdoutEnd: () => this.onStdoutEnd(),
+    };
+    this.proc = new CliProcess(options.process, handlers);
+    // Idle, a process never keeps the host alive (it ends with the host); serving or retiring, it does.
+    this.proc.keepHostAlive(false);
+    this.model = /^--model=(.*)$/.exec(this.proc.launchArgs.find((arg) => arg.startsWith("--model=")) ?? "")?.[1];
+    void this.proc.exited.then((exit) => this.onExit(exit));
+  }
+
+  get pid(): number | undefined {
+    return this.proc.pid;
+  }
+
+  get launchArgs(): readonly string[] {
+    return this.proc.launchArgs;
+  }
+
+  /** Calls started on this process so far (0: a warm spare). */
+  get callCount(): number {
+    return this.calls;
+  }
+
+  /** The model the process runs now (its launch model until switched). */
+  get currentModel(): string | undefined {
+    return this.model;
+  }
+
+  /** Why the process was retired; undefined while it may serve calls. */
+  get retired(): string | undefined {
+    return this.retiredBecause ?? (this.proc.isRunning ? undefined : "exited");
+  }
+
+  get busy(): boolean {
+    return this.active !== undefined;
+  }
+
+  /** Settles after the last call's rewind (true) or once the process has exited (false). */
+  get settled(): Promise<boolean> {
+    return this.settling;
+  }
+
+  /** Resident memory of the CLI in MiB (Linux /proc); undefined elsewhere or once it is gone. */
+  rssMiB(): number | undefined {
+    return residentMiB(this.proc.pid);
+  }
+
+  /**
+   * Runs one call. Resolves at the `result` (rewind or exit continue in `settled`); throws the call's
+   * typed error otherwise, after which the process is rewound when that is safe, else stopped.
+   */
+  async call(call: ProcessCall): Promise<ProcessCallEnd> {
+    if (this.active) throw new ProtocolError("A Claude Code process was given a second call while one was running.");
+    if (this.retired) throw new ProtocolError(`This Claude Code process was retired (${this.retired}).`);
+    if (call.signal?.aborted) throw new AbortError(call.signal.reason);
+    this.calls += 1;
+    const callIndex = this.calls;
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    const inflight = new Map<string, AbortController>();
+    // The idle clock is quiet while a handler runs and once the call has its outcome.
+    const quiet = () => inflight.size > 0 || active.result !== undefined || active.failure !== undefined;
+    const timers = new CallTimers(call, (error, reason) => this.failActive(error, reason), quiet);
+    const active: ActiveCall = { call, uuid: undefined, result: undefined, failure: undefined, sawInit: false, inflight, timers, done };
+    this.active = active;
+    this.proc.keepHostAlive(true);
+    if (this.heldStderr) call.onWire?.("stderr", this.heldStderr);
+    this.heldStderr = "";
+    const onAbort = () => this.failActive(new AbortError(call.signal?.reason));
+    call.signal?.addEventListener("abort", onAbort, { once: true });
+    timers.start();
+    try {
+      const prepared = this.prepare(active).then(
+        () => true,
+        (error: unknown) => {
+          this.failActive(asClaudeCodeError(error));
+          return false;
+        },
+      );
+      await Promise.race([prepared, finished]);
+      if (!active.failure && !active.result) {
+        active.uuid = randomUUID();
+        this.write({ type: "user", uuid: active.uuid, session_id: "", message: { role: "user", content: [{ type: "text", text: call.prompt }] }, parent_tool_use_id: null });
+      }
+      await finished;
+    } catch (error) {
+      this.failActive(asClaudeCodeError(error));
+    } finally {
+      call.signal?.removeEventListener("abort", onAbort);
+      timers.clear();
+    }
+    const stderrTail = this.proc.stderrTail();
+    if (active.result && !active.failure) {
+      const result = this.cost.perCall(active.result);
+      this.settling = call.keep && !this.anomaly ? this.afterResult(active) : this.endAfterCall(call.endReason ?? "single use");
+      return { result, stderrTail, callIndex, settled: this.settling };
+    }
+    const failure = active.failure ?? this.exitError(undefined);
+    this.settling = this.afterFailure(active, failure);
+    if (!failure.stderrTail && stderrTail) (failure as { stderrTail: string }).stderrTail = stderrTail;
+    throw failure;
+  }
+
+  /** Retires an idle process: `end_session`, then stdin EOF, escalating to signals if it lingers. */
+  async retire(reason: string): Promise<ExitInfo> {
+    if (!this.retiredBecause) {
+      this.retiredBecause = reason;
+      this.logger.debug(`retiring Claude Code process ${this.pid}: ${reason}`);
+      if (this.proc.isRunning && !this.active) this.requests.notify({ subtype: "end_session" });
+    }
+    // Until it is reaped: a host awaiting close() must not exit under it.
+    if (this.proc.isRunning) this.proc.keepHostAlive(true);
+    return this.proc.stop(true);
+  }
+
+  /** Ends the process at once (it misbehaved, or its call was stopped in a way that cannot be undone). */
+  private kill(reason: string): Promise<ExitInfo> {
+    this.retiredBecause ??= reason;
+    this.logger.debug(`stopping Claude Code process ${this.pid}: ${reason}`);
+    this.requests.clear();
+    if (this.proc.isRunning) this.proc.keepHostAlive(true);
+    return this.proc.stop(false);
+  }
+
+  private async prepare(active: ActiveCall): Promise<void> {
+    const { call } = active;
+    if (!this.initialized) {
+      const response = await this.requests.send(call.initialize, 0);
+      this.initialized = true;
+      call.onInitialized?.(response);
+    }
+    if (call.model !== undefined && this.model !== call.model && !active.failure) {
+      // apply_flag_settings switches without an API request; set_model (older versions) sends a 1-token one.
+      if (this.options.modelSwitch === "apply_flag_settings") await this.requests.send({ subtype: "apply_flag_settings", settings: { model: call.model } }, this.controlTimeoutMs);
+      else if (this.options.modelSwitch === "set_model") await this.requests.send({ subtype: "set_model", model: call.model }, this.controlTimeoutMs);
+      else throw new ProtocolError(`This Claude Code process runs ${this.model} and cannot switch to ${call.model} (its CLI version has no verified model switch).`);
+      this.model = call.model;
+    }
+  }
+
+  /** A single-use process, or one that may not be kept: stdin EOF now, settled once it has exited. */
+  private async endAfterCall(reason: string): Promise<boolean> {
+    this.retiredBecause ??= reason;
+    await this.proc.stop(true);
+    this.becomeIdle();
+    return false;
+  }
+
+  /** Rewinds to the call's user line; the process serves again only on `rewound: true`. */
+  private async afterResult(active: ActiveCall): Promise<boolean> {
+    try {
+      const reply = await this.requests.send({ subtype: "rewind_conversation", target_message_uuid: active.uuid }, this.controlTimeoutMs);
+      if (reply.rewound !== true) throw new Error(`rewind refused: ${JSON.stringify(reply).slice(0, 200)}`);
+      this.becomeIdle();
+      return true;
+    } catch (error) {
+      this.becomeIdle();
+      await this.retire((error as Error).message);
+      return false;
+    }
+  }
+
+  /**
+   * After a failed call. Once the prompt is out, the turn is interrupted first, whatever the failure: a
+   * CLI stopped by EOF or a signal alone may still finish a pending tool call as failed and ask the API
+   * once more. A kept process whose call was aborted is rewound and reused if the CLI ended the turn
+   * with a result; every other failure stops it.
+   */
+  private async afterFailure(active: ActiveCall, failure: ClaudeCodeError): Promise<boolean> {
+    for (const controller of active.inflight.values()) controller.abort(new Error("call ended"));
+    const reusable = active.call.keep && failure instanceof AbortError && this.initialized && !this.anomaly;
+    if (active.uuid !== undefined && !active.result && this.proc.isRunning) {
+      this.requests.notify({ subtype: "interrupt" });
+      // A process about to be stopped anyway gets a short grace; one that may serve again, the full one.
+      const grace = reusable ? this.controlTimeoutMs : Math.min(this.controlTimeoutMs, INTERRUPT_GRACE_MS);
+      const timer = setTimeout(() => active.done(), grace);
+      timer.unref();
+      await new Promise<void>((resolve) => (active.done = resolve));
+      clearTimeout(timer);
+      if (!active.result && reusable) return this.stopAfterFailure(`no result within ${grace} ms of an interrupt`);
+    }
+    if (!reusable || !this.proc.isRunning || this.requests.size > 0) {
+      return this.stopAfterFailure(failure instanceof AbortError ? "aborted" : `call failed: ${failure.message.slice(0, 200)}`);
+    }
+    if (active.uuid === undefined) {
+      this.becomeIdle();
+      return true;
+    }
+    // The interrupted call's cost is its own: the next call's difference starts after it.
+    this.cost.perCall(active.result!);
+    return this.afterResult(active);
+  }
+
+  private async stopAfterFailure(reason: string): Promise<boolean> {
+    await this.kill(reason);
+    this.becomeIdle();
+    return false;
+  }
+
+  private becomeIdle(): void {
+    this.active = undefined;
+    if (this.proc.isRunning && !this.retiredBecause) this.proc.keepHostAlive(false);
+  }
+
+  private write(value: unknown): void {
+    if (this.proc.send(value)) this.active?.call.onWire?.("out", JSON.stringify(value));
+  }
+
+  private onLine(text: string): void {
+    const active = this.active;
+    active?.call.onWire?.("in", text);
+    active?.timers.touch();
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // Peers saw non-JSON noise on stdout: kept reading, reported if the call fails, and the process is not reused.
+      if (this.noise++ === 0) this.firstNoise = text.slice(0, 200);
+      this.logger.warn(`ignored a non-JSON stdout line: ${text.slice(0, 200)}`);
+      this.anomaly ??= `the CLI wrote a non-JSON line: ${text.slice(0, 100)}`;
+      return;
+    }
+    const parsed = parseCliMessage(value);
+    if (parsed.kind === "invalid") {
+      this.failActive(new ProtocolError(`The CLI wrote a message that does not match the stream-json protocol: ${parsed.issues}\nLine: ${text.slice(0, 500)}`), "invalid message");
+      return;
+    }
+    if (parsed.kind === "control_response") {
+      // Replies to `interrupt` and `end_session` are not awaited.
+      this.requests.settle(parsed.message.response);
+      return;
+    }
+    if (!active) {
+      // Between calls only bookkeeping lines may come (e.g. `command_lifecycle`); anything else is not ours to act on.
+      if (parsed.kind !== "unknown_message" && parsed.kind !== "keep_alive") void this.kill(`a ${parsed.kind} line arrived between calls`);
+      return;
+    }
+    this.route(active, parsed);
+  }
+
+  private route(active: ActiveCall, message: CliMessage): void {
+    switch (message.kind) {
+      case "control_request":
+        void answerControl(active, message.message.request_id, message.message.request, (line) => this.write(line), () => this.active === active);
+        return;
+      case "control_cancel_request":
+        active.inflight.get(message.message.request_id)?.abort(new Error("cancelled by the CLI"));
+        return;
+      case "unknown_message":
+        this.logger.info(`passing through unknown CLI message type ${JSON.stringify(message.message.type)}`);
+        break;
+      case "system_init":
+        active.sawInit = true;
+        break;
+      case "result":
+        if (active.uuid === undefined || active.result) {
+          this.anomaly ??= "a result arrived that no call of ours was waiting for";
+          return;
+        }
+        active.result = message.message;
+        // A process that will not be kept gets stdin EOF at once: nothing more is asked of it.
+        if (!active.failure && !active.call.keep) this.proc.endInput();
+        break;
+      default:
+        break;
+    }
+    if (!active.failure) {
+      try {
+        active.call.onMessage(message);
+      } catch (error) {
+        this.failActive(ClaudeCodeError.isInstance(error) ? error : new ProtocolError(`handling a CLI message failed: ${(error as Error).message}`, { cause: error }));
+      }
+    }
+    if (active.result) active.done();
+  }
+
+  /** First failure of the current call wins; `retireReason` marks the process as unusable afterwards. */
+  private failActive(error: ClaudeCodeError, retireReason?: string): void {
+    if (retireReason) this.anomaly ??= retireReason;
+    const active = this.active;
+    if (!active || active.failure || active.result) {
+      if (!active && retireReason) void this.kill(retireReason);
+      return;
+    }
+    active.failure = error;
+    for (const controller of active.inflight.values()) controller.abort(error);
+    active.done();
+  }
+
+  private onStdoutEnd(): void {
+    const active = this.active;
+    if (!active || active.result || active.failure) return;
+    // Exit usually follows at once and gives the better message; only a CLI that lives on without stdout is stopped here.
+    const timer = setTimeout(() => {
+      if (this.proc.isRunning && this.active === active) this.failActive(new CliCrashError("The Claude Code CLI closed its stdout before its result but kept running; it was stopped.", undefined, undefined), "stdout closed");
+    }, 1_000);
+    timer.unref();
+  }
+
+  private onExit(exit: ExitInfo): void {
+    this.requests.clear(this.exitError(exit));
+    const active = this.active;
+    active?.call.onExit?.(exit);
+    if (active && !active.result && !active.failure) this.failActive(this.exitError(exit));
+  }
+
+  private exitError(exit: ExitInfo | undefined): ClaudeCodeError {
+    if (exit?.spawnError) {
+      const code = exit.spawnError.code;
+      const reason = code === "ENOENT" ? "file not found" : code === "EACCES" ? "not executable" : exit.spawnError.message;
+      return new CliNotFoundError(this.options.process.path, reason, { cause: exit.spawnError });
+    }
+    const active = this.active;
+    const how = !exit ? "ended" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
+    const stage = !this.initialized
+      ? "before answering initialize"
+      : active?.uuid === undefined
+        ? "before the call's prompt was sent"
+        : !active.sawInit
+          ? "before its init message"
+          : "before its result";
+    const which = this.calls > 1 ? ` (a reused process, call ${this.calls})` : "";
+    const noise = this.noise ? ` It wrote ${this.noise} line(s) that were not JSON, first: ${JSON.stringify(this.firstNoise)}.` : "";
+    const error = new CliCrashError(
+      `The Claude Code CLI${which} ${how} ${stage}.${noise} Check the stderr tail below and the transcript; rerun with a transcript dir to capture the stream.`,
+      exit?.exitCode,
+      exit?.signal,
+      { stderrTail: this.proc.stderrTail() },
+    );
+    // Nothing was asked of the model yet: the caller may run the call on another process.
+    error.beforeInitialize = active?.uuid === undefined;
+    return error;
+  }
+}
+
+function asClaudeCodeError(error: unknown): ClaudeCodeError {
+  return ClaudeCodeError.isInstance(error) ? error : new ProtocolError((error as Error).message, { cause: error });
+}
