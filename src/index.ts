@@ -61,6 +61,7 @@ export {
   type KtxPromptCachingConfig,
 } from "./config/index.js";
 export { AiSdkKtxLlmRuntime, AiSdkCallError, isAnthropicProtocolModel, type AiSdkKtxLlmRuntimeOptions } from "./ai-sdk/runtime.js";
+export { createClaudeCodeRuntime, UnsupportedKtxDepError, type CreateClaudeCodeRuntimeDeps, type KtxClaudeCodeRuntimeDeps } from "./ktx-hook.js";
 export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./factory.js";
 export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";
 export {

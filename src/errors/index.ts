@@ -37,6 +37,18 @@ export class InvalidInputError extends ClaudeCodeError {
   override readonly code = "invalid_input";
 }
 
+/**
+ * `projectDir` is not an existing directory. Raised when a call starts, never at construction (KTX's
+ * factory builds the runtime before any call, and its own backend accepts any path there).
+ */
+export class ProjectDirNotFoundError extends InvalidInputError {
+  /** The option to fix. */
+  readonly option = "projectDir";
+  constructor(readonly projectDir: string) {
+    super(`projectDir ${projectDir} is not an existing directory; pass the KTX project directory (the directory that holds ktx.yaml) as projectDir.`);
+  }
+}
+
 /** A `passEnv` name that could route, authenticate, inject code or export telemetry; see docs/environment.md. */
 export class EnvNotAllowedError extends ClaudeCodeError {
   override readonly code = "env_not_allowed";
