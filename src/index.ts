@@ -14,7 +14,7 @@ export { isAbortError } from "./port/ktx-port.js";
 export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
 export type { ReuseOptions, SessionPoolStats } from "./claude-code/session-pool.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";
-export { runClaudeCodeAuthProbe, type AuthProbeOptions, type AuthProbeResult, AUTH_FIX } from "./claude-code/auth-probe.js";
+export { runClaudeCodeAuthProbe, runClaudeCodeAuthProbeDetailed, type AuthProbeOptions, type AuthProbeResult, type AuthProbeDetails } from "./claude-code/auth-probe.js";
 export { mapStopReason, type RunLoopStopReason } from "./claude-code/stop-reason.js";
 export { buildCliArgs, checkInit } from "./claude-code/isolation.js";
 export { RunFailedError } from "./claude-code/result-errors.js";

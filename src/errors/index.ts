@@ -89,11 +89,17 @@ export class UnsupportedCliVersionError extends ClaudeCodeError {
   }
 }
 
+/** The one command that logs the pinned Claude Code CLI in (docs/user-guide.md); every "log in" advice names it. */
+export const LOGIN_COMMAND = "npx ktx-claude-code login";
+
+/** What to do about a missing or refused Claude Code login. */
+export const AUTH_FIX = `Authenticate Claude Code locally with the Claude Code CLI, then rerun: run \`${LOGIN_COMMAND}\` (the pinned CLI's own login, in this terminal).`;
+
 export class ClaudeCodeAuthError extends ClaudeCodeError {
   override readonly code = "auth_failed";
   constructor(detail: string, details: ErrorDetails = {}) {
     super(
-      `Claude Code is not authenticated (${detail}). Authenticate Claude Code locally with the Claude Code CLI, then rerun (run \`claude\` once and log in). ` +
+      `Claude Code is not authenticated (${detail}). ${AUTH_FIX} ` +
         `API keys in the environment are deliberately not used by the claude-code backend.`,
       details,
     );
