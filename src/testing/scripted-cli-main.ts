@@ -7,7 +7,7 @@
  * rewind_conversation, end_session), asks our MCP server when a step calls a tool, and records what it
  * was started with and every line it received in `<dir>/invocations/`.
  */
-import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { ScriptedCliAction, ScriptedCliInvocation, ScriptedCliLine, ScriptedCliScript, ScriptedCliStep } from "./scripted-cli.js";
@@ -26,7 +26,11 @@ const record: ScriptedCliInvocation = { pid: process.pid, argv, cwd: process.cwd
 mkdirSync(join(dir, "invocations"), { recursive: true });
 const recordPath = join(dir, "invocations", `${Date.now()}-${process.pid}.json`);
 // Saved before every line written, so a test reading it after the call sees everything up to the result.
-const save = () => writeFileSync(recordPath, JSON.stringify(record));
+// Written whole and renamed into place, so a reader never sees half a record.
+const save = () => {
+  writeFileSync(`${recordPath}.tmp`, JSON.stringify(record));
+  renameSync(`${recordPath}.tmp`, recordPath);
+};
 save();
 
 const write = (value: unknown) => {

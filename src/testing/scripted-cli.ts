@@ -82,6 +82,7 @@ export function createScriptedCli(runs: ScriptedCliStep[] | ScriptedCliStep[][],
       const folder = join(dir, "invocations");
       if (!existsSync(folder)) return [];
       return readdirSync(folder)
+        .filter((name) => name.endsWith(".json"))
         .sort((a, b) => Number(a.split("-")[0]) - Number(b.split("-")[0]))
         .map((name) => JSON.parse(readFileSync(join(folder, name), "utf8")) as ScriptedCliInvocation);
     },
