@@ -2,7 +2,7 @@
  * KTX's own backend tests of rate limits (claude-code-runtime.test.ts, behaviours 2–6 of
  * ../shared/ktx/README.md), restated on this runtime through KTX's hook and the scripted stand-in CLI.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { UsageLimitError, isAbortError } from "../../src/index.js";
 import { cliMessage, createScriptedCli } from "../../src/testing/index.js";
 import { cleanup, remainingChildren } from "../support.js";
@@ -99,8 +99,8 @@ describe("KTX behaviour 6: the caller's abortSignal reaches waitForReady", () =>
     const runtime = ktxRuntime(cli, { rateLimitGovernor: governor });
     const controller = new AbortController();
     const call = runtime.generateText({ role: "default", prompt: "p", abortSignal: controller.signal }).catch((error: unknown) => error);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(waits).toHaveLength(1);
+    // The CLI's --version is read first (once per runtime); then the call waits for the governor.
+    await vi.waitFor(() => expect(waits).toHaveLength(1), { timeout: 10_000 });
     expect(waits[0]!.aborted).toBe(false);
     controller.abort();
     // Not the caller's object itself: a signal that also follows runtime.close({ abortInFlight }) (docs/parity.md).
