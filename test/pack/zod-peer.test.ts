@@ -10,7 +10,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSyn
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, expect, it } from "vitest";
+import { afterAll, expect, inject, it } from "vitest";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
@@ -18,8 +18,13 @@ const glueDir = join(root, "test/fixtures/ktx-glue");
 const scratch = mkdtempSync(join(tmpdir(), "ktx-pack-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-// A nested npm must not inherit the outer `npm test`'s package and lifecycle variables.
-const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_(package|lifecycle)_/i.test(name)));
+// A nested npm must not inherit the outer `npm test`'s variables (its prefix, package, lifecycle), only where
+// the registry is and how to reach it; nor the suite's loopback trap, which is for the CLIs tests start.
+const keptNpmConfig = /^npm_config_(registry|cache|userconfig|globalconfig|proxy|https_proxy|noproxy|cafile|strict_ssl|.*registry.*|.*_auth.*)$/i;
+const trap = inject("trapProxyUrl");
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([name, value]) => (!/^npm_/i.test(name) || keptNpmConfig.test(name)) && value !== trap),
+);
 const npm = (args: string[], cwd: string) => run("npm", args, { cwd, env, maxBuffer: 64 * 1024 * 1024 });
 // No install scripts (the CLI's binary is not needed to type-check), no platform binaries.
 const install = (specs: string[]) => npm(["install", "--ignore-scripts", "--omit=optional", "--no-audit", "--no-fund", "--prefer-offline", ...specs], scratch);
