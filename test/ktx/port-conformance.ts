@@ -1,8 +1,11 @@
 /**
  * KTX's runtime port (ktx 0.12.0), restated from ../shared/ktx/README.md in this file's own words and
  * independently of src/port/ktx-port.ts. `npm test` type-checks this file (tsc -p tsconfig.test.json):
- * if either runtime, or what the factory returns, stops fitting KTX's port, the suite fails to compile.
- * Nothing here runs; test/ktx/call-sites.test.ts drives the same shapes on the real CLI.
+ * if either runtime, or what the factory returns, stops fitting KTX's port, if `createClaudeCodeRuntime`
+ * stops fitting KTX's hook type, or if `generateObject` without type arguments stops being typed by its
+ * schema, the suite fails to compile. test/pack/zod-peer.test.ts compiles this file again against the
+ * packed package beside KTX's zod 4.4.3. Nothing here runs; test/ktx/call-sites.test.ts drives the same
+ * shapes on the real CLI.
  */
 import type { z } from "zod";
 import { ClaudeCodeRuntime as ClaudeCodeRuntimeClass, createClaudeCodeRuntime } from "../../src/index.js";
