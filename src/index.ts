@@ -14,7 +14,7 @@ export { isAbortError } from "./port/ktx-port.js";
 export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
 export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/process-pool.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";
-export { runClaudeCodeAuthProbe, type AuthProbeOptions, type AuthProbeResult, AUTH_FIX } from "./claude-code/auth-probe.js";
+export { runClaudeCodeAuthProbe, runClaudeCodeAuthProbeDetailed, type AuthProbeOptions, type AuthProbeResult, type AuthProbeDetails } from "./claude-code/auth-probe.js";
 export { mapStopReason, type RunLoopStopReason } from "./claude-code/stop-reason.js";
 export { buildCliArgs, checkInit } from "./claude-code/isolation.js";
 export { RunFailedError } from "./claude-code/result-errors.js";
@@ -61,6 +61,7 @@ export {
   type KtxPromptCachingConfig,
 } from "./config/index.js";
 export { AiSdkKtxLlmRuntime, AiSdkCallError, isAnthropicProtocolModel, type AiSdkKtxLlmRuntimeOptions } from "./ai-sdk/runtime.js";
+export { createClaudeCodeRuntime, UnsupportedKtxDepError, type CreateClaudeCodeRuntimeDeps, type KtxClaudeCodeRuntimeDeps } from "./ktx-hook.js";
 export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./factory.js";
 export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";
 export {

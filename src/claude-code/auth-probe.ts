@@ -3,7 +3,7 @@
  * slash commands, skills and agents in `init` do not fail it; a missing session does, even when
  * `ANTHROPIC_API_KEY` is set (the scrub removes it, so the CLI reports "Not logged in").
  */
-import { ClaudeCodeAuthError, ClaudeCodeError } from "../errors/index.js";
+import { AUTH_FIX, ClaudeCodeAuthError, ClaudeCodeError } from "../errors/index.js";
 import type { Logger } from "../session/logger.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
 import { ClaudeCodeRuntime } from "./runtime.js";
@@ -20,14 +20,24 @@ export interface AuthProbeOptions {
   logger?: Logger;
 }
 
-export type AuthProbeResult =
+/** KTX's auth probe result, exactly: `{ ok: true }`, or `{ ok: false, message }` with the fix in the message. */
+export type AuthProbeResult = { ok: true } | { ok: false; message: string };
+
+/** The same verdict with what was learnt on the way (the model the CLI resolved, the CLI, the typed error). */
+export type AuthProbeDetails =
   | { ok: true; model: string; cliVersion: string; cliPath: string }
   | { ok: false; message: string; error: ClaudeCodeError };
 
-export const AUTH_FIX =
-  "Authenticate Claude Code locally with the Claude Code CLI, then rerun (run `claude` once and log in).";
+export { AUTH_FIX };
 
+/** KTX's auth probe: one isolated one-turn call; resolves `{ ok }` or `{ ok, message }`, never rejects for a ClaudeCodeError. */
 export async function runClaudeCodeAuthProbe(options: AuthProbeOptions): Promise<AuthProbeResult> {
+  const details = await runClaudeCodeAuthProbeDetailed(options);
+  return details.ok ? { ok: true } : { ok: false, message: details.message };
+}
+
+/** `runClaudeCodeAuthProbe` with the model, the CLI and the error (status, doctor, diagnostics). */
+export async function runClaudeCodeAuthProbeDetailed(options: AuthProbeOptions): Promise<AuthProbeDetails> {
   const { projectDir, model, signal, timeoutMs, ...rest } = options;
   try {
     const runtime = new ClaudeCodeRuntime({ projectDir, models: { default: model }, timeoutMs: timeoutMs ?? 60_000, warm: false, reuse: false, ...rest });

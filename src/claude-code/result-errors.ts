@@ -3,7 +3,7 @@
  * `subtype: "success"` with `is_error: true` and `terminal_reason: "api_error"`, so `subtype` alone
  * is never trusted.
  */
-import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, StructuredOutputError, type ErrorDetails } from "../errors/index.js";
+import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, LOGIN_COMMAND, StructuredOutputError, type ErrorDetails } from "../errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../protocol/messages.js";
 import { usageLimitFromResult } from "../limits/from-result.js";
 
@@ -61,7 +61,7 @@ export function apiAdvice(status: number | undefined, diagnostics: readonly CliD
     return "The model was not found, or this account cannot use it: check the configured model (an alias such as sonnet, opus or haiku, or a full model id); `ktx-claude-code doctor` tries each configured model.";
   }
   if (status === 400) return "The API rejected the request as invalid (400): check the model options and the size of the prompt and output schema; `ktx-claude-code transcript show` on the transcript shows what was sent.";
-  if (status === 401) return "The credentials were refused (401): log in again with `claude` (or fix the apiEndpoint key).";
+  if (status === 401) return `The credentials were refused (401): log in again with \`${LOGIN_COMMAND}\` (or fix the apiEndpoint key).`;
   if (status === 403) return "This account is not allowed to do this (403): check its access to the model, or configure another model.";
   if (status === 413) return "The request is too large (413): shorten the prompt, the system prompt or the tool results.";
   if (status === 429) return "Rate limited (429): lower maxConcurrentRuns so fewer calls run at once, and retry once the limit resets.";

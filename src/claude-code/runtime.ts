@@ -2,7 +2,6 @@
  * `ClaudeCodeRuntime`: KTX's LLM runtime port over the local Claude Code CLI. Each call is one
  * isolated CLI run (see run.ts); this class resolves the CLI, models, environment and options.
  */
-import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
@@ -34,6 +33,7 @@ import { type ApiEndpoint, type Env, checkPassEnv, createKtxClaudeCodeEnv } from
 import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
 import { hostDiscovery } from "./isolation.js";
 import { type PoolStats, ProcessPool, type ReuseOptions, type WarmOptions } from "./process-pool.js";
+import { requireProjectDir } from "./project-dir.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
 
@@ -138,15 +138,8 @@ export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCo
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) throw new InvalidInputError(`Invalid ClaudeCodeRuntime options: ${z.prettifyError(parsed.error)}`);
   checkPassEnv(options.passEnv);
-  const projectDir = resolve(options.projectDir);
-  let isDir = false;
-  try {
-    isDir = statSync(projectDir).isDirectory();
-  } catch {
-    isDir = false;
-  }
-  if (!isDir) throw new InvalidInputError(`projectDir ${projectDir} is not an existing directory; pass the KTX project directory.`);
-  return { ...options, projectDir };
+  // Only resolved here: whether it exists is checked when a call starts (requireProjectDir).
+  return { ...options, projectDir: resolve(options.projectDir) };
 }
 
 interface CallSpec extends CallOptions {
@@ -315,6 +308,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
     if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
     // An aborted call starts nothing, not even the once-per-path version check.
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
+    requireProjectDir(this.options.projectDir);
     const cli = await this.cli();
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
     const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);

@@ -1,17 +1,18 @@
 #!/usr/bin/env node
 /**
- * The `ktx-claude-code` command: inspect transcripts, record and compare golden fixtures, and check
+ * The `ktx-claude-code` command: log in (the pinned CLI's own login), inspect transcripts, record and compare golden fixtures, and check
  * a project's claude-code backend (status, doctor).
  */
 import { parseArgs } from "node:util";
 import { ClaudeCodeError, InvalidInputError } from "../errors/index.js";
 import { compareFixtures, recordFixtures, type Io } from "./fixtures.js";
+import { LOGIN_USAGE, runLogin } from "./login.js";
 import { runDoctor, runStatus } from "./status.js";
 import { TRANSCRIPT_USAGE, transcriptCommand } from "./transcript.js";
 
 const USAGE = `Usage: ktx-claude-code <command>
 
-  status [--project-dir DIR] [--json]        what the claude-code backend will use
+${LOGIN_USAGE}  status [--project-dir DIR] [--json]        what the claude-code backend will use
   doctor [--project-dir DIR] [--json]        the same checks; exits 1 on any failure, with the fix
 ${TRANSCRIPT_USAGE}  fixtures record [--versions V,V] [--scenarios S,S]
                                              record the scenario catalog with each CLI version
@@ -50,6 +51,8 @@ async function fixtures(args: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
+    case "login":
+      return runLogin(args, io);
     case "status":
       return runStatus(args, io);
     case "doctor":

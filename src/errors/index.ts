@@ -37,6 +37,18 @@ export class InvalidInputError extends ClaudeCodeError {
   override readonly code = "invalid_input";
 }
 
+/**
+ * `projectDir` is not an existing directory. Raised when a call starts, never at construction (KTX's
+ * factory builds the runtime before any call, and its own backend accepts any path there).
+ */
+export class ProjectDirNotFoundError extends InvalidInputError {
+  /** The option to fix. */
+  readonly option = "projectDir";
+  constructor(readonly projectDir: string) {
+    super(`projectDir ${projectDir} is not an existing directory; pass the KTX project directory (the directory that holds ktx.yaml) as projectDir.`);
+  }
+}
+
 /** A `passEnv` name that could route, authenticate, inject code or export telemetry; see docs/environment.md. */
 export class EnvNotAllowedError extends ClaudeCodeError {
   override readonly code = "env_not_allowed";
@@ -77,11 +89,17 @@ export class UnsupportedCliVersionError extends ClaudeCodeError {
   }
 }
 
+/** The one command that logs the pinned Claude Code CLI in (docs/user-guide.md); every "log in" advice names it. */
+export const LOGIN_COMMAND = "npx ktx-claude-code login";
+
+/** What to do about a missing or refused Claude Code login. */
+export const AUTH_FIX = `Authenticate Claude Code locally with the Claude Code CLI, then rerun: run \`${LOGIN_COMMAND}\` (the pinned CLI's own login, in this terminal).`;
+
 export class ClaudeCodeAuthError extends ClaudeCodeError {
   override readonly code = "auth_failed";
   constructor(detail: string, details: ErrorDetails = {}) {
     super(
-      `Claude Code is not authenticated (${detail}). Authenticate Claude Code locally with the Claude Code CLI, then rerun (run \`claude\` once and log in). ` +
+      `Claude Code is not authenticated (${detail}). ${AUTH_FIX} ` +
         `API keys in the environment are deliberately not used by the claude-code backend.`,
       details,
     );

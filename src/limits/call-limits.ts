@@ -6,6 +6,7 @@
 import { type CliMessage, apiRetryInfo, rateLimitInfo } from "../protocol/messages.js";
 import type { Logger } from "../session/logger.js";
 import type { ToolCallRecord } from "../runtime/types.js";
+import { ClaudeCodeApiError } from "../errors/index.js";
 import { ApiRetryBudgetError, UsageLimitError } from "./errors.js";
 import type { CallEvent, GovernorEvent, KtxProgressEvent, ProgressListener } from "./events.js";
 import { type RateLimitGovernorPort, type RateLimitSignal, type Release, RateLimitGovernor } from "./governor.js";
@@ -64,7 +65,8 @@ export class CallLimits {
           const output = await attempt(hooks);
           hooks.succeeded();
           return output;
-        } catch (error) {
+        } catch (caught) {
+          const error = hooks.usageLimit(caught);
           const reason = hooks.retryReason(error);
           if (reason === undefined || number >= maxAttempts || info.signal?.aborted) throw hooks.finalError(error);
           this.emit({ type: "call_retry", callId, ...(info.unitKey ? { unitKey: info.unitKey } : {}), attempt: number + 1, maxAttempts, reason });
@@ -144,6 +146,8 @@ class Attempt implements AttemptHooks {
   private release: Release | undefined;
   private toolsSettled = 0;
   private reportedRejection = false;
+  /** The reset of a `rejected` rate_limit_event of this attempt, when it named one. */
+  private rejection: { resetsAt: Date; window: string; utilization?: number } | undefined;
   private sawUsageReport = false;
   private firstRetryAt: number | undefined;
   private readonly started = new Map<string, { name: string; at: number }>();
@@ -173,6 +177,9 @@ class Attempt implements AttemptHooks {
         const signal = rateLimitSignal(info);
         this.sawUsageReport = true;
         if (signal.status === "rejected") this.reportedRejection = true;
+        if (signal.status === "rejected" && info.resetsAt) {
+          this.rejection = { resetsAt: info.resetsAt, window: info.window ?? "five_hour", ...(info.utilization !== undefined ? { utilization: info.utilization } : {}) };
+        }
         this.limits.report(signal);
         return;
       }
@@ -220,6 +227,16 @@ class Attempt implements AttemptHooks {
 
   succeeded(): void {
     if (!this.sawUsageReport) this.limits.recovered();
+  }
+
+  /**
+   * An API failure after a `rejected` rate_limit_event with a reset is that usage limit, also when the
+   * result itself does not say so (the CLI's own lines mark it; the event alone is what KTX's backend reads).
+   */
+  usageLimit(error: unknown): unknown {
+    if (!this.rejection || !(error instanceof ClaudeCodeApiError)) return error;
+    const { resetsAt, window, utilization } = this.rejection;
+    return new UsageLimitError(resetsAt, window, { cause: error, ...(utilization !== undefined ? { utilization } : {}), ...(error.stderrTail ? { stderrTail: error.stderrTail } : {}) });
   }
 
   /**

@@ -88,14 +88,20 @@ export function apiRetryInfo(message: z.infer<typeof apiRetrySchema>): ApiRetryI
  */
 const optionalNumber = z.number().optional().catch(undefined);
 const optionalString = z.string().optional().catch(undefined);
-export const rateLimitWindowSchema = z.looseObject({ utilization: optionalNumber, resetsAt: optionalNumber, status: optionalString });
+/** Unix seconds, as the CLI writes them; an ISO date string (which KTX's own backend accepts too) is read as the same instant. */
+const resetSeconds = z
+  .union([z.number(), z.string().transform((text) => Date.parse(text) / 1000)])
+  .pipe(z.number().refine(Number.isFinite))
+  .optional()
+  .catch(undefined);
+export const rateLimitWindowSchema = z.looseObject({ utilization: optionalNumber, resetsAt: resetSeconds, status: optionalString });
 export const rateLimitEventSchema = z.looseObject({
   type: z.literal("rate_limit_event"),
   rate_limit_info: z
     .looseObject({
       status: optionalString,
-      /** Unix seconds. */
-      resetsAt: optionalNumber,
+      /** Unix seconds (or an ISO date string). */
+      resetsAt: resetSeconds,
       rateLimitType: optionalString,
       utilization: optionalNumber,
       isUsingOverage: z.boolean().optional().catch(undefined),

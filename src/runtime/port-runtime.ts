@@ -25,6 +25,7 @@ import type {
   CallOptions,
   KtxGenerateObjectInput,
   KtxGenerateObjectResult,
+  KtxGenerateObjectSchemaInput,
   KtxGenerateTextInput,
   KtxGenerateTextResult,
   ModelRole,
@@ -64,8 +65,14 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
     return (await this.generateTextResult(input)).text;
   }
 
-  /** KTX's port: the object, validated by the caller's schema. */
-  async generateObject<TOutput, TSchema extends z.ZodType<TOutput>>(input: KtxGenerateObjectInput<TOutput, TSchema>): Promise<TOutput> {
+  /**
+   * KTX's port: the object, validated by the caller's schema. Its type is the schema's output when no
+   * type arguments are given (`generateObject({ schema, … })`); KTX's `<TOutput, TSchema>` and a lone
+   * `<TOutput>` work too. The inferring overload comes first, so a bare call never falls to `unknown`.
+   */
+  generateObject<TSchema extends z.ZodType>(input: KtxGenerateObjectSchemaInput<TSchema>): Promise<z.output<TSchema>>;
+  generateObject<TOutput, TSchema extends z.ZodType<TOutput> = z.ZodType<TOutput>>(input: KtxGenerateObjectInput<TOutput, TSchema>): Promise<TOutput>;
+  async generateObject(input: KtxGenerateObjectInput<unknown, z.ZodType>): Promise<unknown> {
     return (await this.generateObjectResult(input)).object;
   }
 
@@ -76,10 +83,10 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
     return this.measured(input, (clock) => this.runText(input, signal, clock));
   }
 
-  /** `generateObject` with everything known about the call. */
-  async generateObjectResult<TOutput, TSchema extends z.ZodType<TOutput> = z.ZodType<TOutput>>(
-    input: KtxGenerateObjectInput<TOutput, TSchema>,
-  ): Promise<KtxGenerateObjectResult<TOutput>> {
+  /** `generateObject` with everything known about the call (the same type arguments, or none). */
+  generateObjectResult<TSchema extends z.ZodType>(input: KtxGenerateObjectSchemaInput<TSchema>): Promise<KtxGenerateObjectResult<z.output<TSchema>>>;
+  generateObjectResult<TOutput, TSchema extends z.ZodType<TOutput> = z.ZodType<TOutput>>(input: KtxGenerateObjectInput<TOutput, TSchema>): Promise<KtxGenerateObjectResult<TOutput>>;
+  async generateObjectResult<TOutput>(input: KtxGenerateObjectInput<TOutput, z.ZodType<TOutput>>): Promise<KtxGenerateObjectResult<TOutput>> {
     requirePrompt(input?.prompt);
     if (!input.schema || typeof (input.schema as { safeParse?: unknown }).safeParse !== "function") {
       throw new InvalidInputError("generateObject needs a zod schema in `schema`.");

@@ -78,6 +78,11 @@ export interface KtxGenerateObjectInput<TOutput, TSchema extends z.ZodType<TOutp
   schema: TSchema;
 }
 
+/** `generateObject`'s input when no type arguments are given: the result type is the schema's output. */
+export interface KtxGenerateObjectSchemaInput<TSchema extends z.ZodType> extends KtxGenerateTextInput {
+  schema: TSchema;
+}
+
 export interface KtxGenerateObjectResult<T> extends RunInfo {
   object: T;
   toolCalls: ToolCallRecord[];

@@ -17,6 +17,17 @@ export {
 export { rateLimitHeaders } from "./rate-limit-headers.js";
 export { createReplayCli, REPLAY_CLI_SCRIPT } from "./replay.js";
 export {
+  createScriptedCli,
+  cliMessage,
+  SCRIPTED_CLI_SCRIPT,
+  type ScriptedCli,
+  type ScriptedCliStep,
+  type ScriptedCliLine,
+  type ScriptedCliAction,
+  type ScriptedCliInvocation,
+  type ScriptedCliScript,
+} from "./scripted-cli.js";
+export {
   SCENARIOS,
   findScenario,
   runScenario,

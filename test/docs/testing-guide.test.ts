@@ -3,7 +3,7 @@
  * own name, resolved to its build), the scripted API, apiEndpoint, an empty HOME, a scripted tool turn
  * with its mcp__ktx__ name. One line is not in the guide: this suite's loopback guard (its proxy).
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, inject, it } from "vitest";
@@ -58,4 +58,10 @@ it("looks a term up, then answers", async () => {
   expect(loop.toolCalls.map((call) => [call.name, call.ok])).toEqual([["mcp__ktx__lookup", true]]);
   // The model's second request carried the tool's answer.
   expect(JSON.stringify(api.messageRequests[1]!.body.messages)).toContain("the level of detail of one row");
+});
+
+it("docs/testing.md shows test/ktx/ported-example.test.ts as it is", () => {
+  const guide = readFileSync(new URL("../../docs/testing.md", import.meta.url), "utf8");
+  const example = readFileSync(new URL("../ktx/ported-example.test.ts", import.meta.url), "utf8");
+  expect(guide).toContain("```ts\n" + example + "```");
 });

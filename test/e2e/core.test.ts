@@ -8,6 +8,7 @@ import {
   StructuredOutputError,
   UnsupportedCliVersionError,
   runClaudeCodeAuthProbe,
+  runClaudeCodeAuthProbeDetailed,
 } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi, systemText, tempDir, testEnv } from "../support.js";
@@ -96,12 +97,16 @@ describe("authentication and the scrubbed environment", () => {
       model: "sonnet",
       env: testEnv({ ANTHROPIC_API_KEY: "sk-ant-parent-key-must-not-be-used", ANTHROPIC_AUTH_TOKEN: "also-not-used" }),
     });
+    expect(Object.keys(failing).sort()).toEqual(["message", "ok"]);
     expect(failing.ok).toBe(false);
-    if (!failing.ok) expect(failing.message).toMatch(/authenticate Claude Code locally with the Claude Code CLI, then rerun/i);
+    if (!failing.ok) expect(failing.message).toMatch(/authenticate Claude Code locally with the Claude Code CLI, then rerun: run `npx ktx-claude-code login`/i);
 
-    const api = await scriptedApi([turn.text("OK")]);
+    const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
     const passing = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
-    expect(passing).toMatchObject({ ok: true, model: "claude-sonnet-4-6", cliVersion: "2.1.330" });
+    // KTX's shape exactly; the model and the CLI are in the detailed probe.
+    expect(passing).toEqual({ ok: true });
+    const detailed = await runClaudeCodeAuthProbeDetailed({ projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
+    expect(detailed).toMatchObject({ ok: true, model: "claude-sonnet-4-6", cliVersion: "2.1.330" });
   });
 
   it("never sends a request to a base URL found in the parent environment", async () => {

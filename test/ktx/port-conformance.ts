@@ -1,10 +1,14 @@
 /**
  * KTX's runtime port (ktx 0.12.0), restated from ../shared/ktx/README.md in this file's own words and
  * independently of src/port/ktx-port.ts. `npm test` type-checks this file (tsc -p tsconfig.test.json):
- * if either runtime, or what the factory returns, stops fitting KTX's port, the suite fails to compile.
- * Nothing here runs; test/ktx/call-sites.test.ts drives the same shapes on the real CLI.
+ * if either runtime, or what the factory returns, stops fitting KTX's port, if `createClaudeCodeRuntime`
+ * stops fitting KTX's hook type, or if `generateObject` without type arguments stops being typed by its
+ * schema, the suite fails to compile. test/pack/zod-peer.test.ts compiles this file again against the
+ * packed package beside KTX's zod 4.4.3. Nothing here runs; test/ktx/call-sites.test.ts drives the same
+ * shapes on the real CLI.
  */
 import type { z } from "zod";
+import { ClaudeCodeRuntime as ClaudeCodeRuntimeClass, createClaudeCodeRuntime } from "../../src/index.js";
 import type { AiSdkKtxLlmRuntime, ClaudeCodeRuntime, ClaudeCodeRuntimeOptions, KtxLlmRuntime } from "../../src/index.js";
 
 type Role = "default" | "triage" | "candidateExtraction" | "curator" | "reconcile" | "repair";
@@ -91,11 +95,60 @@ export async function ktxCallSites(port: KtxPort, schema: z.ZodObject<{ title: z
   return triage.length + description.length + reparsed.title.length + profiled + (result.error?.message.length ?? 0);
 }
 
-/**
- * KTX's factory (local-config.ts) takes a `createClaudeCodeRuntime(deps)` hook with KTX's own deps; this
- * library's runtime is that hook's whole body, so KTX plugs it in with nothing else changed.
- */
-type KtxClaudeCodeDeps = { projectDir: string; modelSlots: { default: string } & Partial<Record<Role, string>>; env?: NodeJS.ProcessEnv };
-export function ktxFactoryHook(make: (options: ClaudeCodeRuntimeOptions) => ClaudeCodeRuntime): (deps: KtxClaudeCodeDeps) => KtxPort {
-  return (deps) => make({ projectDir: deps.projectDir, models: deps.modelSlots, env: deps.env });
+/** KTX's rate-limit governor (built from ingest.rateLimit and workUnits.maxConcurrency), as its hook deps type it. */
+interface KtxRateLimitGovernor {
+  waitForReady(signal?: AbortSignal): Promise<void>;
+  report(signal: {
+    provider: "anthropic-api" | "vertex" | "claude-subscription" | "codex";
+    status: "allowed" | "warning" | "rejected";
+    resetAtMs?: number;
+    retryAfterMs?: number;
+    utilization?: number;
+    rateLimitType?: string;
+  }): void;
+  maxRetryAttempts(): number;
+  subscribe(listener: (state: unknown) => void): () => void;
+  acquireWorkSlot(signal?: AbortSignal): Promise<() => void>;
+}
+
+/** The Agent SDK's `query`, as far as the hook deps mention it (KTX's own test seam). */
+type AgentSdkQuery = (args: { prompt: string | AsyncIterable<unknown>; options?: Record<string, unknown> }) => AsyncGenerator<unknown, void>;
+
+/** KTX's hook deps (local-config.ts / KTX's backend constructor): what KTX passes `createClaudeCodeRuntime`. */
+type KtxClaudeCodeDeps = {
+  projectDir: string;
+  modelSlots: { default: string } & Partial<Record<string, string>>;
+  query?: AgentSdkQuery;
+  env?: NodeJS.ProcessEnv;
+  rateLimitGovernor?: KtxRateLimitGovernor;
+};
+type KtxCreateClaudeCodeRuntime = (deps: KtxClaudeCodeDeps) => KtxPort;
+
+/** KTX's factory hook is this library's function itself: no wrapper, so no dep can be dropped on the way. */
+export const ktxFactoryHook: KtxCreateClaudeCodeRuntime = createClaudeCodeRuntime;
+
+/** What KTX's factory does with the hook: every dep it has goes in. */
+export function ktxFactoryCall(hook: KtxCreateClaudeCodeRuntime, governor: KtxRateLimitGovernor): KtxPort {
+  return hook({ projectDir: "/p", modelSlots: { default: "sonnet", triage: undefined }, env: process.env, rateLimitGovernor: governor });
+}
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const exact = <T extends true>(value: T): T => value;
+
+/** generateObject without type arguments is typed by the schema (not `unknown`); one and two type arguments work too. */
+export async function inferredObjects(runtime: ClaudeCodeRuntime, aiSdk: AiSdkKtxLlmRuntime, schema: z.ZodObject<{ title: z.ZodString; rows: z.ZodOptional<z.ZodNumber> }>): Promise<number> {
+  const bare = await runtime.generateObject({ role: "default", prompt: "p", schema });
+  exact<Equal<typeof bare, { title: string; rows?: number | undefined }>>(true);
+  const rich = await aiSdk.generateObjectResult({ prompt: "p", schema });
+  exact<Equal<typeof rich.object, { title: string; rows?: number | undefined }>>(true);
+  const one = await runtime.generateObject<{ title: string }>({ role: "default", prompt: "p", schema });
+  exact<Equal<typeof one, { title: string }>>(true);
+  const two = await runtime.generateObject<{ title: string }, typeof schema>({ role: "default", prompt: "p", schema });
+  exact<Equal<typeof two, { title: string }>>(true);
+  return bare.title.length + rich.object.title.length + one.title.length + two.title.length;
+}
+
+/** The options of the library's own constructor still work, for callers outside KTX's factory. */
+export function direct(options: ClaudeCodeRuntimeOptions): KtxPort {
+  return new ClaudeCodeRuntimeClass(options);
 }

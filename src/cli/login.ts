@@ -1,0 +1,59 @@
+/**
+ * `ktx-claude-code login`: the pinned Claude Code CLI's own login (`claude auth login`), in this
+ * terminal. The package puts no `claude` on PATH, and `npx claude` outside a project fetches some
+ * other package, so this is the login every "log in" advice names (LOGIN_COMMAND).
+ */
+import { spawn } from "node:child_process";
+import { constants } from "node:os";
+import { parseArgs } from "node:util";
+import { resolveCli } from "../binary/locate.js";
+import { InvalidInputError } from "../errors/index.js";
+import { isScrubbedEnvName } from "../transport/env.js";
+
+export const LOGIN_USAGE = `  login [--console | --sso] [--email E] [--cli PATH]
+                                             log in to Claude Code with the pinned CLI (its own login, in this terminal)
+`;
+
+export interface LoginIo {
+  stderr(text: string): void;
+}
+
+/**
+ * Runs `<pinned claude> auth login [flags]` with inherited stdio and the user's own environment (the
+ * real HOME: this is the one command meant to write the user's login). Provider-routing and
+ * credential variables are removed, as for every run, so the login is the one KTX's runs will use.
+ */
+export async function runLogin(args: string[], io: LoginIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let values: { console?: boolean; sso?: boolean; email?: string; cli?: string };
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: { console: { type: "boolean" }, sso: { type: "boolean" }, email: { type: "string" }, cli: { type: "string" } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new InvalidInputError(`${(error as Error).message}\nUsage: ktx-claude-code\n${LOGIN_USAGE}`);
+  }
+  const cli = await resolveCli({ cliPath: values.cli });
+  const loginArgs = ["auth", "login", ...(values.console ? ["--console"] : []), ...(values.sso ? ["--sso"] : []), ...(values.email ? ["--email", values.email] : [])];
+  const childEnv: NodeJS.ProcessEnv = {
+    ...Object.fromEntries(Object.entries(env).filter(([name]) => !isScrubbedEnvName(name))),
+    DISABLE_AUTOUPDATER: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+  };
+  io.stderr(`Running the pinned Claude Code CLI ${cli.version}: ${cli.path} ${loginArgs.join(" ")}\n`);
+  const child = spawn(cli.path, loginArgs, { stdio: "inherit", env: childEnv });
+  // Ctrl-C reaches the CLI through the terminal; this process waits for it to decide.
+  const ignore = () => {};
+  process.on("SIGINT", ignore);
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("exit", (code, signal) => resolve(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1)));
+    });
+  } finally {
+    process.off("SIGINT", ignore);
+  }
+}
+
