@@ -2,9 +2,12 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { importCapture, loadTranscript, streamTranscript } from "../transcripts/reader.js";
-import { diffTranscripts, isEmptyDiff, renderDiff, renderTimeline, summarizeRecords, type TranscriptSummary } from "../transcripts/inspect.js";
+import { diffTranscripts, isEmptyDiff, renderDiff, renderTimeline, summarizeRecords } from "../transcripts/inspect.js";
 import { KNOWN_TYPES, unknownTypes } from "../transcripts/inspect/text.js";
 import type { Io } from "./fixtures.js";
+import { renderSummary } from "./summary-text.js";
+
+export { renderSummary };
 
 export const TRANSCRIPT_USAGE = `  transcript show <file> [--raw] [--type T,T]
                                              timeline of a recorded run or a raw stream-json capture
@@ -67,37 +70,3 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
   return 2;
 }
 
-export function renderSummary(summary: TranscriptSummary): string {
-  const table = (counts: Record<string, number>) =>
-    Object.entries(counts)
-      .sort()
-      .map(([key, n]) => `    ${String(n).padStart(4)}  ${key}`)
-      .join("\n");
-  const raw = summary.source === "stream-json";
-  const { tokens } = summary;
-  const tokenSource =
-    tokens.source === "none" ? "nothing: no usage recorded" : tokens.source === "result" ? "the result lines" : "the assistant lines, no result: output counts are early snapshots";
-  const end = summary.end
-    ? summary.end.state === "ok"
-      ? "completed"
-      : `${summary.end.state.toUpperCase()}: ${summary.end.cause}`
-    : "no result line: the run did not finish (or the capture was cut)";
-  const exit = raw ? "exit not recorded (raw capture)" : summary.exit ? `exit code ${summary.exit.exitCode ?? "none"}${summary.exit.signal ? `, signal ${summary.exit.signal}` : ""}` : "no exit recorded";
-  const lines = [
-    `${summary.path}${raw ? " (raw stream-json capture: the CLI's stdout only, no timing)" : ""}`,
-    `  CLI ${summary.cliVersion}, ${raw ? "duration not recorded" : `${summary.durationMs.toFixed(0)} ms`}, ${exit}`,
-    `  ended: ${end}`,
-    `  result: ${summary.result ? JSON.stringify(summary.result) : "none"}`,
-    `  turns: ${summary.turns}${summary.subagentTurns ? ` (and ${summary.subagentTurns} subagent turns)` : ""}`,
-    `  tokens: in ${tokens.input}, out ${tokens.output}, cache read ${tokens.cacheRead}, cache write ${tokens.cacheCreation} (from ${tokenSource})`,
-    `  cost: ${summary.costUsd === undefined ? "unknown" : `$${summary.costUsd.toFixed(6)}`}`,
-    `  tool calls: ${summary.toolCalls.map((call) => `${call.name}${call.subagent ? " (subagent)" : ""}${call.isError ? " (error)" : ""}`).join(", ") || "none"}`,
-    ...(raw ? [] : [`  permission denials sent: ${summary.deniedPermissions.length}`]),
-    `  from the CLI:\n${table(summary.messages.fromCli) || "    none"}`,
-    ...(raw ? [] : [`  to the CLI:\n${table(summary.messages.toCli) || "    none"}`]),
-    `  stderr: ${raw ? "not recorded" : `${summary.stderrBytes} bytes`}; non-JSON stdout lines: ${summary.nonJsonLines}`,
-  ];
-  for (const note of summary.notes) lines.push(`  note: ${note}`);
-  if (summary.outcome) lines.push(`  outcome: ${JSON.stringify(summary.outcome)}`);
-  return `${lines.join("\n")}\n`;
-}

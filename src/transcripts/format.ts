@@ -35,11 +35,34 @@ export const exitRecordSchema = z.looseObject({
   signal: z.string().nullable(),
 });
 
-export const transcriptRecordSchema = z.discriminatedUnion("kind", [headerRecordSchema, wireRecordSchema, exitRecordSchema]);
+const callUsageSchema = z.looseObject({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cacheCreationInputTokens: z.number(),
+  cacheReadInputTokens: z.number(),
+});
+
+/**
+ * The last record of a call (transcripts written since issue 18; older ones lack it): this call's own
+ * cost and usage as the runtime computed them (a reused process's `result` line carries the process's
+ * running total instead), how the process ended for this call, and which launch served it.
+ */
+export const callRecordSchema = z.looseObject({
+  kind: z.literal("call"),
+  t: z.number(),
+  costUsd: z.number().nullable(),
+  usage: callUsageSchema.nullable(),
+  /** `kept for reuse`, `retired: <reason>`, `aborted`, `exited <code>` or `signal <SIG>`. */
+  ending: z.string(),
+  process: z.looseObject({ launch: z.string(), call: z.number() }),
+});
+
+export const transcriptRecordSchema = z.discriminatedUnion("kind", [headerRecordSchema, wireRecordSchema, exitRecordSchema, callRecordSchema]);
 
 export type HeaderRecord = z.infer<typeof headerRecordSchema>;
 export type WireRecord = z.infer<typeof wireRecordSchema>;
 export type ExitRecord = z.infer<typeof exitRecordSchema>;
+export type CallRecord = z.infer<typeof callRecordSchema>;
 export type TranscriptRecord = z.infer<typeof transcriptRecordSchema>;
 
 /** Appended by the fixture recorder: what the runtime call returned, to compare replays against. */

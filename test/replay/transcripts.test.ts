@@ -165,13 +165,16 @@ describe("inspection", () => {
     expect(summary.toolCalls).toEqual([{ name: "mcp__ktx__lookup", isError: false }, { name: "mcp__ktx__count", isError: false }]);
     expect(summary.outcome).toMatchObject({ stopReason: "natural" });
     const result = messages(loop, "in").find(({ message }) => message.type === "result")!.message;
+    // One model, no subagent: the billed per-model figures are the main thread's usage.
     expect(summary.tokens).toEqual({
       input: result.usage.input_tokens,
       output: result.usage.output_tokens,
       cacheRead: result.usage.cache_read_input_tokens,
       cacheCreation: result.usage.cache_creation_input_tokens,
-      source: "result",
+      source: "billed",
+      models: Object.keys(result.modelUsage),
     });
+    expect(summary.mainThreadTokens).toBeUndefined();
     expect(summary.costUsd).toBe(result.total_cost_usd);
     expect(summary.turns).toBe(result.num_turns);
   });

@@ -3,7 +3,8 @@
  * streamed through it.
  */
 import { isRawCapture, type LoadedTranscript } from "../reader.js";
-import { parse, asJson, clip, quoted, compact, messageKey, matchesType, usageOf, resultUsage, runEnd, tokenText, contentText, opt, LINE_WIDTH, type Json, type Rec } from "./text.js";
+import { parse, asJson, clip, quoted, compact, messageKey, matchesType, usageOf, resultUsage, runEnd, endLabel, apiStatusOf, dollars, isSyntheticAssistant, tokenText, contentText, opt, LINE_WIDTH, type Json, type Rec } from "./text.js";
+import type { CallRecord } from "../format.js";
 import { PartialMessages } from "./partial.js";
 
 export interface TimelineOptions {
@@ -14,7 +15,7 @@ export interface TimelineOptions {
 }
 
 /** `··`: a line of a raw capture, whose direction was not recorded (it is the CLI's stdout). */
-const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", dropped: "xx", note: "!!" };
+const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", dropped: "xx", note: "!!", call: "==" };
 
 /**
  * The timeline of a run, built one record at a time: turns (one per assistant message id), text,
@@ -74,7 +75,8 @@ export class Timeline {
     const arrow = this.rawCapture && record.kind === "in" ? "·· " : ARROWS[record.kind] ? `${ARROWS[record.kind]} ` : "";
     const width = this.options.raw ? Infinity : LINE_WIDTH;
     const out = body.map((line, index) => clip(index === 0 ? `${where}${arrow}${line}` : `${" ".repeat(where.length + arrow.length)}${line}`, width));
-    if (this.pendingHeading && out.length > 0 && protocol) {
+    // A turn's heading goes with its own lines (assistant, tool traffic), never before a result.
+    if (this.pendingHeading && out.length > 0 && protocol && matchesType("assistant", this.options.types)) {
       out.unshift(this.pendingHeading);
       this.pendingHeading = undefined;
     }
@@ -103,6 +105,7 @@ export class Timeline {
   private rawBody(record: Rec, message: Json | undefined): string[] {
     if (message?.type === "assistant") this.startTurn(message);
     if (record.kind === "exit") return [exitText(record)];
+    if (record.kind === "call") return [JSON.stringify(record)];
     if (record.kind === "outcome") return [`outcome ${JSON.stringify(record.outcome)}`];
     if (record.kind === "note") return [`note: ${record.text}`];
     return record.kind === "header" ? [] : [record.text.trimEnd()];
@@ -113,6 +116,8 @@ export class Timeline {
     switch (record.kind) {
       case "exit":
         return [exitText(record)];
+      case "call":
+        return callText(record);
       case "outcome":
         return [`outcome ${compact(record.outcome, LINE_WIDTH - 40)}`];
       case "note":
@@ -131,6 +136,8 @@ export class Timeline {
   }
 
   private startTurn(message: Json): void {
+    // A synthetic API-error line is the CLI's report of a failed request, not a model turn.
+    if (isSyntheticAssistant(message)) return;
     const inner = asJson(message.message);
     const id = String(inner.id ?? "(no id)");
     if (id === this.turnId) return;
@@ -153,6 +160,7 @@ export class Timeline {
       case "user":
         return this.toolResults(message);
       case "result":
+        this.pendingHeading = undefined;
         return result(message);
       case "system":
         return [system(message)];
@@ -192,10 +200,11 @@ export class Timeline {
   private assistant(message: Json): string[] {
     const inner = asJson(message.message);
     const lines: string[] = [];
-    if (message.error || message.is_api_error_message) {
-      lines.push(`API ERROR${opt("status", message.api_error_status)}${message.error ? ` ${String(message.error)}` : ""}`);
-    }
     const content = Array.isArray(inner.content) ? inner.content.map(asJson) : [];
+    if (message.error || message.is_api_error_message) {
+      const status = apiStatusOf(message.api_error_status, ...content.map((block) => block.text));
+      lines.push(`API ERROR${opt("status", status)}${message.error ? ` ${String(message.error)}` : ""}`);
+    }
     for (const block of content) {
       if (block.type === "text") lines.push(`text ${quoted(String(block.text ?? ""))}`);
       else if (block.type === "tool_use") {
@@ -277,6 +286,15 @@ export class Timeline {
   }
 }
 
+/** The call record: this call's own cost and tokens, and how the process ended for it. */
+function callText(record: CallRecord): string[] {
+  const usage = record.usage
+    ? tokenText({ input: record.usage.inputTokens, output: record.usage.outputTokens, cacheRead: record.usage.cacheReadInputTokens, cacheCreation: record.usage.cacheCreationInputTokens })
+    : "not reported";
+  const cost = record.costUsd === null ? "unknown" : `$${dollars(record.costUsd)}`;
+  return [`call ${record.process.call} on process ${record.process.launch}: ${record.ending}`, `this call's tokens ${usage}; cost ${cost}`];
+}
+
 function exitText(record: { exitCode: number | null; signal: string | null }): string {
   const failed = (record.exitCode !== null && record.exitCode !== 0) || record.signal !== null;
   return `exit code=${record.exitCode ?? "none"}${record.signal ? ` signal=${record.signal}` : ""}${failed ? "  ERROR" : ""}`;
@@ -285,7 +303,9 @@ function exitText(record: { exitCode: number | null; signal: string | null }): s
 function system(message: Json): string {
   if (message.subtype === "init") {
     const servers = Array.isArray(message.mcp_servers) ? message.mcp_servers.map((s) => `${String(asJson(s).name)}:${String(asJson(s).status)}`) : [];
-    return `init${opt("model", message.model)} tools=${compact(message.tools ?? [], 100)} mcp=${JSON.stringify(servers)}${opt("permission", message.permissionMode)}${opt("version", message.claude_code_version)}`;
+    const tools = Array.isArray(message.tools) ? ` tools=${compact(message.tools, 100)}` : "";
+    const mcp = Array.isArray(message.mcp_servers) ? ` mcp=${JSON.stringify(servers)}` : "";
+    return `init${opt("model", message.model)}${tools}${mcp}${opt("permission", message.permissionMode)}${opt("version", message.claude_code_version)}`;
   }
   if (message.subtype === "api_retry") {
     const attempt = message.attempt !== undefined ? ` ${String(message.attempt)}${message.max_retries !== undefined ? `/${String(message.max_retries)}` : ""}` : "";
@@ -301,16 +321,17 @@ function system(message: Json): string {
 
 function result(message: Json): string[] {
   const end = runEnd(message);
-  const flag = end.state === "interrupted" ? " INTERRUPTED" : end.state === "failed" ? " ERROR" : "";
-  const lines = [
-    `result ${String(message.subtype ?? "(no subtype)")}${flag}${opt("turns", message.num_turns)}${opt("stop", message.stop_reason)}${opt("terminal", message.terminal_reason)}${opt("api_status", message.api_error_status)}`,
-  ];
+  const flag = { ok: "", budget: " BUDGET STOP", interrupted: " INTERRUPTED", failed: " ERROR" }[end.state];
+  const status = apiStatusOf(message.api_error_status, message.result, ...(Array.isArray(message.errors) ? message.errors : []));
+  // The cause first: what went wrong reads before the figures.
+  const lines = end.state === "ok" ? [] : [clip(endLabel(end), LINE_WIDTH - 40)];
+  lines.push(`result ${String(message.subtype ?? "(no subtype)")}${flag}${opt("turns", message.num_turns)}${opt("stop", message.stop_reason)}${opt("terminal", message.terminal_reason)}${opt("api_status", status)}`);
   const usage = resultUsage(message);
-  const cost = typeof message.total_cost_usd === "number" ? `; cost $${message.total_cost_usd}` : "";
+  // Both over every model the run billed (subagents included); on a reused process, running totals.
+  const cost = typeof message.total_cost_usd === "number" ? `; cost $${dollars(message.total_cost_usd)}` : "";
   lines.push(`tokens ${usage ? tokenText(usage) : "not reported"}${cost}`);
   const denials = Array.isArray(message.permission_denials) ? message.permission_denials.map((d) => String(asJson(d).tool_name)) : [];
   if (denials.length) lines.push(`permission denials: ${compact(denials)}`);
-  if (end.cause) lines.push(`${end.state === "interrupted" ? "interrupted" : "failed"}: ${quoted(end.cause)}`);
   return lines;
 }
 
