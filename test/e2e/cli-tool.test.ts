@@ -65,11 +65,11 @@ describe("ktx-claude-code transcript", () => {
 
   it("summarises a run with turns, tokens and cost, as text and as JSON", async () => {
     const text = await run("transcript", "summary", loop);
-    expect(text.stdout).toMatch(/tool calls: mcp__ktx__lookup, mcp__ktx__count/);
+    expect(text.stdout).toMatch(/tool calls: 2: mcp__ktx__lookup ×1, mcp__ktx__count ×1/);
     const json = JSON.parse((await run("transcript", "summary", loop, "--json")).stdout);
     expect(json.result).toMatchObject({ subtype: "success", isError: false });
     expect(json.cliVersion).toBe("2.1.330");
-    expect(text.stdout).toContain(`tokens: in ${json.tokens.input}, out ${json.tokens.output}, cache read ${json.tokens.cacheRead}, cache write ${json.tokens.cacheCreation} (from the result lines)`);
+    expect(text.stdout).toContain(`tokens: in ${json.tokens.input}, out ${json.tokens.output}, cache read ${json.tokens.cacheRead}, cache write ${json.tokens.cacheCreation} over claude-sonnet-4-6 (from the per-model usage the cost is billed on`);
     expect(text.stdout).toContain(`cost: $${json.costUsd.toFixed(6)}`);
     expect(text.stdout).toContain(`turns: ${json.turns}`);
     expect(json.tokens.input).toBeGreaterThan(0);
@@ -116,7 +116,7 @@ describe("ktx-claude-code transcript", () => {
     expect(shown.stdout).toMatch(/a raw stream-json capture/);
     expect(shown.stdout).toMatch(/line 13 {2}·· result success turns=2 stop=end_turn terminal=completed/);
     const summary = await run("transcript", "summary", capture);
-    expect(summary.stdout).toMatch(/tool calls: Read \(subagent\), Agent/);
+    expect(summary.stdout).toMatch(/tool calls: 2: Read \(subagent\) ×1, Agent ×1/);
     expect(summary.stdout).toMatch(/turns: 2 \(and 1 subagent turns\)/);
     expect((await run("transcript", "diff", capture, join(import.meta.dirname, "../../fixtures/protocol-2.1.330/t01_text_basic.stdout.ndjson"))).exitCode).toBe(1);
     const out = join(tempDir("transcript"), "imported.jsonl");
@@ -137,7 +137,12 @@ describe("ktx-claude-code transcript", () => {
     expect(summary).toMatchObject({ source: "stream-json", cliVersion: "2.1.330", subagentTurns: 1, end: { state: "ok" } });
     expect(summary.toolCalls).toEqual([{ name: "Read", isError: false, subagent: true }, { name: "Agent", isError: false }]);
     const result = readFileSync(capture, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).find((message) => message.type === "result");
-    expect(summary.tokens).toMatchObject({ input: result.usage.input_tokens, output: result.usage.output_tokens, source: "result" });
+    // Tokens over the cost's scope: the subagent's requests are billed with the run's, beyond the main thread's usage.
+    const billed = Object.values(result.modelUsage as Record<string, { inputTokens: number; outputTokens: number; costUSD: number }>);
+    expect(summary.tokens).toMatchObject({ input: billed.reduce((n, m) => n + m.inputTokens, 0), output: billed.reduce((n, m) => n + m.outputTokens, 0), source: "billed" });
+    expect(summary.tokens.input).toBeGreaterThan(result.usage.input_tokens);
+    expect(summary.mainThreadTokens).toMatchObject({ input: result.usage.input_tokens, output: result.usage.output_tokens });
+    expect(summary.costUsd).toBeCloseTo(result.total_cost_usd, 9);
     const shown = await run("transcript", "show", capture);
     expect(shown.stdout).not.toContain("undefined");
     expect(shown.stdout).toMatch(/\(subagent\) tool_result Read ok/);
