@@ -106,7 +106,7 @@ describe("ktx-claude-code transcript", () => {
     const { exitCode, stdout, stderr } = await run("transcript", "show", loop, "--type", "result,tool_call");
     expect(exitCode).toBe(2);
     expect(stdout).toBe("");
-    expect(stderr).toMatch(/Unknown --type "tool_call"\. Known types .*assistant, user, result, system/);
+    expect(stderr).toMatch(/unknown --type "tool_call"; known types .*assistant, user, result, system/);
   });
 
   it("reads raw stream-json captures: show, summary, diff, and import to the transcript format", async () => {
@@ -164,11 +164,11 @@ describe("ktx-claude-code fixtures compare", () => {
     for (const args of [[], ["--cli", realCli(), "--version", "2.1.330"]]) {
       const { exitCode, stderr } = await run("fixtures", "compare", ...args);
       expect(exitCode).toBe(2);
-      expect(stderr).toContain("fixtures compare (--cli PATH | --version V)");
+      expect(stderr).toContain("fixtures compare: pass exactly one of --cli PATH and --version X.Y.Z");
     }
     const install = async (version: string) => `/cache/${version}/claude`;
     await expect(compareCliPath({ version: "2.1.999" }, install)).resolves.toBe("/cache/2.1.999/claude");
-    await expect(compareCliPath({ cli: "some/claude" }, install)).resolves.toBe(resolve("some/claude"));
+    await expect(compareCliPath({ cli: realCli() }, install)).resolves.toBe(resolve(realCli()));
     await expect(compareCliPath({}, install)).rejects.toBeInstanceOf(InvalidInputError);
     await expect(compareCliPath({ cli: "x", version: "2.1.999" }, install)).rejects.toBeInstanceOf(InvalidInputError);
   });
@@ -185,7 +185,7 @@ describe("ktx-claude-code fixtures compare", () => {
   it("runs the pinned version by --version with the bundled binary, and finds no drift against its own fixtures", async () => {
     const { exitCode, stdout, stderr } = await runElsewhere("fixtures", "compare", "--version", "2.1.330", "--scenarios", "text", "--json");
     expect(exitCode).toBe(0);
-    expect(stderr).toMatch(/^\[1\/1\] text: \d+\.\d s, same$/m);
+    expect(stderr).toMatch(/^\[1\/1\] text: \d+\.\d s, outcome same, same$/m);
     const report = JSON.parse(stdout);
     expect(report.cli).toBe(realCli());
     expect(report.version).toBe("2.1.330");
@@ -198,10 +198,17 @@ describe("ktx-claude-code fixtures compare", () => {
     expect(exitCode).toBe(1);
     const report = JSON.parse(stdout);
     expect(report.version).toBe("2.1.330");
-    const loop = report.drifts.find((drift: { scenario: string }) => drift.scenario === "tool-loop");
+    const loop = report.scenarios.find((drift: { scenario: string }) => drift.scenario === "tool-loop");
     // 2.1.142 sent the MCP handshake twice; the pinned CLI sends it once.
     expect(loop.diff.controlRequests.before.filter((key: string) => key.endsWith("/initialize"))).toHaveLength(2);
     expect(loop.diff.controlRequests.after.filter((key: string) => key.endsWith("/initialize"))).toHaveLength(1);
-    expect(loop.diff.outcome).toBeUndefined();
+    // Outcomes first: the same on both versions.
+    expect(loop.outcome).toBe("same");
+    expect(report.outcomes).toEqual({ same: 2, changed: 0, missingFixtures: 0 });
+    // The structure section names the changed handshake, and no version string is a change.
+    expect(report.structure).toContainEqual({ what: expect.stringMatching(/^control requests: /), scenarios: ["tool-loop"] });
+    expect(JSON.stringify(report.scenarios.map((drift: { diff: { valueChanges: unknown } }) => drift.diff.valueChanges))).not.toMatch(/2\.1\.142|2\.1\.330/);
+    // Differences keep the live transcripts for a look.
+    expect(report.transcripts).toMatch(/ktx-compare-/);
   });
 });
