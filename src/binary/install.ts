@@ -28,7 +28,7 @@ export const NODE_LAUNCHER = "claude-node";
  * The runnable CLI in an install prefix: the platform package's native binary, or — for versions that
  * ship only `cli.js` (2.0.x, 2.1.100) — a launcher that runs it under this Node.
  */
-export function binaryIn(prefix: string): string | undefined {
+export function binaryIn(prefix: string, writeLauncher = true): string | undefined {
   const scope = join(prefix, "node_modules", "@anthropic-ai");
   const candidates = [
     join(scope, `claude-code-${process.platform}-${process.arch}`, "claude"),
@@ -40,7 +40,8 @@ export function binaryIn(prefix: string): string | undefined {
   const script = join(scope, "claude-code", "cli.js");
   if (!existsSync(script)) return undefined;
   const launcher = join(prefix, NODE_LAUNCHER);
-  if (!existsSync(launcher)) {
+  // Not in a staging dir: the launcher holds the absolute path of cli.js, valid once moved into place.
+  if (writeLauncher && !existsSync(launcher)) {
     // An absolute Node: the run's scrubbed PATH may lead to another Node, or to none.
     writeFileSync(launcher, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(script)} "$@"\n`);
     chmodSync(launcher, 0o755);
@@ -100,7 +101,7 @@ export async function ensureCliVersion(version: string, cacheDir = defaultCliCac
         missing ? "No such version: `npm view @anthropic-ai/claude-code versions` lists them." : "Check the network access to the npm registry and npm's own configuration, then retry.",
       );
     }
-    if (!binaryIn(staging)) {
+    if (!binaryIn(staging, false)) {
       throw new CliInstallError(version, `the package has no binary for ${process.platform}-${process.arch} and no cli.js`, "Use a version published for this platform, or pass --cli with a binary you have.");
     }
     renameSync(staging, prefix);

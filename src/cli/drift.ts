@@ -76,13 +76,18 @@ export function differs(drift: ScenarioDrift): boolean {
 
 export function renderDriftReport(report: DriftReport): string {
   const total = report.scenarios.length;
-  const lines = [`Drift of CLI ${report.version} (${report.cli}) against the ${report.against} fixtures`, ""];
+  const lines = [
+    `Drift of CLI ${report.version} (${report.cli}) against the ${report.against} fixtures`,
+    `(before = the recorded ${report.against} fixtures, after = the live ${report.version} runs; "added" is what only ${report.version} has)`,
+    "",
+  ];
   const { same, changed, missingFixtures } = report.outcomes;
   lines.push(changed === 0 && missingFixtures === 0 ? `Outcomes: identical in all ${total} scenarios.` : `Outcomes: ${same} of ${total} the same, ${changed} changed${missingFixtures ? `, ${missingFixtures} without a fixture` : ""}.`);
   const width = Math.max(...report.scenarios.map((drift) => drift.scenario.length)) + 2;
   for (const drift of report.scenarios) {
+    const json = (value: unknown) => (value === undefined ? "(none)" : JSON.stringify(value));
     const detail =
-      drift.outcome === "changed" ? `CHANGED: ${JSON.stringify(drift.before)} -> ${JSON.stringify(drift.after)}` : drift.outcome === "no fixture" ? `no ${report.against} fixture recorded` : "same";
+      drift.outcome === "changed" ? `CHANGED: ${json(drift.before)} -> ${json(drift.after)}` : drift.outcome === "no fixture" ? `no ${report.against} fixture recorded` : "same";
     const protocol = drift.diff && !isEmptyDiff(drift.diff) ? "; protocol differs" : drift.diff ? "; protocol the same" : "";
     lines.push(`  ${drift.scenario.padEnd(width)}${detail}${protocol}`);
   }

@@ -271,8 +271,9 @@ export function renderDiff(diff: TranscriptDiff): string[] {
     const omitted = diff.valueChanges.length - listed;
     if (omitted > 0) lines.push(`  … and ${omitted} more, not listed here (at most ${MAX_CHANGES_PER_MESSAGE} per message and ${MAX_VALUE_CHANGES} in all; --json lists every one)`);
   }
-  if (diff.result) lines.push(`result changed: ${JSON.stringify(diff.result.before)} -> ${JSON.stringify(diff.result.after)}`);
-  if (diff.outcome) lines.push(`outcome changed: ${JSON.stringify(diff.outcome.before)} -> ${JSON.stringify(diff.outcome.after)}`);
-  if (diff.call) lines.push(`call record changed: ${JSON.stringify(diff.call.before)} -> ${JSON.stringify(diff.call.after)}`);
+  const json = (value: unknown) => (value === undefined ? "(none)" : JSON.stringify(value));
+  if (diff.result) lines.push(`result changed: ${json(diff.result.before)} -> ${json(diff.result.after)}`);
+  if (diff.outcome) lines.push(`outcome changed: ${json(diff.outcome.before)} -> ${json(diff.outcome.after)}`);
+  if (diff.call) lines.push(`call record changed: ${json(diff.call.before)} -> ${json(diff.call.after)}`);
   return lines;
 }
