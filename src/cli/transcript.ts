@@ -1,7 +1,7 @@
 /** `ktx-claude-code transcript show|summary|diff|import`: reading recorded runs and raw stream-json captures. */
 import { writeFileSync } from "node:fs";
 import { importCapture, loadTranscript, streamTranscript } from "../transcripts/reader.js";
-import { diffTranscripts, isEmptyDiff, renderDiff, renderTimeline, summarizeRecords } from "../transcripts/inspect.js";
+import { diffTranscripts, isEmptyDiff, renderDiff, renderTimeline, summarizeRecords, traceRecords } from "../transcripts/inspect.js";
 import { KNOWN_TYPES, unknownTypes } from "../transcripts/inspect/text.js";
 import { isStop, parseCommand, text, usageError, type CommandSpec, type Stop } from "./args.js";
 import type { Io } from "./fixtures.js";
@@ -37,6 +37,13 @@ export const TRANSCRIPT_COMMANDS: Record<string, CommandSpec> = {
     notes: ["Exit codes: 0 the runs are the same, 1 they differ, 2 it could not compare (a missing or unreadable file, wrong arguments)."],
     examples: ["ktx-claude-code transcript diff before.jsonl after.jsonl"],
   },
+  trace: {
+    name: "transcript trace",
+    positionals: { shown: "<file>", count: 1, what: "file" },
+    summary: `A run (${FILE}) as Chrome trace-event JSON, to open in https://ui.perfetto.dev or chrome://tracing: process start, initialize, each API turn, each tool call and permission answer, result, exit on one time axis, subagents on their own tracks.`,
+    options: { out: { type: "string", value: "FILE", help: "write it to FILE (default: stdout)" } },
+    examples: ["ktx-claude-code transcript trace run.jsonl --out trace.json"],
+  },
   import: {
     name: "transcript import",
     positionals: { shown: "<capture>", count: 1, what: "capture file" },
@@ -50,6 +57,7 @@ export const TRANSCRIPT_USAGE = `  transcript show <file> [--raw] [--type T,T]
                                              timeline of a recorded run or a raw stream-json capture
   transcript summary <file> [--json]         turns, tokens, cost, message counts, tool calls, result, exit
   transcript diff <before> <after> [--json]  normalised differences between two runs; exits 1 when they differ
+  transcript trace <file> [--out FILE]       the run as Chrome trace-event JSON (open in Perfetto)
   transcript import <capture> [--out FILE]   a raw stream-json capture as a ktx-claude-code transcript
 `;
 
@@ -72,10 +80,10 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
   const spec = sub ? TRANSCRIPT_COMMANDS[sub] : undefined;
   if (!spec) {
     if (sub === "--help" || sub === "-h") {
-      io.stdout(`Usage: ktx-claude-code transcript <show|summary|diff|import> …\n\n${TRANSCRIPT_USAGE}\nEach answers --help.\n`);
+      io.stdout(`Usage: ktx-claude-code transcript <show|summary|diff|trace|import> …\n\n${TRANSCRIPT_USAGE}\nEach answers --help.\n`);
       return 0;
     }
-    io.stderr(`ktx-claude-code transcript: ${sub === undefined ? "which subcommand?" : `unknown subcommand ${JSON.stringify(sub)}`} (show, summary, diff, import).\n\n${usage}`);
+    io.stderr(`ktx-claude-code transcript: ${sub === undefined ? "which subcommand?" : `unknown subcommand ${JSON.stringify(sub)}`} (show, summary, diff, trace, import).\n\n${usage}`);
     return 2;
   }
   const parsed = parseCommand(spec, rest);
@@ -104,6 +112,15 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
   }
   const path = positionals[0]!;
   const out = text(values.out);
+  if (sub === "trace") {
+    const trace = await traceRecords(path, streamTranscript(path));
+    const body = `${JSON.stringify(trace)}\n`;
+    if (out !== undefined) writeFileSync(out, body);
+    else io.stdout(body);
+    const count = (cat: string) => trace.traceEvents.filter((event) => event.cat === cat && event.ph === "X").length;
+    if (out !== undefined) io.stderr(`Wrote ${trace.traceEvents.length} trace events (${count("turn")} API turns, ${count("tool")} tool calls) to ${out}; open it in https://ui.perfetto.dev.\n`);
+    return 0;
+  }
   const imported = importCapture(path);
   const body = `${imported.lines.join("\n")}\n`;
   if (out !== undefined) writeFileSync(out, body);
