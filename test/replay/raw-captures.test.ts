@@ -218,6 +218,40 @@ describe("display problems of raw captures", () => {
     expect(isEmptyDiff(diffTranscripts(loadTranscript(path(name)), transcript))).toBe(true);
   });
 
+  it("--type result shows the result alone, without the last turn's heading", () => {
+    const shown = renderTranscript(loadTranscript(path("live_subagent.stdout.ndjson")), { types: ["result"] });
+    expect(shown.filter((line) => !line.startsWith("#"))).toEqual([expect.stringMatching(/^ +line 13 {2}·· result success/), expect.stringMatching(/^ +tokens in /)]);
+  });
+
+  it("prints no tools= or mcp= an init line does not have, and keeps tool-result blocks apart", () => {
+    const messages = lines("t01_text_basic.stdout.ndjson");
+    const init = messages.find((message) => message.type === "system" && message.subtype === "init");
+    const { tools: _tools, mcp_servers: _mcp, ...bare } = init;
+    const result = { type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "first" }, { type: "text", text: "second" }] }] }, parent_tool_use_id: null };
+    const file = join(tempDir("capture"), "bare.ndjson");
+    writeFileSync(file, `${[JSON.stringify(bare), JSON.stringify(result)].join("\n")}\n`);
+    const shown = renderTranscript(loadTranscript(file)).join("\n");
+    expect(shown).toMatch(/init model=/);
+    expect(shown).not.toMatch(/tools=|mcp=/);
+    expect(shown).toContain('"first\\nsecond"');
+  });
+
+  it("numbers an imported file's lines as the capture's", () => {
+    const name = "live_subagent.stdout.ndjson";
+    const file = join(tempDir("capture"), "imported.jsonl");
+    writeFileSync(file, `${importCapture(path(name)).lines.join("\n")}\n`);
+    const located = (text: string) => [...text.matchAll(/^ +line (\d+) {2}·· (\S+)/gm)].map((match) => `${match[1]} ${match[2]}`);
+    expect(located(renderTranscript(loadTranscript(file)).join("\n"))).toEqual(located(renderTranscript(loadTranscript(path(name))).join("\n")));
+  });
+
+  it("keeps every summary line within the documented width", async () => {
+    const { renderSummary } = await import("../../src/cli/summary-text.js");
+    const { LINE_WIDTH } = await import("../../src/transcripts/inspect/text.js");
+    for (const name of captures) {
+      for (const line of renderSummary(summarizeTranscript(loadTranscript(path(name)))).split("\n")) expect(line.length).toBeLessThanOrEqual(LINE_WIDTH + 20);
+    }
+  });
+
   it("rejects unknown --type values, accepts known types with any subtype", () => {
     expect(unknownTypes(["result", "system/init", "control_request/mcp_message/tools/call", "stderr", "stream_event"])).toEqual([]);
     expect(unknownTypes(["resutl", "assistant", "tool_call"])).toEqual(["resutl", "tool_call"]);
