@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, expect, it } from "vitest";
-import { diffTranscripts, isEmptyDiff, renderDiff } from "../../src/transcripts/inspect.js";
+import { diffTranscripts, isEmptyDiff, renderDiff, summarizeTranscript } from "../../src/transcripts/inspect.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
 import { cleanup, tempDir } from "../support.js";
 
@@ -43,4 +43,11 @@ it("two runs of one program in different temp dirs diff as equal", { timeout: 12
     expect(cli.exitCode, cli.stdout).toBe(0);
     expect(cli.stdout.trim()).toBe("no differences");
   }
+  // The third call ran on the first call's reused process: its result line carries the process's
+  // running total, and the summary still reports the call's own cost (the result's per-model figures).
+  const [once, again] = [summarizeTranscript(loadTranscript(join(first, "1-text.jsonl"))), summarizeTranscript(loadTranscript(join(first, "3-text-again.jsonl")))];
+  expect(again.result!.costUsd).toBeGreaterThan(once.costUsd!);
+  expect(again.costUsd).toBe(once.costUsd);
+  expect(again.tokens).toEqual(once.tokens);
+  expect(again.ending).not.toBe("no exit recorded");
 });

@@ -100,6 +100,8 @@ export class SummaryBuilder {
   private readonly subagentIds = new Set<string>();
   private readonly processes: ProcessFigures[] = [];
   private raw = false;
+  /** A header that names a reused process (transcripts before the call record): no exit is expected. */
+  private reusedProcess = false;
 
   constructor(path: string) {
     this.summary = {
@@ -125,6 +127,7 @@ export class SummaryBuilder {
     if (record.kind === "header") {
       if (summary.cliVersion === "unknown") summary.cliVersion = record.cliVersion;
       if (isRawCapture(record)) this.raw = true;
+      if ((record as { process?: unknown }).process !== undefined) this.reusedProcess = true;
       this.processes.push(new ProcessFigures());
     }
     if (record.kind === "note") summary.notes.push(record.text);
@@ -177,6 +180,7 @@ export class SummaryBuilder {
     if (call) summary.ending = call.ending;
     else if (this.raw) summary.ending = "not recorded (raw capture)";
     else if (summary.exit) summary.ending = exitEnding(summary.exit);
+    else if (this.reusedProcess) summary.ending = "no exit recorded: a call on a reused process, which may have stayed up for later calls";
     return summary;
   }
 
