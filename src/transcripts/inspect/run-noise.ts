@@ -9,7 +9,8 @@
 import { tmpdir } from "node:os";
 import { normalizeLine } from "../normalize.js";
 
-const RUN_IDS = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b(?:msg|toolu|req|srvtoolu)_[A-Za-z0-9_]+/g;
+/** uuids, and the API's ids (`msg_01XFDUDYJgAACzvnptvVoYEL`): long random tails only, so a name such as `msg_lifecycle_v1` stays. */
+const RUN_IDS = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b(?:msg|toolu|req|srvtoolu)_[A-Za-z0-9]{16,}\b/g;
 const KTX_TEMP_DIRS = /(ktx-[a-z0-9-]+?-)[A-Za-z0-9]{6}(?![A-Za-z0-9-])/g;
 /** Per-process sockets: `/cc-socks/<pid>`, `<tmp>/<pid>.sock`. */
 const SOCKETS = /(\/cc-socks\/)\d+|(\/)\d+(?=\.sock\b)/g;
