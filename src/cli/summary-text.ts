@@ -37,7 +37,7 @@ export function renderSummary(summary: TranscriptSummary): string {
   const lines = [
     `${summary.path}${raw ? " (raw stream-json capture: the CLI's stdout only, no timing)" : ""}`,
     `  CLI ${summary.cliVersion}, ${summary.durationMs === null ? "duration not recorded" : `${summary.durationMs.toFixed(0)} ms`}, process: ${summary.ending}`,
-    ...(summary.call ? [`  call ${summary.call.callOnProcess} on process launch ${summary.call.launch}`] : []),
+    ...(summary.call?.launch ? [`  call ${summary.call.callOnProcess} on process launch ${summary.call.launch}`] : []),
     `  ended: ${end}`,
     `  result: ${summary.result ? JSON.stringify(summary.result) : "none"}`,
     `  turns: ${summary.turns}${summary.subagentTurns ? ` (and ${summary.subagentTurns} subagent turns)` : ""}`,

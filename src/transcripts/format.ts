@@ -54,7 +54,8 @@ export const callRecordSchema = z.looseObject({
   usage: callUsageSchema.nullable(),
   /** `kept for reuse`, `retired: <reason>`, `aborted`, `exited <code>` or `signal <SIG>`. */
   ending: z.string(),
-  process: z.looseObject({ launch: z.string(), call: z.number() }),
+  /** Which launch served the call; optional so a call that never got a process still reads. */
+  process: z.looseObject({ launch: z.string(), call: z.number() }).optional(),
 });
 
 export const transcriptRecordSchema = z.discriminatedUnion("kind", [headerRecordSchema, wireRecordSchema, exitRecordSchema, callRecordSchema]);

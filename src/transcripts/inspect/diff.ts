@@ -173,7 +173,7 @@ function valueChanges(before: LoadedTranscript, after: LoadedTranscript): ValueC
 
 /** The call records, as compared: the process launch id differs between any two runs. */
 function callRecords(transcript: LoadedTranscript): unknown[] {
-  return transcript.records.flatMap((record) => (record.kind === "call" ? [{ costUsd: record.costUsd, usage: record.usage, ending: record.ending, callOnProcess: record.process.call }] : []));
+  return transcript.records.flatMap((record) => (record.kind === "call" ? [{ costUsd: record.costUsd, usage: record.usage, ending: record.ending, callOnProcess: record.process?.call ?? null }] : []));
 }
 
 /**

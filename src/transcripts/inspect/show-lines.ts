@@ -8,7 +8,8 @@ export function callText(record: CallRecord): string[] {
     ? tokenText({ input: record.usage.inputTokens, output: record.usage.outputTokens, cacheRead: record.usage.cacheReadInputTokens, cacheCreation: record.usage.cacheCreationInputTokens })
     : "not reported";
   const cost = record.costUsd === null ? "unknown" : `$${dollars(record.costUsd)}`;
-  return [`call ${record.process.call} on process ${record.process.launch}: ${record.ending}`, `this call's tokens ${usage}; cost ${cost}`];
+  const where = record.process ? `call ${record.process.call} on process ${record.process.launch}` : "call (no process)";
+  return [`${where}: ${record.ending}`, `this call's tokens ${usage}; cost ${cost}`];
 }
 
 export function exitText(record: { exitCode: number | null; signal: string | null }): string {

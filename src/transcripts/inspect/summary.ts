@@ -38,7 +38,7 @@ export interface TranscriptSummary {
   costUsd?: number;
   exit?: { exitCode: number | null; signal: string | null };
   /** The call record (written by the runtime at the end of each call; older transcripts lack it). */
-  call?: { costUsd: number | null; usage: Usage | null; ending: string; launch: string; callOnProcess: number };
+  call?: { costUsd: number | null; usage: Usage | null; ending: string; launch: string | null; callOnProcess: number | null };
   /** How the CLI process ended for this run: the call record's ending, else the exit record. */
   ending: string;
   stderrBytes: number;
@@ -188,7 +188,7 @@ export class SummaryBuilder {
     const usage = record.usage
       ? { input: record.usage.inputTokens, output: record.usage.outputTokens, cacheRead: record.usage.cacheReadInputTokens, cacheCreation: record.usage.cacheCreationInputTokens }
       : null;
-    this.summary.call = { costUsd: record.costUsd, usage, ending: record.ending, launch: record.process.launch, callOnProcess: record.process.call };
+    this.summary.call = { costUsd: record.costUsd, usage, ending: record.ending, launch: record.process?.launch ?? null, callOnProcess: record.process?.call ?? null };
   }
 
   private fromCli(message: Json): void {

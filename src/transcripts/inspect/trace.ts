@@ -66,7 +66,7 @@ export class TraceBuilder {
       return;
     }
     if (record.kind === "call") {
-      this.instant(`call ${record.process.call}: ${record.ending}`, "process", TRACK.process, t, { costUsd: record.costUsd, usage: record.usage, launch: record.process.launch });
+      this.instant(`call ${record.process?.call ?? ""}: ${record.ending}`, "process", TRACK.process, t, { costUsd: record.costUsd, usage: record.usage, launch: record.process?.launch ?? null });
       return;
     }
     if (record.kind === "stderr") return this.instant("stderr", "process", TRACK.process, t, { text: record.text.slice(0, 500) });
