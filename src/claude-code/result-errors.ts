@@ -57,8 +57,9 @@ export function apiErrorStatus(result: ResultMessage, errorLines: readonly Assis
   const field = result.api_error_status ?? errorLines.find((line) => line.api_error_status != null)?.api_error_status;
   if (field != null) return field;
   for (const text of [...errorLines.map(assistantText), result.result ?? "", ...(result.errors ?? []).map(String)]) {
-    const match = /\bAPI Error: (\d{3})\b/.exec(text);
-    if (match) return Number(match[1]);
+    // `API Error: 404 {…}` (2.0.x, 2.1.100) and `API Error: Request rejected (429) · …`.
+    const match = /\bAPI Error: (?:(\d{3})\b|[^(\n]{0,80}\((\d{3})\))/.exec(text);
+    if (match) return Number(match[1] ?? match[2]);
   }
   return undefined;
 }

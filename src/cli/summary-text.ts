@@ -5,7 +5,7 @@ import type { TranscriptSummary } from "../transcripts/inspect.js";
 const TOKEN_SOURCES: Record<TranscriptSummary["tokens"]["source"], string> = {
   call: "the call record: this call's own, as the runtime computed them",
   billed: "the per-model usage the cost is billed on: every model, subagents included",
-  result: "the result lines: the main thread (this CLI reports nothing per model)",
+  result: "the result lines' usage: the main thread; no per-model figures in this run",
   assistant: "the assistant lines, no result: output counts are early snapshots",
   none: "nothing: no usage recorded",
 };

@@ -42,6 +42,8 @@ describe("resultError", () => {
     expect(error!.message).not.toMatch(/check the network/);
     const throttled = resultError(result({ is_error: true, result: "API Error: 429 {}" }), [errorLine("API Error: 429 {}")]);
     expect((throttled as ClaudeCodeApiError).status).toBe(429);
+    const worded = resultError(result({ is_error: true, result: "API Error: Request rejected (429) · rate limited" }), [errorLine("API Error: Request rejected (429) · rate limited")]);
+    expect((worded as ClaudeCodeApiError).status).toBe(429);
   });
 
   it("puts the cause before the stack traces of non-fatal errors", () => {

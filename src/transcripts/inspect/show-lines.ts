@@ -26,7 +26,7 @@ export function system(message: Json): string {
   }
   if (message.subtype === "api_retry") {
     const attempt = message.attempt !== undefined ? ` ${String(message.attempt)}${message.max_retries !== undefined ? `/${String(message.max_retries)}` : ""}` : "";
-    const delay = message.retry_delay_ms !== undefined ? ` in ${String(message.retry_delay_ms)} ms` : "";
+    const delay = typeof message.retry_delay_ms === "number" ? ` in ${Math.round(message.retry_delay_ms)} ms` : "";
     return `API retry${attempt}${delay} after ERROR${opt("status", message.error_status)} ${compact(message.error ?? "", 80)}`.trimEnd();
   }
   if (message.subtype === "permission_denied") {

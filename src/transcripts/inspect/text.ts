@@ -137,8 +137,9 @@ export function resultUsage(result: Json): Usage | undefined {
 export function apiStatusOf(status: unknown, ...texts: unknown[]): number | undefined {
   if (typeof status === "number") return status;
   for (const text of texts) {
-    const match = typeof text === "string" ? /\bAPI Error: (\d{3})\b/.exec(text) : null;
-    if (match) return Number(match[1]);
+    // `API Error: 404 {…}` (2.0.x, 2.1.100) and `API Error: Request rejected (429) · …`.
+    const match = typeof text === "string" ? /\bAPI Error: (?:(\d{3})\b|[^(\n]{0,80}\((\d{3})\))/.exec(text) : null;
+    if (match) return Number(match[1] ?? match[2]);
   }
   return undefined;
 }
