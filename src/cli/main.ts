@@ -60,6 +60,12 @@ const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
   },
 };
 
+// `ktx-claude-code transcript show big.jsonl | head`: a reader that went away ends the command quietly.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 const io: Io = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) };
 
 async function fixtures(args: string[]): Promise<number> {

@@ -99,6 +99,8 @@ export class Timeline {
       clip(`# ${this.path}`, LINE_WIDTH),
       clip(`# CLI ${record.cliVersion} at ${record.cliPath}, cwd ${record.cwd}, started ${record.startedAt}`, LINE_WIDTH),
       clip(`# args ${JSON.stringify(record.args)}`, LINE_WIDTH),
+      // A call on a reused process: its launch and initialize are in an earlier call's transcript.
+      ...(record.process !== undefined ? [clip(`# a call on a reused process: ${JSON.stringify(record.process)}`, LINE_WIDTH)] : []),
     ];
   }
 
