@@ -3,7 +3,7 @@
  * `fixtures compare` when it cannot run (2) or the CLI crashes (1, with the cause). Installs use a
  * stand-in `npm` on PATH: no test downloads a CLI version.
  */
-import { chmodSync, existsSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
@@ -150,6 +150,8 @@ describe("fixtures compare exit codes", () => {
     expect(text.stdout).not.toContain("undefined");
     // Installed once: the second run found it in the cache.
     expect(text.stderr).not.toMatch(/Installing/);
+    // The kept transcripts are this test's to remove.
+    for (const dir of [report.transcripts, /kept in (\S+)\.$/m.exec(text.stdout)![1]!]) rmSync(dir, { recursive: true, force: true });
   });
 });
 

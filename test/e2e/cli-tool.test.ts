@@ -1,5 +1,5 @@
 /** The `ktx-claude-code` command: transcript inspection and the fixture drift report. */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
@@ -210,5 +210,7 @@ describe("ktx-claude-code fixtures compare", () => {
     expect(JSON.stringify(report.scenarios.map((drift: { diff: { valueChanges: unknown } }) => drift.diff.valueChanges))).not.toMatch(/2\.1\.142|2\.1\.330/);
     // Differences keep the live transcripts for a look.
     expect(report.transcripts).toMatch(/ktx-compare-/);
+    expect(existsSync(join(report.transcripts, "tool-loop.jsonl"))).toBe(true);
+    rmSync(report.transcripts, { recursive: true, force: true });
   });
 });
