@@ -35,11 +35,13 @@ export const exitRecordSchema = z.looseObject({
   signal: z.string().nullable(),
 });
 
+/** A figure the runtime did not write reads as 0: one missing field must not make the whole file unreadable. */
+const tokens = z.number().optional().default(0);
 const callUsageSchema = z.looseObject({
-  inputTokens: z.number(),
-  outputTokens: z.number(),
-  cacheCreationInputTokens: z.number(),
-  cacheReadInputTokens: z.number(),
+  inputTokens: tokens,
+  outputTokens: tokens,
+  cacheCreationInputTokens: tokens,
+  cacheReadInputTokens: tokens,
 });
 
 /**
@@ -50,8 +52,8 @@ const callUsageSchema = z.looseObject({
 export const callRecordSchema = z.looseObject({
   kind: z.literal("call"),
   t: z.number(),
-  costUsd: z.number().nullable(),
-  usage: callUsageSchema.nullable(),
+  costUsd: z.number().nullable().optional().default(null),
+  usage: callUsageSchema.nullable().optional().default(null),
   /** `kept for reuse`, `retired: <reason>`, `aborted`, `exited <code>` or `signal <SIG>`. */
   ending: z.string(),
   /** Which launch served the call; optional so a call that never got a process still reads. */

@@ -70,3 +70,11 @@ it("diff compares call records but not launch ids", () => {
   // An old transcript (no call record) against a new one: nothing to compare the record with.
   expect(diffTranscripts(loadTranscript(TEXT), a).call).toBeUndefined();
 });
+
+it("a call record with a figure or the process reference missing still reads", () => {
+  const path = asReusedCall({ costUsd: 0.001, usage: { inputTokens: 10, outputTokens: 2 }, ending: "aborted" }, "partial.jsonl");
+  const summary = summarizeTranscript(loadTranscript(path));
+  expect(summary.tokens).toEqual({ input: 10, output: 2, cacheRead: 0, cacheCreation: 0, source: "call" });
+  expect(summary.call).toMatchObject({ ending: "aborted", launch: null, callOnProcess: null });
+  expect(renderTranscript(loadTranscript(path)).join("\n")).toMatch(/== call \(no process\): aborted/);
+});
