@@ -96,14 +96,15 @@ for (const alias of ["sonnet", "opus", "haiku"]) {
   }
 }
 
-// set_model after initialize, then one prompt; with one SDK MCP server to count MCP initialize requests.
+// The model switch (apply_flag_settings) after initialize, then one prompt; with one SDK MCP server to count MCP
+// initialize requests. `apiModel` lists every Messages request: one entry means the switch itself asked nothing.
 const requestsBefore = api.messageRequests.length;
 let mcpInitialize = 0;
 const session = await run(
   ["--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--model=sonnet", "--tools=", "--strict-mcp-config", "--permission-mode", "default"],
   [
     { type: "control_request", request_id: "probe_1", request: { subtype: "initialize", sdkMcpServers: ["ktx"] } },
-    { type: "control_request", request_id: "probe_2", request: { subtype: "set_model", model: "opus" } },
+    { type: "control_request", request_id: "probe_2", request: { subtype: "apply_flag_settings", settings: { model: "opus" } } },
     { type: "user", message: { role: "user", content: "hi" }, parent_tool_use_id: null, session_id: "" },
   ],
   (message, child) => {
@@ -123,7 +124,7 @@ const session = await run(
 );
 const reply = session.lines.find((line) => line.type === "control_response" && line.response?.request_id === "probe_2");
 const init = session.lines.find((line) => line.type === "system" && line.subtype === "init");
-facts.setModel = {
+facts.modelSwitch = {
   reply: reply?.response,
   initModel: init?.model,
   apiModel: api.messageRequests.slice(requestsBefore).map((request) => request.body?.model),

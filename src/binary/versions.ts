@@ -55,7 +55,7 @@ const BUILTIN_TOOLS = [
 
 /**
  * Built-ins each version adds, read from its `init.tools` when started without `--tools=`
- * (`scripts/probe-cli-facts.mjs`, which also reads plugins, aliases and `set_model`).
+ * (`scripts/probe-cli-facts.mjs`, which also reads plugins, aliases and the model switch).
  * TaskCreate/TaskGet/TaskList/TaskUpdate: 2.1.330 offers them to 4.x models (KTX's pinned ids), not to
  * claude-*-5-5; they are named for 2.1.286 too (naming a tool a CLI lacks is harmless; the init check
  * would catch one it offers).

@@ -30,19 +30,38 @@ export function assistantText(message: AssistantMessage): string {
 }
 
 export function isAuthFailure(result: ResultMessage, errorLines: readonly AssistantMessage[]): boolean {
-  if (result.api_error_status === 401) return true;
+  if (apiErrorStatus(result, errorLines) === 401) return true;
   if (errorLines.some((line) => line.error === "authentication_failed")) return true;
   const texts = [result.result ?? "", ...(result.errors ?? []).map(String), ...errorLines.map(assistantText)];
   return texts.some((text) => AUTH_TEXT.test(text));
 }
 
+/** A stack trace the CLI lists among a result's `errors`: non-fatal noise, not the cause. */
+const isStackTrace = (text: string) => /\n\s+at /.test(text);
+
 function describe(result: ResultMessage, errorLines: readonly AssistantMessage[]): string {
+  const errors = (result.errors ?? []).map((error) => (typeof error === "string" ? error : JSON.stringify(error)));
+  // The cause first (e.g. "Request was aborted."); stack traces of non-fatal errors after it, by their first line only.
+  const traces = errors.filter(isStackTrace);
   const parts = [
-    ...(result.errors ?? []).map((error) => (typeof error === "string" ? error : JSON.stringify(error))),
+    ...errors.filter((error) => !isStackTrace(error)),
     ...errorLines.map(assistantText),
     result.result ?? "",
+    ...(traces.length ? [`${traces.length} non-fatal error${traces.length === 1 ? "" : "s"} before it, first: ${traces[0]!.split("\n")[0]}`] : []),
   ].filter((text) => text.length > 0);
   return [...new Set(parts)].join("; ").slice(0, 2_000) || "no detail given";
+}
+
+/** The HTTP status of an API failure: the CLI's field, else the `API Error: NNN` text older versions (2.0.x, 2.1.100) write. */
+export function apiErrorStatus(result: ResultMessage, errorLines: readonly AssistantMessage[]): number | undefined {
+  const field = result.api_error_status ?? errorLines.find((line) => line.api_error_status != null)?.api_error_status;
+  if (field != null) return field;
+  for (const text of [...errorLines.map(assistantText), result.result ?? "", ...(result.errors ?? []).map(String)]) {
+    // `API Error: 404 {…}` (2.0.x, 2.1.100) and `API Error: Request rejected (429) · …`.
+    const match = /\bAPI Error: (?:(\d{3})\b|[^(\n]{0,80}\((\d{3})\))/.exec(text);
+    if (match) return Number(match[1] ?? match[2]);
+  }
+  return undefined;
 }
 
 /** One `[claude-code:<code>] <detail>` line the CLI writes on stderr, e.g. `[claude-code:unrecognized_model] {"model":"x"}`. */
@@ -94,7 +113,7 @@ export function resultError(result: ResultMessage, errorLines: readonly Assistan
     );
   }
   if (result.terminal_reason === "api_error" || result.api_error_status != null || errorLines.length > 0) {
-    const status = result.api_error_status ?? errorLines.find((line) => line.api_error_status != null)?.api_error_status ?? undefined;
+    const status = apiErrorStatus(result, errorLines);
     const diagnostics = cliDiagnostics(details.stderrTail);
     // The CLI's own diagnostic names the cause more precisely than the API's text.
     const reported = diagnostics.length ? ` The CLI reported ${diagnostics.map((d) => `[claude-code:${d.code}]${d.detail ? ` ${d.detail}` : ""}`).join("; ")}.` : "";

@@ -5,6 +5,7 @@
  * Claude Code session instead.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { parseArgs } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -12,7 +13,35 @@ import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import { ClaudeCodeError } from "../errors/index.js";
 import { startScriptedMessagesApi, turn, type ScriptedMessagesApi } from "../testing/scripted-api.js";
 
-const live = process.argv.includes("--live");
+const DEMO_USAGE = `Usage: npm run demo [-- --live]
+
+A real generateText, generateObject and agent loop through the real pinned Claude Code CLI.
+
+Options:
+  --live      use your own local Claude Code session (log in once with \`claude\`) instead of the scripted Messages API on 127.0.0.1
+  -h, --help  this help
+
+Example:
+  npm run demo -- --live
+`;
+
+/** `--live` or nothing: a misspelt flag (`--lvie`) must not silently run the scripted demo. */
+function demoArgs(argv: string[]): { live: boolean } | number {
+  try {
+    const { values } = parseArgs({ args: argv, options: { live: { type: "boolean" }, help: { type: "boolean", short: "h" } }, allowPositionals: false, strict: true });
+    if (values.help) {
+      process.stdout.write(DEMO_USAGE);
+      return 0;
+    }
+    return { live: values.live === true };
+  } catch (error) {
+    process.stderr.write(`demo: ${(error as Error).message.split(". To specify")[0]!.replace(/\.$/, "")}.\n\n${DEMO_USAGE}`);
+    return 2;
+  }
+}
+
+const parsedArgs = demoArgs(process.argv.slice(2));
+const live = typeof parsedArgs === "object" && parsedArgs.live;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
@@ -70,7 +99,8 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
+if (typeof parsedArgs === "number") process.exitCode = parsedArgs;
+else main().catch((error: unknown) => {
   process.stderr.write(`${ClaudeCodeError.isInstance(error) ? `${error.name}: ${error.message}` : String((error as Error)?.stack ?? error)}\n`);
   process.exitCode = 1;
 });

@@ -1,15 +1,18 @@
 /** `ktx-claude-code fixtures record|compare`: golden fixtures per verified CLI version, and the drift report. */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, existsSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { locateBundledCli, cliVersion } from "../binary/locate.js";
-import { ensureCliVersion } from "../binary/install.js";
+import { defaultCliCache, ensureCliVersion } from "../binary/install.js";
 import { PINNED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../binary/versions.js";
-import { SCENARIOS, findScenario, runScenario, type Scenario } from "../testing/scenarios.js";
+import { SCENARIOS, runScenario, type Scenario } from "../testing/scenarios.js";
 import { InvalidInputError } from "../errors/index.js";
 import { loadTranscript } from "../transcripts/reader.js";
-import { diffTranscripts, isEmptyDiff, renderDiff, type TranscriptDiff } from "../transcripts/inspect.js";
+import { diffTranscripts } from "../transcripts/inspect.js";
+import { crashOf, differs, renderDriftReport, structuralChanges, type DriftReport, type ScenarioDrift } from "./drift.js";
+
+export type { ScenarioDrift, DriftReport };
 
 /**
  * The recorded fixtures, found relative to this package (they ship in it), not to the current
@@ -22,9 +25,9 @@ export interface Io {
   stderr(text: string): void;
 }
 
-async function binaryFor(version: string, io?: Io): Promise<string> {
+async function binaryFor(version: string, cacheDir: string | undefined, io?: Io): Promise<string> {
   if (version === PINNED_CLI_VERSION) return locateBundledCli();
-  return ensureCliVersion(version, undefined, io && ((text) => io.stderr(text)));
+  return ensureCliVersion(version, cacheDir ?? defaultCliCache(), io && ((text) => io.stderr(text)));
 }
 
 export interface CompareTarget {
@@ -32,26 +35,45 @@ export interface CompareTarget {
   cli?: string;
   /** An exact version, installed into the cache when missing (the pinned one is the bundled binary). */
   version?: string;
+  /** Where versions are installed (default: the user's cache directory, see `defaultCliCache`). */
+  cacheDir?: string;
 }
 
-/** The binary `fixtures compare` runs: exactly one of `cli` and `version`. */
-export async function compareCliPath(target: CompareTarget, install: (version: string) => Promise<string> = (version) => binaryFor(version)): Promise<string> {
+/** The binary `fixtures compare` runs: exactly one of `cli` (an existing executable file) and `version`. */
+export async function compareCliPath(target: CompareTarget, install: (version: string) => Promise<string> = (version) => binaryFor(version, target.cacheDir)): Promise<string> {
   if ((target.cli === undefined) === (target.version === undefined)) throw new InvalidInputError("fixtures compare needs exactly one of --cli PATH and --version X.Y.Z.");
-  return target.cli !== undefined ? resolve(target.cli) : install(target.version!);
+  if (target.version !== undefined) return install(target.version);
+  const cli = resolve(target.cli!);
+  if (!existsSync(cli)) throw new InvalidInputError(`--cli ${cli} does not exist; pass the path of a Claude Code binary (or use --version X.Y.Z to install one).`);
+  if (!statSync(cli).isFile()) throw new InvalidInputError(`--cli ${cli} is not a file; pass the path of a Claude Code binary.`);
+  try {
+    accessSync(cli, constants.X_OK);
+  } catch {
+    throw new InvalidInputError(`--cli ${cli} is not executable; \`chmod +x ${cli}\`, or pass another binary.`);
+  }
+  return cli;
 }
 
-function pick(names: string | undefined): readonly Scenario[] {
-  return names ? names.split(",").map((name) => findScenario(name.trim())) : SCENARIOS;
+/** The scenarios named (comma-separated), every one known, or the whole catalog. */
+export function pickScenarios(names: string | undefined): readonly Scenario[] {
+  if (!names) return SCENARIOS;
+  const wanted = names.split(",").map((name) => name.trim()).filter(Boolean);
+  const unknown = wanted.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));
+  if (unknown.length > 0 || wanted.length === 0) {
+    throw new InvalidInputError(`Unknown --scenarios ${unknown.map((name) => JSON.stringify(name)).join(", ") || "(none given)"}; known: ${SCENARIOS.map((s) => s.name).join(", ")}.`);
+  }
+  return wanted.map((name) => SCENARIOS.find((scenario) => scenario.name === name)!);
 }
 
-export async function recordFixtures(options: { versions?: string; scenarios?: string; out?: string }, io: Io): Promise<number> {
+export async function recordFixtures(options: { versions?: string; scenarios?: string; out?: string; cacheDir?: string }, io: Io): Promise<number> {
   const versions = options.versions ? options.versions.split(",").map((v) => v.trim()) : Object.keys(VERIFIED_CLI_VERSIONS);
   const root = resolve(options.out ?? FIXTURE_ROOT);
+  const scenarios = pickScenarios(options.scenarios);
   for (const version of versions) {
-    const cliPath = await binaryFor(version, io);
+    const cliPath = await binaryFor(version, options.cacheDir, io);
     const dir = join(root, version);
     mkdirSync(dir, { recursive: true });
-    for (const scenario of pick(options.scenarios)) {
+    for (const scenario of scenarios) {
       const started = performance.now();
       const outcome = await runScenario(scenario, { cliPath, transcriptDir: dir });
       io.stdout(`${version} ${scenario.name.padEnd(26)} ${Math.round(performance.now() - started)} ms  ${JSON.stringify(outcome).slice(0, 120)}\n`);
@@ -60,66 +82,83 @@ export async function recordFixtures(options: { versions?: string; scenarios?: s
   return 0;
 }
 
-export interface ScenarioDrift {
-  scenario: string;
-  diff?: TranscriptDiff;
-  missingFixture?: boolean;
+/** Checks that need no CLI: exact versions, recorded fixtures; a message for exit 2, or undefined. */
+function compareInputProblem(options: CompareTarget & { against?: string }, against: string): string | undefined {
+  for (const version of [options.version, options.against]) {
+    if (version !== undefined && !/^\d+\.\d+\.\d+$/.test(version)) return `${JSON.stringify(version)} is not an exact version (X.Y.Z); \`npm view @anthropic-ai/claude-code versions\` lists them.`;
+  }
+  const fixtureDir = join(FIXTURE_ROOT, against);
+  if (!existsSync(fixtureDir)) {
+    const known = existsSync(FIXTURE_ROOT) ? readdirSync(FIXTURE_ROOT).filter((name) => /^\d/.test(name)).join(", ") : "none";
+    return `No recorded fixtures for CLI ${against} at ${fixtureDir} (recorded: ${known}). Pass --against with one of those, or record them from a checkout of ktx-claude-code with \`npm run fixtures:record -- --versions ${against}\`.`;
+  }
+  return undefined;
 }
 
 /**
  * Runs the catalog live on the target CLI and diffs each run against the recorded fixture of
- * `against`. Exit code: 0 when no scenario differs, 1 when any does (a gate for CI), 2 when it cannot
- * compare (no fixtures for that version). Progress goes to stderr, the report to stdout.
+ * `against`. Exit code: 0 when no scenario differs, 1 when any does (a gate for CI). Anything that
+ * keeps it from running (bad arguments, no fixtures, an install that fails, a missing binary)
+ * throws, and the command turns that into exit 2 with one line. Progress goes to stderr, the
+ * report to stdout.
  */
 export async function compareFixtures(options: CompareTarget & { against?: string; scenarios?: string; json?: boolean }, io: Io): Promise<number> {
   const against = options.against ?? PINNED_CLI_VERSION;
-  for (const version of [options.version, options.against]) {
-    if (version !== undefined && !/^\d+\.\d+\.\d+$/.test(version)) {
-      io.stderr(`${JSON.stringify(version)} is not an exact version (X.Y.Z); \`npm view @anthropic-ai/claude-code versions\` lists them.\n`);
-      return 2;
-    }
-  }
-  const fixtureDir = join(FIXTURE_ROOT, against);
-  if (!existsSync(fixtureDir)) {
-    const known = existsSync(FIXTURE_ROOT) ? readdirSync(FIXTURE_ROOT).join(", ") : "none";
-    io.stderr(
-      `No recorded fixtures for CLI ${against} at ${fixtureDir} (recorded: ${known}). Pass --against with one of those, or record them from a checkout of ktx-claude-code with \`npm run fixtures:record -- --versions ${against}\`.\n`,
-    );
-    return 2;
-  }
-  if (options.version !== undefined && options.version !== PINNED_CLI_VERSION) io.stderr(`Getting Claude Code ${options.version} (installed once into the cache, then reused)…\n`);
-  const cliPath = await compareCliPath(options, (version) => binaryFor(version, io));
-  const liveVersion = await cliVersion(cliPath);
+  const problem = compareInputProblem(options, against);
+  if (problem) throw new InvalidInputError(problem);
+  const scenarios = pickScenarios(options.scenarios);
+  const cliPath = await compareCliPath(options, (version) => binaryFor(version, options.cacheDir, io));
+  const liveVersion = await cliVersion(cliPath).catch((error: unknown) => {
+    throw new InvalidInputError(`${cliPath} does not answer \`--version\` as Claude Code does (${String((error as Error).message).split("\n")[0]!.split(". Reinstall")[0]}); pass a Claude Code binary.`);
+  });
   const work = mkdtempSync(join(tmpdir(), "ktx-compare-"));
   const drifts: ScenarioDrift[] = [];
-  const scenarios = pick(options.scenarios);
+  let keep = false;
   try {
     for (const [index, scenario] of scenarios.entries()) {
-      const fixture = join(fixtureDir, `${scenario.name}.jsonl`);
+      const fixture = join(FIXTURE_ROOT, against, `${scenario.name}.jsonl`);
       const step = `[${index + 1}/${scenarios.length}] ${scenario.name}`;
       if (!existsSync(fixture)) {
-        drifts.push({ scenario: scenario.name, missingFixture: true });
+        drifts.push({ scenario: scenario.name, outcome: "no fixture" });
         io.stderr(`${step}: no ${against} fixture\n`);
         continue;
       }
       const started = performance.now();
-      await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work });
-      const diff = diffTranscripts(loadTranscript(fixture), loadTranscript(join(work, `${scenario.name}.jsonl`)));
-      drifts.push({ scenario: scenario.name, diff });
-      io.stderr(`${step}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${isEmptyDiff(diff) ? "same" : "differs"}\n`);
+      const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work });
+      const live = join(work, `${scenario.name}.jsonl`);
+      const recorded = loadTranscript(fixture);
+      const before = recorded.records.find((record) => record.kind === "outcome")?.outcome;
+      const same = JSON.stringify(before) === JSON.stringify(after);
+      const crash = crashOf(after, live);
+      const drift: ScenarioDrift = {
+        scenario: scenario.name,
+        outcome: same ? "same" : "changed",
+        ...(same ? {} : { before, after }),
+        ...(existsSync(live) ? { diff: diffTranscripts(recorded, loadTranscript(live)) } : {}),
+        ...(crash ? { crash } : {}),
+      };
+      drifts.push(drift);
+      keep ||= differs(drift);
+      io.stderr(`${step}: ${((performance.now() - started) / 1000).toFixed(1)} s, outcome ${drift.outcome}, ${differs(drift) ? "differs" : "same"}${crash ? `, CLI crashed (exit ${crash.exitCode ?? crash.signal})` : ""}\n`);
     }
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    // The live transcripts hold the cause of any difference (a crash's stderr): kept then.
+    if (!keep) rmSync(work, { recursive: true, force: true });
   }
-  const changed = drifts.filter((drift) => drift.missingFixture || (drift.diff && !isEmptyDiff(drift.diff)));
-  if (options.json) io.stdout(`${JSON.stringify({ cli: cliPath, version: liveVersion, against, drifts, differing: changed.length }, null, 2)}\n`);
-  else {
-    io.stdout(`Drift of CLI ${liveVersion} (${cliPath}) against the ${against} fixtures:\n`);
-    for (const drift of drifts) {
-      const lines = drift.missingFixture ? [`no ${against} fixture recorded`] : renderDiff(drift.diff!);
-      io.stdout(`\n== ${drift.scenario}\n${lines.map((line) => `  ${line}`).join("\n")}\n`);
-    }
-    io.stdout(`\n${changed.length} of ${drifts.length} scenarios differ.\n`);
-  }
-  return changed.length > 0 ? 1 : 0;
+  const report: DriftReport = {
+    cli: cliPath,
+    version: liveVersion,
+    against,
+    outcomes: {
+      same: drifts.filter((drift) => drift.outcome === "same").length,
+      changed: drifts.filter((drift) => drift.outcome === "changed").length,
+      missingFixtures: drifts.filter((drift) => drift.outcome === "no fixture").length,
+    },
+    structure: structuralChanges(drifts),
+    scenarios: drifts,
+    differing: drifts.filter(differs).length,
+    transcripts: keep ? work : null,
+  };
+  io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderDriftReport(report));
+  return report.differing > 0 ? 1 : 0;
 }

@@ -27,6 +27,12 @@ const USAGE = `Usage: ktx-claude-code status|doctor [--project-dir DIR] [--json]
 
   --project-dir DIR   the KTX project (default: the nearest ktx.yaml at or above the current directory)
   --json              print the report as JSON
+  -h, --help          this help
+
+doctor exits 1 when any check fails, each failure with its fix; status always exits 0.
+
+Example:
+  ktx-claude-code doctor --project-dir ~/my-ktx-project
 `;
 
 interface ParsedArgs {

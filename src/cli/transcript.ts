@@ -1,15 +1,63 @@
 /** `ktx-claude-code transcript show|summary|diff|import`: reading recorded runs and raw stream-json captures. */
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { importCapture, loadTranscript, streamTranscript } from "../transcripts/reader.js";
-import { diffTranscripts, isEmptyDiff, renderDiff, renderTimeline, summarizeRecords, type TranscriptSummary } from "../transcripts/inspect.js";
+import { diffTranscripts, isEmptyDiff, renderDiff, renderTimeline, summarizeRecords, traceRecords } from "../transcripts/inspect.js";
 import { KNOWN_TYPES, unknownTypes } from "../transcripts/inspect/text.js";
+import { isStop, parseCommand, text, usageError, type CommandSpec, type Stop } from "./args.js";
 import type { Io } from "./fixtures.js";
+import { renderSummary } from "./summary-text.js";
+
+export { renderSummary };
+
+const FILE = "a transcript (.jsonl) or a raw stream-json capture";
+
+export const TRANSCRIPT_COMMANDS: Record<string, CommandSpec> = {
+  show: {
+    name: "transcript show",
+    positionals: { shown: "<file>", count: 1, what: "file" },
+    summary: `The timeline of one run (${FILE}): turns, tool calls and their durations, permission answers, control traffic, tokens, cost, exit.`,
+    options: {
+      raw: { type: "boolean", help: "each record's text as recorded, uncut" },
+      type: { type: "string", value: "T,T", help: `only these message types (each also matches its subtypes): ${KNOWN_TYPES.join(", ")}` },
+    },
+    examples: ["ktx-claude-code transcript show run.jsonl", "ktx-claude-code transcript show run.jsonl --type result,control_request/mcp_message --raw"],
+  },
+  summary: {
+    name: "transcript summary",
+    positionals: { shown: "<file>", count: 1, what: "file" },
+    summary: `One screen of figures about a run (${FILE}): how it ended, turns, tokens and cost over the same scope, tool calls, message counts.`,
+    options: { json: { type: "boolean", help: "the summary as JSON" } },
+    examples: ["ktx-claude-code transcript summary run.jsonl --json"],
+  },
+  diff: {
+    name: "transcript diff",
+    positionals: { shown: "<before> <after>", count: 2, what: "files (<before> <after>)" },
+    summary: "What differs between two runs, after masking what differs between any two runs (ids, temp dirs, times, pids, the CLI version): structure, then values.",
+    options: { json: { type: "boolean", help: "the differences as JSON, every value whole" } },
+    notes: ["Exit codes: 0 the runs are the same, 1 they differ, 2 it could not compare (a missing or unreadable file, wrong arguments)."],
+    examples: ["ktx-claude-code transcript diff before.jsonl after.jsonl"],
+  },
+  trace: {
+    name: "transcript trace",
+    positionals: { shown: "<file>", count: 1, what: "file" },
+    summary: `A run (${FILE}) as Chrome trace-event JSON, to open in https://ui.perfetto.dev or chrome://tracing: process start, initialize, each API turn, each tool call and permission answer, result, exit on one time axis, subagents on their own tracks.`,
+    options: { out: { type: "string", value: "FILE", help: "write it to FILE (default: stdout)" } },
+    examples: ["ktx-claude-code transcript trace run.jsonl --out trace.json"],
+  },
+  import: {
+    name: "transcript import",
+    positionals: { shown: "<capture>", count: 1, what: "capture file" },
+    summary: "A raw stream-json capture (`claude -p --output-format stream-json --verbose` stdout) as a ktx-claude-code transcript.",
+    options: { out: { type: "string", value: "FILE", help: "write it to FILE (default: stdout)" } },
+    examples: ["ktx-claude-code transcript import run.ndjson --out run.jsonl"],
+  },
+};
 
 export const TRANSCRIPT_USAGE = `  transcript show <file> [--raw] [--type T,T]
                                              timeline of a recorded run or a raw stream-json capture
   transcript summary <file> [--json]         turns, tokens, cost, message counts, tool calls, result, exit
   transcript diff <before> <after> [--json]  normalised differences between two runs; exits 1 when they differ
+  transcript trace <file> [--out FILE]       the run as Chrome trace-event JSON (open in Perfetto)
   transcript import <capture> [--out FILE]   a raw stream-json capture as a ktx-claude-code transcript
 `;
 
@@ -20,90 +68,64 @@ async function write(text: string): Promise<void> {
 
 const list = (value: string | boolean | undefined) => (typeof value === "string" ? value.split(",").map((item) => item.trim()).filter(Boolean) : undefined);
 
+export function stop(io: Io, result: Stop): number {
+  if (result.stdout) io.stdout(result.stdout);
+  if (result.stderr) io.stderr(result.stderr);
+  return result.exitCode;
+}
+
 /** Exit codes: 0 done (diff: no difference), 1 differences found, 2 bad input or usage. */
 export async function transcriptCommand(args: string[], io: Io, usage: string): Promise<number> {
   const [sub, ...rest] = args;
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: { raw: { type: "boolean" }, json: { type: "boolean" }, type: { type: "string" }, out: { type: "string" } }, allowPositionals: true, strict: true });
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n\n${usage}`);
+  const spec = sub ? TRANSCRIPT_COMMANDS[sub] : undefined;
+  if (!spec) {
+    if (sub === "--help" || sub === "-h") {
+      io.stdout(`Usage: ktx-claude-code transcript <show|summary|diff|trace|import> …\n\n${TRANSCRIPT_USAGE}\nEach answers --help.\n`);
+      return 0;
+    }
+    io.stderr(`ktx-claude-code transcript: ${sub === undefined ? "which subcommand?" : `unknown subcommand ${JSON.stringify(sub)}`} (show, summary, diff, trace, import).\n\n${usage}`);
     return 2;
   }
+  const parsed = parseCommand(spec, rest);
+  if (isStop(parsed)) return stop(io, parsed);
   const { values, positionals } = parsed;
-  if (sub === "show" && positionals.length === 1) {
+  if (sub === "show") {
     const types = list(values.type);
     const unknown = unknownTypes(types ?? []);
     if (unknown.length > 0) {
-      io.stderr(`Unknown --type ${unknown.map((type) => JSON.stringify(type)).join(", ")}. Known types (each also matches its subtypes, e.g. system/init): ${KNOWN_TYPES.join(", ")}.\n`);
-      return 2;
+      return stop(io, usageError(spec, `unknown --type ${unknown.map((type) => JSON.stringify(type)).join(", ")}; known types (each also matches its subtypes, e.g. system/init): ${KNOWN_TYPES.join(", ")}`));
     }
     const path = positionals[0]!;
     for await (const line of renderTimeline(path, streamTranscript(path), { raw: values.raw === true, types })) await write(`${line}\n`);
     return 0;
   }
-  if (sub === "summary" && positionals.length === 1) {
+  if (sub === "summary") {
     const path = positionals[0]!;
     const summary = await summarizeRecords(path, streamTranscript(path));
     io.stdout(values.json ? `${JSON.stringify(summary, null, 2)}\n` : renderSummary(summary));
     return 0;
   }
-  if (sub === "diff" && positionals.length === 2) {
+  if (sub === "diff") {
     const diff = diffTranscripts(loadTranscript(positionals[0]!), loadTranscript(positionals[1]!));
     io.stdout(values.json ? `${JSON.stringify({ ...diff, differ: !isEmptyDiff(diff) }, null, 2)}\n` : `${renderDiff(diff).join("\n")}\n`);
     return isEmptyDiff(diff) ? 0 : 1;
   }
-  if (sub === "import" && positionals.length === 1) {
-    const path = positionals[0]!;
-    const imported = importCapture(path);
-    const text = `${imported.lines.join("\n")}\n`;
-    if (typeof values.out === "string") writeFileSync(values.out, text);
-    else io.stdout(text);
-    const cut = imported.truncatedLine ? `; line ${imported.truncatedLine} was cut short and is left out` : "";
-    io.stderr(`Imported ${imported.records} lines of ${path}${typeof values.out === "string" ? ` into ${values.out}` : ""} (no timing or host lines: a capture has none)${cut}.\n`);
+  const path = positionals[0]!;
+  const out = text(values.out);
+  if (sub === "trace") {
+    const trace = await traceRecords(path, streamTranscript(path));
+    const body = `${JSON.stringify(trace)}\n`;
+    if (out !== undefined) writeFileSync(out, body);
+    else io.stdout(body);
+    const count = (cat: string) => trace.traceEvents.filter((event) => event.cat === cat && event.ph === "X").length;
+    if (out !== undefined) io.stderr(`Wrote ${trace.traceEvents.length} trace events (${count("turn")} API turns, ${count("tool")} tool calls) to ${out}; open it in https://ui.perfetto.dev.\n`);
     return 0;
   }
-  io.stderr(usage);
-  return 2;
-}
-
-export function renderSummary(summary: TranscriptSummary): string {
-  const table = (counts: Record<string, number>) =>
-    Object.entries(counts)
-      .sort()
-      .map(([key, n]) => `    ${String(n).padStart(4)}  ${key}`)
-      .join("\n");
-  const raw = summary.source === "stream-json";
-  const { tokens } = summary;
-  const tokenSource =
-    tokens.source === "none" ? "nothing: no usage recorded" : tokens.source === "result" ? "the result lines" : "the assistant lines, no result: output counts are early snapshots";
-  const end = summary.end
-    ? summary.end.state === "ok"
-      ? "completed"
-      : `${summary.end.state.toUpperCase()}: ${summary.end.cause}`
-    : "no result line: the run did not finish (or the capture was cut)";
-  const exit = raw
-    ? "exit not recorded (raw capture)"
-    : summary.process && !summary.exit
-      ? `process ${summary.process.ending} (launch ${summary.process.launch}, call ${summary.process.call})`
-      : summary.exit
-        ? `exit code ${summary.exit.exitCode ?? "none"}${summary.exit.signal ? `, signal ${summary.exit.signal}` : ""}`
-        : "no exit recorded";
-  const lines = [
-    `${summary.path}${raw ? " (raw stream-json capture: the CLI's stdout only, no timing)" : ""}`,
-    `  CLI ${summary.cliVersion}, ${raw ? "duration not recorded" : `${summary.durationMs.toFixed(0)} ms`}, ${exit}`,
-    `  ended: ${end}`,
-    `  result: ${summary.result ? JSON.stringify(summary.result) : "none"}`,
-    `  turns: ${summary.turns}${summary.subagentTurns ? ` (and ${summary.subagentTurns} subagent turns)` : ""}`,
-    `  tokens: in ${tokens.input}, out ${tokens.output}, cache read ${tokens.cacheRead}, cache write ${tokens.cacheCreation} (from ${tokenSource})`,
-    `  cost: ${summary.costUsd === undefined ? "unknown" : `$${summary.costUsd.toFixed(6)}`}`,
-    `  tool calls: ${summary.toolCalls.map((call) => `${call.name}${call.subagent ? " (subagent)" : ""}${call.isError ? " (error)" : ""}`).join(", ") || "none"}`,
-    ...(raw ? [] : [`  permission denials sent: ${summary.deniedPermissions.length}`]),
-    `  from the CLI:\n${table(summary.messages.fromCli) || "    none"}`,
-    ...(raw ? [] : [`  to the CLI:\n${table(summary.messages.toCli) || "    none"}`]),
-    `  stderr: ${raw ? "not recorded" : `${summary.stderrBytes} bytes`}; non-JSON stdout lines: ${summary.nonJsonLines}`,
-  ];
-  for (const note of summary.notes) lines.push(`  note: ${note}`);
-  if (summary.outcome) lines.push(`  outcome: ${JSON.stringify(summary.outcome)}`);
-  return `${lines.join("\n")}\n`;
+  const imported = importCapture(path);
+  const body = `${imported.lines.join("\n")}\n`;
+  if (out !== undefined) writeFileSync(out, body);
+  else io.stdout(body);
+  const cut = imported.truncatedLine ? `; line ${imported.truncatedLine} was cut short and is left out` : "";
+  io.stderr(`Imported ${imported.records} lines of ${path}${out !== undefined ? ` into ${out}` : ""} (no timing or host lines: a capture has none)${cut}.\n`);
+  return 0;
 }

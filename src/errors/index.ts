@@ -75,6 +75,19 @@ export class CliNotFoundError extends ClaudeCodeError {
   }
 }
 
+/** Another Claude Code version could not be installed on demand (`fixtures compare --version`, `fixtures record`). */
+export class CliInstallError extends ClaudeCodeError {
+  override readonly code = "cli_install_failed";
+  constructor(
+    readonly version: string,
+    reason: string,
+    advice: string,
+    details: ErrorDetails = {},
+  ) {
+    super(`Could not install @anthropic-ai/claude-code@${version}: ${reason}. ${advice}`, details);
+  }
+}
+
 export class UnsupportedCliVersionError extends ClaudeCodeError {
   override readonly code = "unsupported_cli_version";
   constructor(

@@ -24,7 +24,7 @@ export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
 export const INTERRUPT_GRACE_MS = 1_000;
 
 /** How a started process is switched to another model (binary/versions.ts); undefined: it cannot be. */
-export type ModelSwitch = "apply_flag_settings" | "set_model";
+export type ModelSwitch = "apply_flag_settings";
 
 export interface ProcessCall {
   /** Sent on the process's first call only (system prompt, schema and MCP server are fixed afterwards). */
@@ -243,9 +243,8 @@ export class PooledProcess {
       call.onInitialized?.(response);
     }
     if (call.model !== undefined && this.model !== call.model && !active.failure) {
-      // apply_flag_settings switches without an API request; set_model (older versions) sends a 1-token one.
+      // apply_flag_settings switches without an API request (set_model would first send a 1-token one).
       if (this.options.modelSwitch === "apply_flag_settings") await this.requests.send({ subtype: "apply_flag_settings", settings: { model: call.model } }, this.controlTimeoutMs);
-      else if (this.options.modelSwitch === "set_model") await this.requests.send({ subtype: "set_model", model: call.model }, this.controlTimeoutMs);
       else throw new ProtocolError(`This Claude Code process runs ${this.model} and cannot switch to ${call.model} (its CLI version has no verified model switch).`);
       this.model = call.model;
     }

@@ -3,7 +3,7 @@
  * A scripted stand-in for the Claude Code CLI (see scripted-cli.ts):
  *   node scripted-cli-main.js <dir> [claude args…]
  * `<dir>/script.json` holds the runs; each user message takes the next run (the last one repeats) and
- * writes its lines. It answers the control protocol like the CLI (initialize, interrupt, set_model,
+ * writes its lines. It answers the control protocol like the CLI (initialize, interrupt, set_model, apply_flag_settings,
  * rewind_conversation, end_session), asks our MCP server when a step calls a tool, and records what it
  * was started with and every line it received in `<dir>/invocations/`.
  */
@@ -164,6 +164,9 @@ createInterface({ input: process.stdin }).on("line", (text) => {
       case "set_model":
         model = request.model ?? model;
         return reply(id, { model });
+      case "apply_flag_settings":
+        model = request.settings?.model ?? model;
+        return reply(id);
       case "rewind_conversation":
         return reply(id, seenUuids.has(request.target_message_uuid) ? { rewound: true, targetMessageUuid: request.target_message_uuid, prefillText: "", precedingAssistantUuid: null } : { rewound: false, error: "target not found", reason: "target_not_found" });
       case "end_session":

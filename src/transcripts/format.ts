@@ -1,7 +1,7 @@
 /**
  * The transcript file format: JSONL, one record per line. The header comes first, then every line
  * in both directions (raw text, redacted) and stderr chunks with a monotonic millisecond offset,
- * then the exit (when the process ended with the call), then the `call` record.
+ * then the exit.
  */
 import { z } from "zod";
 
@@ -35,22 +35,29 @@ export const exitRecordSchema = z.looseObject({
   signal: z.string().nullable(),
 });
 
+/** A figure the runtime did not write reads as 0: one missing field must not make the whole file unreadable. */
+const tokens = z.number().optional().default(0);
+const callUsageSchema = z.looseObject({
+  inputTokens: tokens,
+  outputTokens: tokens,
+  cacheCreationInputTokens: tokens,
+  cacheReadInputTokens: tokens,
+});
+
 /**
- * The last record of a call's transcript: the call's own cost and usage (a reused process's `result`
- * line carries the process's running `total_cost_usd`), how its process ended for this call, and the
- * process launch it ran on. Absent in transcripts older than this record and in raw captures.
+ * The last record of a call (transcripts written since issue 18; older ones lack it): this call's own
+ * cost and usage as the runtime computed them (a reused process's `result` line carries the process's
+ * running total instead), how the process ended for this call, and which launch served it.
  */
 export const callRecordSchema = z.looseObject({
   kind: z.literal("call"),
   t: z.number(),
-  costUsd: z.number().nullable(),
-  usage: z
-    .looseObject({ inputTokens: z.number(), outputTokens: z.number(), cacheCreationInputTokens: z.number(), cacheReadInputTokens: z.number() })
-    .nullable(),
+  costUsd: z.number().nullable().optional().default(null),
+  usage: callUsageSchema.nullable().optional().default(null),
   /** `kept for reuse`, `retired: <reason>`, `aborted`, `exited <code>` or `signal <SIG>`. */
   ending: z.string(),
-  process: z.looseObject({ launch: z.string(), call: z.number() }),
-  error: z.looseObject({ name: z.string(), message: z.string() }).optional(),
+  /** Which launch served the call; optional so a call that never got a process still reads. */
+  process: z.looseObject({ launch: z.string(), call: z.number() }).optional(),
 });
 
 export const transcriptRecordSchema = z.discriminatedUnion("kind", [headerRecordSchema, wireRecordSchema, exitRecordSchema, callRecordSchema]);

@@ -16,6 +16,7 @@ const VOLATILE_KEYS = new Set([
   "durationMs",
 ]);
 
+/** Our request ids: `ktx_<pid>_<n>` (one-shot sessions) and `ktx_<pid>_r<n>` (reusable processes). */
 const HOST_REQUEST_ID = /^ktx_\d+_r?\d+$/;
 const LOOPBACK_PORT = /(127\.0\.0\.1|localhost):\d+/g;
 

@@ -77,6 +77,7 @@ function truncationNote(line: string, lineNumber: number): ReadRecord {
 /** Turns lines into records; `last` is true for the file's last line when the file does not end with a newline. */
 class LineReader {
   format: SourceFormat | undefined;
+  private shift = 0;
 
   constructor(private readonly path: string) {}
 
@@ -88,7 +89,10 @@ class LineReader {
       if (this.format === "stream-json") return [{ ...rawCaptureHeader(), lineNumber: 0 }, { kind: "in", text: line, lineNumber }];
     }
     if (this.format === "stream-json") return [{ kind: "in", text: line, lineNumber }];
-    return [{ ...parseRecord(line, this.path, lineNumber), lineNumber }];
+    const record = parseRecord(line, this.path, lineNumber);
+    // An imported capture's lines keep the capture's numbers: its header is the one line it gained.
+    if (lineNumber === 1 && record.kind === "header" && typeof (record as { importedFrom?: unknown }).importedFrom === "string") this.shift = 1;
+    return [{ ...record, lineNumber: lineNumber - this.shift }];
   }
 }
 

@@ -94,8 +94,8 @@ export class Replay {
 
   /** Our request ids differ per run; the CLI's replies to them must carry the live ids. */
   private learnIds(recorded: string, live: string): void {
-    const recordedId = /"request_id":"(ktx_\d+_\d+)"/.exec(recorded)?.[1];
-    const liveId = /"request_id":"(ktx_\d+_\d+)"/.exec(live)?.[1];
+    const recordedId = /"request_id":"(ktx_\d+_r?\d+)"/.exec(recorded)?.[1];
+    const liveId = /"request_id":"(ktx_\d+_r?\d+)"/.exec(live)?.[1];
     if (recordedId && liveId) this.idMap.set(recordedId, liveId);
   }
 

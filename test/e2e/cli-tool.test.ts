@@ -1,5 +1,5 @@
 /** The `ktx-claude-code` command: transcript inspection and the fixture drift report. */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
@@ -65,11 +65,11 @@ describe("ktx-claude-code transcript", () => {
 
   it("summarises a run with turns, tokens and cost, as text and as JSON", async () => {
     const text = await run("transcript", "summary", loop);
-    expect(text.stdout).toMatch(/tool calls: mcp__ktx__lookup, mcp__ktx__count/);
+    expect(text.stdout).toMatch(/tool calls: 2: mcp__ktx__lookup ×1, mcp__ktx__count ×1/);
     const json = JSON.parse((await run("transcript", "summary", loop, "--json")).stdout);
     expect(json.result).toMatchObject({ subtype: "success", isError: false });
     expect(json.cliVersion).toBe("2.1.330");
-    expect(text.stdout).toContain(`tokens: in ${json.tokens.input}, out ${json.tokens.output}, cache read ${json.tokens.cacheRead}, cache write ${json.tokens.cacheCreation} (from the result lines)`);
+    expect(text.stdout).toContain(`tokens: in ${json.tokens.input}, out ${json.tokens.output}, cache read ${json.tokens.cacheRead}, cache write ${json.tokens.cacheCreation} over claude-sonnet-4-6 (from the per-model usage the cost is billed on`);
     expect(text.stdout).toContain(`cost: $${json.costUsd.toFixed(6)}`);
     expect(text.stdout).toContain(`turns: ${json.turns}`);
     expect(json.tokens.input).toBeGreaterThan(0);
@@ -106,7 +106,7 @@ describe("ktx-claude-code transcript", () => {
     const { exitCode, stdout, stderr } = await run("transcript", "show", loop, "--type", "result,tool_call");
     expect(exitCode).toBe(2);
     expect(stdout).toBe("");
-    expect(stderr).toMatch(/Unknown --type "tool_call"\. Known types .*assistant, user, result, system/);
+    expect(stderr).toMatch(/unknown --type "tool_call"; known types .*assistant, user, result, system/);
   });
 
   it("reads raw stream-json captures: show, summary, diff, and import to the transcript format", async () => {
@@ -116,7 +116,7 @@ describe("ktx-claude-code transcript", () => {
     expect(shown.stdout).toMatch(/a raw stream-json capture/);
     expect(shown.stdout).toMatch(/line 13 {2}·· result success turns=2 stop=end_turn terminal=completed/);
     const summary = await run("transcript", "summary", capture);
-    expect(summary.stdout).toMatch(/tool calls: Read \(subagent\), Agent/);
+    expect(summary.stdout).toMatch(/tool calls: 2: Read \(subagent\) ×1, Agent ×1/);
     expect(summary.stdout).toMatch(/turns: 2 \(and 1 subagent turns\)/);
     expect((await run("transcript", "diff", capture, join(import.meta.dirname, "../../fixtures/protocol-2.1.330/t01_text_basic.stdout.ndjson"))).exitCode).toBe(1);
     const out = join(tempDir("transcript"), "imported.jsonl");
@@ -137,7 +137,12 @@ describe("ktx-claude-code transcript", () => {
     expect(summary).toMatchObject({ source: "stream-json", cliVersion: "2.1.330", subagentTurns: 1, end: { state: "ok" } });
     expect(summary.toolCalls).toEqual([{ name: "Read", isError: false, subagent: true }, { name: "Agent", isError: false }]);
     const result = readFileSync(capture, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).find((message) => message.type === "result");
-    expect(summary.tokens).toMatchObject({ input: result.usage.input_tokens, output: result.usage.output_tokens, source: "result" });
+    // Tokens over the cost's scope: the subagent's requests are billed with the run's, beyond the main thread's usage.
+    const billed = Object.values(result.modelUsage as Record<string, { inputTokens: number; outputTokens: number; costUSD: number }>);
+    expect(summary.tokens).toMatchObject({ input: billed.reduce((n, m) => n + m.inputTokens, 0), output: billed.reduce((n, m) => n + m.outputTokens, 0), source: "billed" });
+    expect(summary.tokens.input).toBeGreaterThan(result.usage.input_tokens);
+    expect(summary.mainThreadTokens).toMatchObject({ input: result.usage.input_tokens, output: result.usage.output_tokens });
+    expect(summary.costUsd).toBeCloseTo(result.total_cost_usd, 9);
     const shown = await run("transcript", "show", capture);
     expect(shown.stdout).not.toContain("undefined");
     expect(shown.stdout).toMatch(/\(subagent\) tool_result Read ok/);
@@ -159,11 +164,11 @@ describe("ktx-claude-code fixtures compare", () => {
     for (const args of [[], ["--cli", realCli(), "--version", "2.1.330"]]) {
       const { exitCode, stderr } = await run("fixtures", "compare", ...args);
       expect(exitCode).toBe(2);
-      expect(stderr).toContain("fixtures compare (--cli PATH | --version V)");
+      expect(stderr).toContain("fixtures compare: pass exactly one of --cli PATH and --version X.Y.Z");
     }
     const install = async (version: string) => `/cache/${version}/claude`;
     await expect(compareCliPath({ version: "2.1.999" }, install)).resolves.toBe("/cache/2.1.999/claude");
-    await expect(compareCliPath({ cli: "some/claude" }, install)).resolves.toBe(resolve("some/claude"));
+    await expect(compareCliPath({ cli: realCli() }, install)).resolves.toBe(resolve(realCli()));
     await expect(compareCliPath({}, install)).rejects.toBeInstanceOf(InvalidInputError);
     await expect(compareCliPath({ cli: "x", version: "2.1.999" }, install)).rejects.toBeInstanceOf(InvalidInputError);
   });
@@ -180,7 +185,7 @@ describe("ktx-claude-code fixtures compare", () => {
   it("runs the pinned version by --version with the bundled binary, and finds no drift against its own fixtures", async () => {
     const { exitCode, stdout, stderr } = await runElsewhere("fixtures", "compare", "--version", "2.1.330", "--scenarios", "text", "--json");
     expect(exitCode).toBe(0);
-    expect(stderr).toMatch(/^\[1\/1\] text: \d+\.\d s, same$/m);
+    expect(stderr).toMatch(/^\[1\/1\] text: \d+\.\d s, outcome same, same$/m);
     const report = JSON.parse(stdout);
     expect(report.cli).toBe(realCli());
     expect(report.version).toBe("2.1.330");
@@ -193,10 +198,19 @@ describe("ktx-claude-code fixtures compare", () => {
     expect(exitCode).toBe(1);
     const report = JSON.parse(stdout);
     expect(report.version).toBe("2.1.330");
-    const loop = report.drifts.find((drift: { scenario: string }) => drift.scenario === "tool-loop");
+    const loop = report.scenarios.find((drift: { scenario: string }) => drift.scenario === "tool-loop");
     // 2.1.142 sent the MCP handshake twice; the pinned CLI sends it once.
     expect(loop.diff.controlRequests.before.filter((key: string) => key.endsWith("/initialize"))).toHaveLength(2);
     expect(loop.diff.controlRequests.after.filter((key: string) => key.endsWith("/initialize"))).toHaveLength(1);
-    expect(loop.diff.outcome).toBeUndefined();
+    // Outcomes first: the same on both versions.
+    expect(loop.outcome).toBe("same");
+    expect(report.outcomes).toEqual({ same: 2, changed: 0, missingFixtures: 0 });
+    // The structure section names the changed handshake, and no version string is a change.
+    expect(report.structure).toContainEqual({ what: expect.stringMatching(/^control requests: /), scenarios: ["tool-loop"] });
+    expect(JSON.stringify(report.scenarios.map((drift: { diff: { valueChanges: unknown } }) => drift.diff.valueChanges))).not.toMatch(/2\.1\.142|2\.1\.330/);
+    // Differences keep the live transcripts for a look.
+    expect(report.transcripts).toMatch(/ktx-compare-/);
+    expect(existsSync(join(report.transcripts, "tool-loop.jsonl"))).toBe(true);
+    rmSync(report.transcripts, { recursive: true, force: true });
   });
 });

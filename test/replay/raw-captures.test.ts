@@ -58,12 +58,15 @@ describe("every raw capture", () => {
       for (const call of summary.toolCalls) expect(call.name).not.toMatch(/unknown tool|\?/);
       const results = messages.filter((message) => message.type === "result");
       if (results.length > 0) {
-        expect(summary.tokens.source).toBe("result");
-        const nonZero = results.every((result) => Object.values(usageOf(result)).some((n) => n > 0));
-        if (nonZero) {
-          const sum = results.map(usageOf).reduce((a, b) => ({ input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheCreation: a.cacheCreation + b.cacheCreation }));
-          expect(summary.tokens).toEqual({ ...sum, source: "result" });
-        }
+        // Tokens over the scope the cost covers: each result's own per-model usage, every model summed
+        // (a failed request bills no model: then the result's usage, all zeros).
+        const billed = results.flatMap((result) => Object.values(result.model_usage_since_last_result ?? {}) as any[]);
+        expect(summary.tokens.source).toBe(billed.length > 0 ? "billed" : "result");
+        const sum = (field: string) => billed.reduce((total, model) => total + model[field], 0);
+        expect(summary.tokens).toMatchObject({ input: sum("inputTokens"), output: sum("outputTokens"), cacheRead: sum("cacheReadInputTokens"), cacheCreation: sum("cacheCreationInputTokens") });
+        // One process: total_cost_usd is a running total, so the last one is the run's cost.
+        expect(summary.costUsd).toBeCloseTo(results.at(-1).total_cost_usd, 9);
+        expect(summary.costUsd).toBeCloseTo(sum("costUSD"), 9);
       }
     });
   }
@@ -82,7 +85,7 @@ describe("display problems of raw captures", () => {
     const summary = summarizeTranscript(loadTranscript(path("t01_text_basic.stdout.ndjson")));
     const assistant = lines("t01_text_basic.stdout.ndjson").find((message) => message.type === "assistant");
     expect(assistant.message.usage.output_tokens).toBe(1);
-    expect(summary.tokens).toMatchObject({ input: 10, output: 5, source: "result" });
+    expect(summary.tokens).toMatchObject({ input: 10, output: 5, source: "billed" });
     const shown = renderTranscript(loadTranscript(path("t01_text_basic.stdout.ndjson")));
     expect(shown.find((line) => line.startsWith("── turn 1"))).not.toMatch(/out 1/);
     expect(shown).toContainEqual(expect.stringContaining("tokens in 10, out 5, cache read 0, cache write 0; cost $"));
@@ -112,7 +115,8 @@ describe("display problems of raw captures", () => {
     expect(summary.tokens).toMatchObject({ input: 10, output: 3 });
     const shown = renderTranscript(transcript).join("\n");
     expect(shown).toMatch(/result error_during_execution INTERRUPTED turns=2 terminal=aborted_streaming/);
-    expect(shown).toMatch(/interrupted: ".*aborted_streaming"/);
+    // The cause comes before the result line's figures.
+    expect(shown).toMatch(/INTERRUPTED: .*aborted_streaming.*\n.*result error_during_execution/);
 
     const notAnError = readFileSync(path("g1_interrupt_control_request.stdout.ndjson"), "utf8").replace('"is_error":true', '"is_error":false');
     const file = join(tempDir("capture"), "interrupted.ndjson");
@@ -121,12 +125,43 @@ describe("display problems of raw captures", () => {
     expect(renderTranscript(loadTranscript(file)).join("\n")).toMatch(/INTERRUPTED/);
   });
 
-  it("flags failed runs with their cause: an API error, the turn limit", () => {
+  it("flags failed runs with their cause first, and a turn-limit stop as the budget stop the runtime calls it", () => {
     const api = summarizeTranscript(loadTranscript(path("k_api_err400.stdout.ndjson")));
-    expect(api.end).toMatchObject({ state: "failed", cause: expect.stringContaining("API status 400") });
+    expect(api.end).toMatchObject({ state: "failed", cause: expect.stringMatching(/^API Error: 400 fake invalid_request_error/) });
+    expect(api.result).toMatchObject({ apiErrorStatus: 400 });
+    // The synthetic API-error line is the CLI's report, not a model turn.
+    expect(api.turns).toBe(0);
+    expect(renderTranscript(loadTranscript(path("k_api_err400.stdout.ndjson"))).some((line) => line.startsWith("── turn"))).toBe(false);
     const turns = summarizeTranscript(loadTranscript(path("b2_maxturns2_loop.stdout.ndjson")));
-    expect(turns.end).toMatchObject({ state: "failed", cause: expect.stringContaining("Reached maximum number of turns (2)") });
-    expect(renderTranscript(loadTranscript(path("b2_maxturns2_loop.stdout.ndjson"))).join("\n")).toMatch(/result error_max_turns ERROR .*\n.*\n.*failed: "Reached maximum number of turns \(2\)/);
+    expect(turns.end).toMatchObject({ state: "budget", cause: expect.stringContaining("Reached maximum number of turns (2)") });
+    expect(renderTranscript(loadTranscript(path("b2_maxturns2_loop.stdout.ndjson"))).join("\n")).toMatch(/BUDGET STOP \(turn limit reached\): Reached maximum number of turns \(2\).*\n.*result error_max_turns BUDGET STOP/);
+    const dollarBudget = summarizeTranscript(loadTranscript(path("k_max_budget.stdout.ndjson")));
+    expect(dollarBudget.end).toMatchObject({ state: "failed", cause: expect.stringContaining("Reached maximum budget") });
+    // No float noise: the capture's 0.00014000000000000001 reads as 0.00014.
+    expect(dollarBudget.costUsd).toBe(0.00014);
+  });
+
+  it("bills a subagent's tokens with the run: tokens match the per-model usage the cost is computed from", () => {
+    const summary = summarizeTranscript(loadTranscript(path("live_subagent.stdout.ndjson")));
+    const result = lines("live_subagent.stdout.ndjson").find((message) => message.type === "result");
+    const billed = result.modelUsage["claude-sonnet-5-5"];
+    // The main thread's usage alone is about half of it: the subagent's request is the rest.
+    expect(result.usage.input_tokens).toBeLessThan(billed.inputTokens);
+    expect(summary.tokens).toEqual({ input: billed.inputTokens, output: billed.outputTokens, cacheRead: billed.cacheReadInputTokens, cacheCreation: billed.cacheCreationInputTokens, source: "billed", models: ["claude-sonnet-5-5"] });
+    expect(summary.mainThreadTokens).toMatchObject({ input: result.usage.input_tokens, output: result.usage.output_tokens });
+    expect(summary.costUsd).toBe(billed.costUSD);
+    expect(summary.durationMs).toBeNull();
+  });
+
+  it("reads the status of an older CLI's `API Error: NNN` text", () => {
+    // 2.0.55 writes no api_error_status; the status is only in the text.
+    const old = readFileSync(path("k_api_err400.stdout.ndjson"), "utf8").replaceAll('"api_error_status":400,', "").replaceAll("API Error: 400", "API Error: 404");
+    const file = join(tempDir("capture"), "old.ndjson");
+    writeFileSync(file, old);
+    expect(old).not.toContain("api_error_status");
+    const summary = summarizeTranscript(loadTranscript(file));
+    expect(summary.result).toMatchObject({ apiErrorStatus: 404 });
+    expect(renderTranscript(loadTranscript(file)).join("\n")).toMatch(/API ERROR status=404/);
   });
 
   it("shows partial-message text, gathered per content block", () => {
@@ -181,6 +216,40 @@ describe("display problems of raw captures", () => {
     const { path: _b, ...fromCapture } = summarizeTranscript(loadTranscript(path(name)));
     expect(fromImport).toEqual(fromCapture);
     expect(isEmptyDiff(diffTranscripts(loadTranscript(path(name)), transcript))).toBe(true);
+  });
+
+  it("--type result shows the result alone, without the last turn's heading", () => {
+    const shown = renderTranscript(loadTranscript(path("live_subagent.stdout.ndjson")), { types: ["result"] });
+    expect(shown.filter((line) => !line.startsWith("#"))).toEqual([expect.stringMatching(/^ +line 13 {2}·· result success/), expect.stringMatching(/^ +tokens in /)]);
+  });
+
+  it("prints no tools= or mcp= an init line does not have, and keeps tool-result blocks apart", () => {
+    const messages = lines("t01_text_basic.stdout.ndjson");
+    const init = messages.find((message) => message.type === "system" && message.subtype === "init");
+    const { tools: _tools, mcp_servers: _mcp, ...bare } = init;
+    const result = { type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "first" }, { type: "text", text: "second" }] }] }, parent_tool_use_id: null };
+    const file = join(tempDir("capture"), "bare.ndjson");
+    writeFileSync(file, `${[JSON.stringify(bare), JSON.stringify(result)].join("\n")}\n`);
+    const shown = renderTranscript(loadTranscript(file)).join("\n");
+    expect(shown).toMatch(/init model=/);
+    expect(shown).not.toMatch(/tools=|mcp=/);
+    expect(shown).toContain('"first\\nsecond"');
+  });
+
+  it("numbers an imported file's lines as the capture's", () => {
+    const name = "live_subagent.stdout.ndjson";
+    const file = join(tempDir("capture"), "imported.jsonl");
+    writeFileSync(file, `${importCapture(path(name)).lines.join("\n")}\n`);
+    const located = (text: string) => [...text.matchAll(/^ +line (\d+) {2}·· (\S+)/gm)].map((match) => `${match[1]} ${match[2]}`);
+    expect(located(renderTranscript(loadTranscript(file)).join("\n"))).toEqual(located(renderTranscript(loadTranscript(path(name))).join("\n")));
+  });
+
+  it("keeps every summary line within the documented width", async () => {
+    const { renderSummary } = await import("../../src/cli/summary-text.js");
+    const { LINE_WIDTH } = await import("../../src/transcripts/inspect/text.js");
+    for (const name of captures) {
+      for (const line of renderSummary(summarizeTranscript(loadTranscript(path(name)))).split("\n")) expect(line.length).toBeLessThanOrEqual(LINE_WIDTH + 20);
+    }
   });
 
   it("rejects unknown --type values, accepts known types with any subtype", () => {

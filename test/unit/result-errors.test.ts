@@ -31,6 +31,29 @@ describe("resultError", () => {
     expect(error!.message).toContain("529");
   });
 
+  it("reads the status from an older CLI's `API Error: NNN` text (2.0.x, 2.1.100 write no api_error_status)", () => {
+    // 2.0.55: a 404 with no status field; the advice must be about the model, not the network.
+    const error = resultError(result({ is_error: true, result: 'API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"model: x"}}' }), [
+      errorLine('API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"model: x"}}'),
+    ]);
+    expect(error).toBeInstanceOf(ClaudeCodeApiError);
+    expect((error as ClaudeCodeApiError).status).toBe(404);
+    expect(error!.message).toMatch(/The model was not found/);
+    expect(error!.message).not.toMatch(/check the network/);
+    const throttled = resultError(result({ is_error: true, result: "API Error: 429 {}" }), [errorLine("API Error: 429 {}")]);
+    expect((throttled as ClaudeCodeApiError).status).toBe(429);
+    const worded = resultError(result({ is_error: true, result: "API Error: Request rejected (429) · rate limited" }), [errorLine("API Error: Request rejected (429) · rate limited")]);
+    expect((worded as ClaudeCodeApiError).status).toBe(429);
+  });
+
+  it("puts the cause before the stack traces of non-fatal errors", () => {
+    const trace = (n: number) => `Error: ENOENT: no such file ${n}\n    at Object.openSync (node:fs:1)\n    at load (file:///cli.js:2:3)`;
+    const error = resultError(result({ subtype: "error_during_execution", is_error: true, errors: [trace(1), trace(2), "Request was aborted."] }), []);
+    expect(error).toBeInstanceOf(RunFailedError);
+    expect(error!.message).toMatch(/^The Claude Code run ended with error_during_execution: Request was aborted\.; 2 non-fatal errors before it, first: Error: ENOENT: no such file 1\.$/);
+    expect(error!.message).not.toContain("    at ");
+  });
+
   it("maps other error subtypes to RunFailedError naming subtype and terminal reason", () => {
     const error = resultError(result({ subtype: "error_during_execution", is_error: true, terminal_reason: "aborted_tools", errors: ["boom"] }), []);
     expect(error).toBeInstanceOf(RunFailedError);

@@ -1,27 +1,45 @@
 /** `transcript diff` and the drift report: two runs compared after normalising, by structure and by value. */
 import { isRawCapture, type LoadedTranscript } from "../reader.js";
-import { normalizeLine } from "../normalize.js";
 import { summarizeTranscript } from "./summary.js";
+import { RunNoise } from "./run-noise.js";
 import { parse, asJson, clip, messageKey, type Json } from "./text.js";
 
-/** Field paths present per message key (top level and one level into `message`/`request`). */
+/** Paths one level into these objects count as fields (the initialize reply's are in `response.response`). */
+const FIELD_PARENTS = new Set(["message", "request", "response.response"]);
+
+/** Field paths present per message key (top level, and one level into `message`, `request` and a reply's `response.response`). */
 function fieldsByKey(transcript: LoadedTranscript, direction: "in" | "out"): Map<string, Set<string>> {
   const fields = new Map<string, Set<string>>();
-  for (const record of transcript.records) {
-    if (record.kind !== direction) continue;
-    const message = parse(record.text);
-    if (!message) continue;
-    const key = messageKey(message);
+  for (const { key, message } of keyedMessages(transcript, direction)) {
     const set = fields.get(key) ?? new Set<string>();
-    for (const [name, value] of Object.entries(message)) {
-      set.add(name);
-      if ((name === "message" || name === "request") && value && typeof value === "object" && !Array.isArray(value)) {
-        for (const inner of Object.keys(value)) set.add(`${name}.${inner}`);
-      }
+    for (const [name, value] of Object.entries(message)) set.add(name);
+    for (const parent of FIELD_PARENTS) {
+      const value = parent.split(".").reduce<unknown>((inner, part) => asJson(inner)[part], message);
+      if (value && typeof value === "object" && !Array.isArray(value)) for (const inner of Object.keys(value)) set.add(`${parent}.${inner}`);
     }
     fields.set(key, set);
   }
   return fields;
+}
+
+/**
+ * The messages of one direction with their pairing key: the message key, and for a control_response
+ * also the request it answers (`control_response/success to initialize`), so answers pair up even
+ * when one run has an extra request (2.1.142's second MCP initialize).
+ */
+function keyedMessages(transcript: LoadedTranscript, direction: "in" | "out"): Array<{ key: string; message: Json; text: string; lineNumber: number }> {
+  const requests = new Map<string, string>();
+  const out: Array<{ key: string; message: Json; text: string; lineNumber: number }> = [];
+  for (const record of transcript.records) {
+    if (record.kind !== "in" && record.kind !== "out") continue;
+    const message = parse(record.text);
+    if (!message) continue;
+    let key = messageKey(message);
+    if (message.type === "control_request") requests.set(String(message.request_id), key.replace(/^control_request\//, ""));
+    if (message.type === "control_response") key += ` to ${requests.get(String(asJson(message.response).request_id)) ?? "?"}`;
+    if (record.kind === direction) out.push({ key, message, text: record.text, lineNumber: record.lineNumber });
+  }
+  return out;
 }
 
 /** One value that differs between the n-th messages of the same key in two runs. */
@@ -31,9 +49,12 @@ export interface ValueChange {
   /** 1 for the first message of this key in its direction. */
   occurrence: number;
   path: string;
-  /** The normalised value as JSON text (cut at 120 characters), or `(absent)`. */
+  /** The normalised value as JSON text, whole, or `(absent)`. */
   before: string;
   after: string;
+  /** For a list of plain values (tools, capabilities, …): the items only one side has. */
+  added?: unknown[];
+  removed?: unknown[];
   /** Line numbers in the two files. */
   lines: [number, number];
 }
@@ -45,11 +66,14 @@ export interface TranscriptDiff {
   removedFields: Record<string, string[]>;
   controlRequests: { before: string[]; after: string[] } | undefined;
   hostLines: { before: string[]; after: string[] } | undefined;
+  /** Every value change (the text report lists a few per message; `--json` has them all). */
   valueChanges: ValueChange[];
-  /** Value changes beyond the cap, not listed. */
-  valueChangesOmitted: number;
   outcome: { before: unknown; after: unknown } | undefined;
   result: { before: unknown; after: unknown } | undefined;
+  /** The call records (this call's cost, usage, ending; the process launch id masked). */
+  call: { before: unknown; after: unknown } | undefined;
+  /** The CLI versions, when they differ: named here once, masked in every line. */
+  cliVersions: { before: string; after: string } | undefined;
 }
 
 function sequence(transcript: LoadedTranscript, direction: "in" | "out", filter: (key: string) => boolean): string[] {
@@ -61,75 +85,34 @@ function sequence(transcript: LoadedTranscript, direction: "in" | "out", filter:
   });
 }
 
-/**
- * Values that differ between two live runs without meaning anything, beyond what the replayer's
- * normaliser masks (it never compares the CLI's lines, which it plays verbatim): the CLI's request
- * ids and message ids, and the temporary project and HOME dirs (also in their `-tmp-…` form).
- */
-const RUN_IDS = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b(?:msg|toolu|req|srvtoolu)_[A-Za-z0-9_]+/g;
-const TEMP_DIRS = /(ktx-[a-z0-9-]+?-)[A-Za-z0-9]{6}(?![A-Za-z0-9-])/g;
-const SOCKETS = /(\/cc-socks\/)\d+/g;
-/** Keys whose values change from run to run: the process id, and the jittered API retry back-off. */
-const RUN_KEYS = new Set(["pid", "retry_delay_ms"]);
-
-function maskRunKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(maskRunKeys);
-  if (!value || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, RUN_KEYS.has(key) ? `<${key}>` : maskRunKeys(inner)]));
-}
-
-function comparable(text: string, cwd: string): unknown {
-  const escapedCwd = JSON.stringify(cwd).slice(1, -1);
-  const normalized = normalizeLine(text);
-  // The project dir as a whole path (not inside a longer name, e.g. `/project` in `/projects`).
-  const cwdPattern = escapedCwd ? new RegExp(`${escapedCwd.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![A-Za-z0-9._-])`, "g") : undefined;
-  const masked = (cwdPattern ? normalized.replace(cwdPattern, "<cwd>") : normalized)
-    .replace(RUN_IDS, "<id>")
-    .replace(TEMP_DIRS, "$1<tmp>")
-    .replace(SOCKETS, "$1<pid>");
-  try {
-    return maskRunKeys(JSON.parse(masked));
-  } catch {
-    return masked;
-  }
-}
-
 interface Comparable {
   key: string;
   value: unknown;
   lineNumber: number;
 }
 
-/**
- * Messages of one direction grouped for pairing: by message key, and a control_response also by the
- * request it answers, so answers still pair up when one run has an extra request (2.1.142's second
- * MCP initialize).
- */
+/** Messages of one direction grouped for pairing, each masked of run-to-run noise. */
 function comparableMessages(transcript: LoadedTranscript, direction: "in" | "out"): Map<string, Comparable[]> {
-  const requests = new Map<string, string>();
+  const noise = new RunNoise(transcript.header.cwd, transcript.header.cliVersion);
   const byKey = new Map<string, Comparable[]>();
-  for (const record of transcript.records) {
-    if (record.kind !== "in" && record.kind !== "out") continue;
-    const message = parse(record.text);
-    let key = message ? messageKey(message) : "(non-JSON)";
-    if (message?.type === "control_request") requests.set(String(message.request_id), key.replace(/^control_request\//, ""));
-    if (message?.type === "control_response") key += ` to ${requests.get(String(asJson(message.response).request_id)) ?? "?"}`;
-    if (record.kind !== direction) continue;
+  for (const { key, text, lineNumber } of keyedMessages(transcript, direction)) {
     const list = byKey.get(key) ?? [];
-    list.push({ key, value: comparable(record.text, transcript.header.cwd), lineNumber: record.lineNumber });
+    list.push({ key, value: noise.comparable(text), lineNumber });
     byKey.set(key, list);
   }
   return byKey;
 }
 
-/** Caps that keep a report between CLI versions readable (the initialize reply alone differs in dozens of places). */
+/** Caps that keep the text report readable (the initialize reply alone differs in dozens of places); `--json` lists all. */
 const MAX_CHANGES_PER_MESSAGE = 6;
 const MAX_VALUE_CHANGES = 60;
+/** A value longer than this is cut in the text report only. */
+const TEXT_VALUE_WIDTH = 400;
 const ABSENT = "(absent)";
 
 /** Fields a structural report already lists as added or removed (top level, and one level into message/request). */
 function structuralPath(path: string[]): boolean {
-  return path.length === 1 || (path.length === 2 && (path[0] === "message" || path[0] === "request"));
+  return path.length === 1 || FIELD_PARENTS.has(path.slice(0, -1).join("."));
 }
 
 function pathText(path: string[]): string {
@@ -138,12 +121,14 @@ function pathText(path: string[]): string {
 
 const isPrimitiveArray = (value: unknown) => Array.isArray(value) && value.every((item) => item === null || typeof item !== "object");
 
-function preview(value: unknown): string {
-  return value === undefined ? ABSENT : clip(JSON.stringify(value) ?? String(value), 120);
+function whole(value: unknown): string {
+  return value === undefined ? ABSENT : (JSON.stringify(value) ?? String(value));
 }
 
-/** Leaf values that differ; a list of plain values is compared whole (a tool list reads better that way). */
-function compareValues(a: unknown, b: unknown, path: string[], found: Array<{ path: string; before: string; after: string }>): void {
+type Found = Pick<ValueChange, "path" | "before" | "after" | "added" | "removed">;
+
+/** Leaf values that differ; a list of plain values is compared as a set (a tool list reads better that way). */
+function compareValues(a: unknown, b: unknown, path: string[], found: Found[]): void {
   if (JSON.stringify(a) === JSON.stringify(b)) return;
   const aObject = a !== null && typeof a === "object" && !isPrimitiveArray(a);
   const bObject = b !== null && typeof b === "object" && !isPrimitiveArray(b);
@@ -157,29 +142,38 @@ function compareValues(a: unknown, b: unknown, path: string[], found: Array<{ pa
     }
     return;
   }
-  found.push({ path: pathText(path), before: preview(a), after: preview(b) });
+  const change: Found = { path: pathText(path), before: whole(a), after: whole(b) };
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const key = (item: unknown) => JSON.stringify(item);
+    const inA = new Set(a.map(key));
+    const inB = new Set(b.map(key));
+    change.added = b.filter((item) => !inA.has(key(item)));
+    change.removed = a.filter((item) => !inB.has(key(item)));
+  }
+  found.push(change);
 }
 
 /** The n-th message of each key in one run against the n-th of the same key in the other, normalised. */
-function valueChanges(before: LoadedTranscript, after: LoadedTranscript): { changes: ValueChange[]; omitted: number } {
+function valueChanges(before: LoadedTranscript, after: LoadedTranscript): ValueChange[] {
   const changes: ValueChange[] = [];
-  let omitted = 0;
   for (const direction of ["in", "out"] as const) {
     const a = comparableMessages(before, direction);
     const b = comparableMessages(after, direction);
     for (const [key, list] of a) {
       const other = b.get(key) ?? [];
       list.slice(0, other.length).forEach((message, index) => {
-        const found: Array<{ path: string; before: string; after: string }> = [];
+        const found: Found[] = [];
         compareValues(message.value, other[index]!.value, [], found);
-        for (const [n, change] of found.entries()) {
-          if (changes.length >= MAX_VALUE_CHANGES || n >= MAX_CHANGES_PER_MESSAGE) omitted += 1;
-          else changes.push({ direction, key, occurrence: index + 1, ...change, lines: [message.lineNumber, other[index]!.lineNumber] });
-        }
+        for (const change of found) changes.push({ direction, key, occurrence: index + 1, ...change, lines: [message.lineNumber, other[index]!.lineNumber] });
       });
     }
   }
-  return { changes, omitted };
+  return changes;
+}
+
+/** The call records, as compared: the process launch id differs between any two runs. */
+function callRecords(transcript: LoadedTranscript): unknown[] {
+  return transcript.records.flatMap((record) => (record.kind === "call" ? [{ costUsd: record.costUsd, usage: record.usage, ending: record.ending, callOnProcess: record.process?.call ?? null }] : []));
 }
 
 /**
@@ -206,7 +200,7 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     const { result } = summarizeTranscript(t);
     return result && { subtype: result.subtype, isError: result.isError, numTurns: result.numTurns, terminalReason: result.terminalReason };
   };
-  const values = valueChanges(before, after);
+  const calls = [callRecords(before), callRecords(after)];
   return {
     addedMessageTypes: [...b.keys()].filter((key) => !a.has(key)).sort(),
     removedMessageTypes: [...a.keys()].filter((key) => !b.has(key)).sort(),
@@ -215,10 +209,12 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     controlRequests: changed(controls(before), controls(after)),
     // A raw capture has none of our lines, so there is nothing to compare them with.
     hostLines: isRawCapture(before.header) || isRawCapture(after.header) ? undefined : changed(host(before), host(after)),
-    valueChanges: values.changes,
-    valueChangesOmitted: values.omitted,
+    valueChanges: valueChanges(before, after),
     outcome: changed(summarizeTranscript(before).outcome, summarizeTranscript(after).outcome),
     result: changed(resultOf(before), resultOf(after)),
+    // Old transcripts have no call record: compared only when both sides have them.
+    call: calls[0]!.length > 0 && calls[1]!.length > 0 ? changed(calls[0], calls[1]) : undefined,
+    cliVersions: before.header.cliVersion === after.header.cliVersion ? undefined : { before: before.header.cliVersion, after: after.header.cliVersion },
   };
 }
 
@@ -232,13 +228,28 @@ export function isEmptyDiff(diff: TranscriptDiff): boolean {
     !diff.hostLines &&
     diff.valueChanges.length === 0 &&
     !diff.outcome &&
-    !diff.result
+    !diff.result &&
+    !diff.call
   );
 }
 
+const cut = (text: string) => clip(text, TEXT_VALUE_WIDTH);
+
+/** One value change as text: a list by what was added and removed (whole), a value as before -> after. */
+export function changeText(change: ValueChange): string {
+  const where = `${change.direction === "in" ? "<<" : ">>"} ${change.key} #${change.occurrence} (lines ${change.lines[0]}/${change.lines[1]}) ${change.path || "(whole line)"}`;
+  if (change.added || change.removed) {
+    const parts = [...(change.added?.length ? [`added ${JSON.stringify(change.added)}`] : []), ...(change.removed?.length ? [`removed ${JSON.stringify(change.removed)}`] : [])];
+    return `${where}: ${parts.join("; ") || "same items, another order"}`;
+  }
+  return `${where}: ${cut(change.before)} -> ${cut(change.after)}`;
+}
+
+/** The text report: structure first, then values (a few per message), then result, outcome and call. */
 export function renderDiff(diff: TranscriptDiff): string[] {
-  if (isEmptyDiff(diff)) return ["no differences"];
-  const lines: string[] = [];
+  const versions = diff.cliVersions ? [`CLI ${diff.cliVersions.before} -> ${diff.cliVersions.after} (version strings are masked below)`] : [];
+  if (isEmptyDiff(diff)) return [...versions, "no differences"];
+  const lines: string[] = [...versions];
   if (diff.addedMessageTypes.length) lines.push(`new message types: ${diff.addedMessageTypes.join(", ")}`);
   if (diff.removedMessageTypes.length) lines.push(`removed message types: ${diff.removedMessageTypes.join(", ")}`);
   for (const [key, fields] of Object.entries(diff.addedFields)) lines.push(`${key}: new fields ${fields.join(", ")}`);
@@ -247,15 +258,22 @@ export function renderDiff(diff: TranscriptDiff): string[] {
   if (diff.hostLines) lines.push(`our lines changed:\n  before ${diff.hostLines.before.join(" ")}\n  after  ${diff.hostLines.after.join(" ")}`);
   if (diff.valueChanges.length) {
     lines.push("changed values (normalised):");
+    const perMessage = new Map<string, number>();
+    let listed = 0;
     for (const change of diff.valueChanges) {
-      const where = `${change.direction === "in" ? "<<" : ">>"} ${change.key} #${change.occurrence} (lines ${change.lines[0]}/${change.lines[1]})`;
-      lines.push(`  ${where} ${change.path || "(whole line)"}: ${change.before} -> ${change.after}`);
+      const message = `${change.direction} ${change.key} ${change.occurrence}`;
+      const n = perMessage.get(message) ?? 0;
+      perMessage.set(message, n + 1);
+      if (n >= MAX_CHANGES_PER_MESSAGE || listed >= MAX_VALUE_CHANGES) continue;
+      listed += 1;
+      lines.push(`  ${changeText(change)}`);
     }
-    if (diff.valueChangesOmitted) {
-      lines.push(`  … and ${diff.valueChangesOmitted} more, not listed (at most ${MAX_CHANGES_PER_MESSAGE} per message and ${MAX_VALUE_CHANGES} in all)`);
-    }
+    const omitted = diff.valueChanges.length - listed;
+    if (omitted > 0) lines.push(`  … and ${omitted} more, not listed here (at most ${MAX_CHANGES_PER_MESSAGE} per message and ${MAX_VALUE_CHANGES} in all; --json lists every one)`);
   }
-  if (diff.result) lines.push(`result changed: ${JSON.stringify(diff.result.before)} -> ${JSON.stringify(diff.result.after)}`);
-  if (diff.outcome) lines.push(`outcome changed: ${JSON.stringify(diff.outcome.before)} -> ${JSON.stringify(diff.outcome.after)}`);
+  const json = (value: unknown) => (value === undefined ? "(none)" : JSON.stringify(value));
+  if (diff.result) lines.push(`result changed: ${json(diff.result.before)} -> ${json(diff.result.after)}`);
+  if (diff.outcome) lines.push(`outcome changed: ${json(diff.outcome.before)} -> ${json(diff.outcome.after)}`);
+  if (diff.call) lines.push(`call record changed: ${json(diff.call.before)} -> ${json(diff.call.after)}`);
   return lines;
 }

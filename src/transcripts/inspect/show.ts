@@ -3,9 +3,9 @@
  * streamed through it.
  */
 import { isRawCapture, type LoadedTranscript } from "../reader.js";
-import { parse, asJson, clip, quoted, compact, messageKey, matchesType, usageOf, resultUsage, runEnd, tokenText, contentText, opt, LINE_WIDTH, type Json, type Rec } from "./text.js";
+import { parse, asJson, clip, quoted, compact, messageKey, matchesType, usageOf, apiStatusOf, isSyntheticAssistant, contentText, opt, LINE_WIDTH, type Json, type Rec } from "./text.js";
+import { callText, exitText, result, system } from "./show-lines.js";
 import { PartialMessages } from "./partial.js";
-import type { CallRecord } from "../format.js";
 
 export interface TimelineOptions {
   /** Each record's raw text instead of the reading (uncut). */
@@ -15,7 +15,7 @@ export interface TimelineOptions {
 }
 
 /** `··`: a line of a raw capture, whose direction was not recorded (it is the CLI's stdout). */
-const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", dropped: "xx", note: "!!" };
+const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", dropped: "xx", note: "!!", call: "==" };
 
 /**
  * The timeline of a run, built one record at a time: turns (one per assistant message id), text,
@@ -75,7 +75,8 @@ export class Timeline {
     const arrow = this.rawCapture && record.kind === "in" ? "·· " : ARROWS[record.kind] ? `${ARROWS[record.kind]} ` : "";
     const width = this.options.raw ? Infinity : LINE_WIDTH;
     const out = body.map((line, index) => clip(index === 0 ? `${where}${arrow}${line}` : `${" ".repeat(where.length + arrow.length)}${line}`, width));
-    if (this.pendingHeading && out.length > 0 && protocol) {
+    // A turn's heading goes with its own lines (assistant, tool traffic), never before a result.
+    if (this.pendingHeading && out.length > 0 && protocol && matchesType("assistant", this.options.types)) {
       out.unshift(this.pendingHeading);
       this.pendingHeading = undefined;
     }
@@ -98,15 +99,17 @@ export class Timeline {
       clip(`# ${this.path}`, LINE_WIDTH),
       clip(`# CLI ${record.cliVersion} at ${record.cliPath}, cwd ${record.cwd}, started ${record.startedAt}`, LINE_WIDTH),
       clip(`# args ${JSON.stringify(record.args)}`, LINE_WIDTH),
+      // A call on a reused process: its launch and initialize are in an earlier call's transcript.
+      ...(record.process !== undefined ? [clip(`# a call on a reused process: ${JSON.stringify(record.process)}`, LINE_WIDTH)] : []),
     ];
   }
 
   private rawBody(record: Rec, message: Json | undefined): string[] {
     if (message?.type === "assistant") this.startTurn(message);
     if (record.kind === "exit") return [exitText(record)];
+    if (record.kind === "call") return [JSON.stringify(record)];
     if (record.kind === "outcome") return [`outcome ${JSON.stringify(record.outcome)}`];
     if (record.kind === "note") return [`note: ${record.text}`];
-    if (record.kind === "call") return [callText(record)];
     return record.kind === "header" ? [] : [record.text.trimEnd()];
   }
 
@@ -115,12 +118,12 @@ export class Timeline {
     switch (record.kind) {
       case "exit":
         return [exitText(record)];
+      case "call":
+        return callText(record);
       case "outcome":
         return [`outcome ${compact(record.outcome, LINE_WIDTH - 40)}`];
       case "note":
         return [`note: ${record.text}`];
-      case "call":
-        return [callText(record)];
       case "stderr":
         return [`stderr ${quoted(record.text)}`];
       case "dropped":
@@ -135,6 +138,8 @@ export class Timeline {
   }
 
   private startTurn(message: Json): void {
+    // A synthetic API-error line is the CLI's report of a failed request, not a model turn.
+    if (isSyntheticAssistant(message)) return;
     const inner = asJson(message.message);
     const id = String(inner.id ?? "(no id)");
     if (id === this.turnId) return;
@@ -157,6 +162,7 @@ export class Timeline {
       case "user":
         return this.toolResults(message);
       case "result":
+        this.pendingHeading = undefined;
         return result(message);
       case "system":
         return [system(message)];
@@ -187,7 +193,7 @@ export class Timeline {
         const system = Array.isArray(request.systemPrompt) ? request.systemPrompt.join("") : String(request.systemPrompt ?? "");
         return [`initialize: system prompt ${system.length} chars, mcp servers ${JSON.stringify(request.sdkMcpServers ?? [])}, json schema ${request.jsonSchema ? "yes" : "no"}`];
       }
-      return [`control_request ${subtype}${subtype === "set_model" ? opt("model", request.model) : ""}`];
+      return [`control_request ${subtype}${subtype === "set_model" ? opt("model", request.model) : subtype === "apply_flag_settings" ? opt("settings", request.settings) : ""}`];
     }
     if (message.type === "control_response") return [this.ourAnswer(asJson(message.response), t)];
     return [messageKey(message)];
@@ -196,10 +202,11 @@ export class Timeline {
   private assistant(message: Json): string[] {
     const inner = asJson(message.message);
     const lines: string[] = [];
-    if (message.error || message.is_api_error_message) {
-      lines.push(`API ERROR${opt("status", message.api_error_status)}${message.error ? ` ${String(message.error)}` : ""}`);
-    }
     const content = Array.isArray(inner.content) ? inner.content.map(asJson) : [];
+    if (message.error || message.is_api_error_message) {
+      const status = apiStatusOf(message.api_error_status, ...content.map((block) => block.text));
+      lines.push(`API ERROR${opt("status", status)}${message.error ? ` ${String(message.error)}` : ""}`);
+    }
     for (const block of content) {
       if (block.type === "text") lines.push(`text ${quoted(String(block.text ?? ""))}`);
       else if (block.type === "tool_use") {
@@ -279,49 +286,6 @@ export class Timeline {
     if (response.subtype === "error") return `reply to our ${what}: ERROR${took} ${quoted(String(response.error ?? ""))}`;
     return `reply to our ${what}: ${String(response.subtype ?? "(no subtype)")}${took}`;
   }
-}
-
-function callText(record: CallRecord): string {
-  const cost = record.costUsd === null ? "cost not reported" : `$${Number(record.costUsd.toFixed(6))}`;
-  const failed = record.error ? `; ${record.error.name}: ${record.error.message}` : "";
-  return `call ${record.process.call} on launch ${record.process.launch}: ${cost}; process ${record.ending}${failed}`;
-}
-
-function exitText(record: { exitCode: number | null; signal: string | null }): string {
-  const failed = (record.exitCode !== null && record.exitCode !== 0) || record.signal !== null;
-  return `exit code=${record.exitCode ?? "none"}${record.signal ? ` signal=${record.signal}` : ""}${failed ? "  ERROR" : ""}`;
-}
-
-function system(message: Json): string {
-  if (message.subtype === "init") {
-    const servers = Array.isArray(message.mcp_servers) ? message.mcp_servers.map((s) => `${String(asJson(s).name)}:${String(asJson(s).status)}`) : [];
-    return `init${opt("model", message.model)} tools=${compact(message.tools ?? [], 100)} mcp=${JSON.stringify(servers)}${opt("permission", message.permissionMode)}${opt("version", message.claude_code_version)}`;
-  }
-  if (message.subtype === "api_retry") {
-    const attempt = message.attempt !== undefined ? ` ${String(message.attempt)}${message.max_retries !== undefined ? `/${String(message.max_retries)}` : ""}` : "";
-    const delay = message.retry_delay_ms !== undefined ? ` in ${String(message.retry_delay_ms)} ms` : "";
-    return `API retry${attempt}${delay} after ERROR${opt("status", message.error_status)} ${compact(message.error ?? "", 80)}`.trimEnd();
-  }
-  if (message.subtype === "permission_denied") {
-    return `permission DENIED by the CLI: ${String(message.tool_name)}${message.decision_reason_type ? ` (${String(message.decision_reason_type)})` : ""} ${quoted(String(message.message ?? ""))}`;
-  }
-  const { type: _type, subtype, session_id: _session, uuid: _uuid, ...rest } = message;
-  return `system${subtype === undefined ? "" : `/${String(subtype)}`} ${compact(rest)}`;
-}
-
-function result(message: Json): string[] {
-  const end = runEnd(message);
-  const flag = end.state === "interrupted" ? " INTERRUPTED" : end.state === "failed" ? " ERROR" : "";
-  const lines = [
-    `result ${String(message.subtype ?? "(no subtype)")}${flag}${opt("turns", message.num_turns)}${opt("stop", message.stop_reason)}${opt("terminal", message.terminal_reason)}${opt("api_status", message.api_error_status)}`,
-  ];
-  const usage = resultUsage(message);
-  const cost = typeof message.total_cost_usd === "number" ? `; cost $${message.total_cost_usd}` : "";
-  lines.push(`tokens ${usage ? tokenText(usage) : "not reported"}${cost}`);
-  const denials = Array.isArray(message.permission_denials) ? message.permission_denials.map((d) => String(asJson(d).tool_name)) : [];
-  if (denials.length) lines.push(`permission denials: ${compact(denials)}`);
-  if (end.cause) lines.push(`${end.state === "interrupted" ? "interrupted" : "failed"}: ${quoted(end.cause)}`);
-  return lines;
 }
 
 /** The whole timeline of a loaded transcript (tests, small files); the CLI streams instead. */

@@ -1,36 +1,46 @@
 /** `transcript summary`: one screen of figures about a run, built one record at a time. */
 import { isRawCapture, type LoadedTranscript } from "../reader.js";
-import { parse, asJson, messageKey, usageOf, resultUsage, runEnd, type RunEnd, type Usage, type Json, type Rec } from "./text.js";
+import type { CallRecord } from "../format.js";
+import { parse, asJson, messageKey, usageOf, billedUsageOf, runEnd, apiStatusOf, addUsage, dollars, isSyntheticAssistant, ZERO_USAGE, type RunEnd, type Usage, type Json, type Rec } from "./text.js";
+
+/**
+ * Where the token figures come from, widest scope first: `call` (the call record: this call's own
+ * figures as the runtime computed them), `billed` (the results' per-model usage: every model,
+ * subagents included, the scope `total_cost_usd` covers), `result` (the results' `usage`: the main
+ * thread only, from a CLI that reports nothing per model), `assistant` (no result: early snapshots).
+ */
+export type TokenSource = "call" | "billed" | "result" | "assistant" | "none";
 
 export interface TranscriptSummary {
   path: string;
   /** `stream-json` for a raw capture (the CLI's stdout only: no timing, no host lines, no exit). */
   source: "transcript" | "stream-json";
   cliVersion: string;
-  /** 0 for a raw capture (no timing recorded). */
-  durationMs: number;
+  /** null when no timing was recorded (a raw capture). */
+  durationMs: number | null;
   messages: { fromCli: Record<string, number>; toCli: Record<string, number> };
-  /** Model responses (distinct assistant message ids). */
+  /** Main-thread model responses (distinct assistant message ids; a synthetic API-error line is none). */
   turns: number;
-  /** Main-thread model responses and those of subagents (messages with a `parent_tool_use_id`). */
+  /** Model responses of subagents (messages with a `parent_tool_use_id`). */
   subagentTurns: number;
   /** Every tool result, named by its tool_use; `subagent` for a subagent's own calls. */
   toolCalls: Array<{ name: string; isError: boolean; subagent?: true }>;
   deniedPermissions: string[];
   result?: { subtype: string; isError: boolean; numTurns?: number; terminalReason?: string; stopReason?: string; costUsd?: number; apiErrorStatus?: number };
-  /** How the run ended by its last result: ok, interrupted or failed, with the cause. */
+  /** How the run ended by its last result: ok, budget, interrupted or failed, with the cause. */
   end?: RunEnd;
   /** What the reader noticed about the file, e.g. a truncated last line. */
   notes: string[];
-  /**
-   * From the `result` lines (summed over processes; per-model figures when `usage` is all zeros);
-   * from the assistant lines when there is no result (input exact, output only message_start's count).
-   */
-  tokens: Usage & { source: "result" | "assistant" | "none" };
+  /** Tokens over the same scope as `costUsd` (see `TokenSource`); `models` when billed per model. */
+  tokens: Usage & { source: TokenSource; models?: string[] };
+  /** The main thread's own tokens (the results' `usage`), when they differ from `tokens`. */
+  mainThreadTokens?: Usage;
   costUsd?: number;
   exit?: { exitCode: number | null; signal: string | null };
-  /** From the `call` record: how the process ended for this call, and the launch it ran on. */
-  process?: { ending: string; launch: string; call: number };
+  /** The call record (written by the runtime at the end of each call; older transcripts lack it). */
+  call?: { costUsd: number | null; usage: Usage | null; ending: string; launch: string | null; callOnProcess: number | null };
+  /** How the CLI process ended for this run: the call record's ending, else the exit record. */
+  ending: string;
   stderrBytes: number;
   nonJsonLines: number;
   outcome?: Json;
@@ -40,11 +50,45 @@ function count(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
 }
 
-function addUsage(total: Usage, usage: Usage): void {
-  total.input += usage.input;
-  total.output += usage.output;
-  total.cacheRead += usage.cacheRead;
-  total.cacheCreation += usage.cacheCreation;
+const sameUsage = (a: Usage, b: Usage) => a.input === b.input && a.output === b.output && a.cacheRead === b.cacheRead && a.cacheCreation === b.cacheCreation;
+
+/** The results of one CLI process (one header): per-model figures are per result or running totals. */
+class ProcessFigures {
+  results = 0;
+  /** Sum of `model_usage_since_last_result` (each result's own). */
+  sinceLast: Usage | undefined;
+  sinceLastCost: number | undefined = 0;
+  /** The last `modelUsage` (a running total over the process). */
+  running: Usage | undefined;
+  /** The last `total_cost_usd` (a running total too). */
+  runningCost: number | undefined;
+  models = new Set<string>();
+  mainThread: Usage = { ...ZERO_USAGE };
+
+  add(result: Json): void {
+    this.results += 1;
+    const since = billedUsageOf(result.model_usage_since_last_result);
+    if (since) {
+      this.sinceLast = addUsage(this.sinceLast ?? ZERO_USAGE, since);
+      this.sinceLastCost = since.costUsd !== undefined && this.sinceLastCost !== undefined ? this.sinceLastCost + since.costUsd : undefined;
+      since.models.forEach((model) => this.models.add(model));
+    }
+    const running = billedUsageOf(result.modelUsage);
+    if (running) {
+      this.running = running;
+      running.models.forEach((model) => this.models.add(model));
+    }
+    if (typeof result.total_cost_usd === "number") this.runningCost = result.total_cost_usd;
+    const usage = usageOf(result.usage);
+    if (usage) this.mainThread = addUsage(this.mainThread, usage);
+  }
+
+  /** Tokens and cost over one scope. */
+  totals(): { tokens: Usage; billed: boolean; cost: number | undefined } {
+    if (this.sinceLast) return { tokens: this.sinceLast, billed: true, cost: this.sinceLastCost ?? (this.results === 1 ? this.runningCost : undefined) };
+    if (this.running) return { tokens: this.running, billed: true, cost: this.runningCost };
+    return { tokens: this.mainThread, billed: false, cost: this.runningCost };
+  }
 }
 
 /** Builds a summary one record at a time. */
@@ -54,8 +98,10 @@ export class SummaryBuilder {
   /** Last usage seen per assistant message id (the CLI repeats a message once per content block). */
   private readonly assistantUsage = new Map<string, Usage>();
   private readonly subagentIds = new Set<string>();
-  private readonly resultUsage: Usage = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
-  private results = 0;
+  private readonly processes: ProcessFigures[] = [];
+  private raw = false;
+  /** A header that names a reused process (transcripts before the call record): no exit is expected. */
+  private reusedProcess = false;
 
   constructor(path: string) {
     this.summary = {
@@ -69,7 +115,8 @@ export class SummaryBuilder {
       toolCalls: [],
       notes: [],
       deniedPermissions: [],
-      tokens: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0, source: "none" },
+      tokens: { ...ZERO_USAGE, source: "none" },
+      ending: "no exit recorded",
       stderrBytes: 0,
       nonJsonLines: 0,
     };
@@ -77,19 +124,18 @@ export class SummaryBuilder {
 
   add(record: Rec): void {
     const summary = this.summary;
-    if (record.kind === "header" && summary.cliVersion === "unknown") summary.cliVersion = record.cliVersion;
-    if (record.kind === "header" && isRawCapture(record)) summary.source = "stream-json";
+    if (record.kind === "header") {
+      if (summary.cliVersion === "unknown") summary.cliVersion = record.cliVersion;
+      if (isRawCapture(record)) this.raw = true;
+      if ((record as { process?: unknown }).process !== undefined) this.reusedProcess = true;
+      this.processes.push(new ProcessFigures());
+    }
     if (record.kind === "note") summary.notes.push(record.text);
-    if ("t" in record && typeof record.t === "number") summary.durationMs = Math.max(summary.durationMs, record.t);
+    if ("t" in record && typeof record.t === "number" && summary.durationMs !== null) summary.durationMs = Math.max(summary.durationMs, record.t);
     if (record.kind === "stderr") summary.stderrBytes += record.text.length;
     if (record.kind === "exit") summary.exit = { exitCode: record.exitCode, signal: record.signal };
+    if (record.kind === "call") this.call(record);
     if (record.kind === "outcome") summary.outcome = record.outcome;
-    if (record.kind === "call") {
-      summary.process = { ending: record.ending, launch: record.process.launch, call: record.process.call };
-      // The call's own cost: a reused process's result line carries the process's running total.
-      if (record.costUsd !== null) summary.costUsd = record.costUsd;
-      return;
-    }
     if (record.kind !== "in" && record.kind !== "out") return;
     const message = parse(record.text);
     if (!message) {
@@ -107,15 +153,42 @@ export class SummaryBuilder {
 
   finish(): TranscriptSummary {
     const summary = this.summary;
+    if (this.raw) {
+      summary.source = "stream-json";
+      summary.durationMs = null;
+    }
     summary.turns = this.assistantUsage.size;
     summary.subagentTurns = this.subagentIds.size;
-    if (this.results > 0) summary.tokens = { ...this.resultUsage, source: "result" };
-    else if (this.assistantUsage.size > 0) {
-      const total: Usage = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
-      for (const usage of this.assistantUsage.values()) addUsage(total, usage);
-      summary.tokens = { ...total, source: "assistant" };
+    const withResults = this.processes.filter((figures) => figures.results > 0);
+    if (withResults.length > 0) {
+      const totals = withResults.map((figures) => figures.totals());
+      const billed = totals.every((total) => total.billed);
+      const tokens = totals.reduce<Usage>((sum, total) => addUsage(sum, total.tokens), { ...ZERO_USAGE });
+      const models = [...new Set(withResults.flatMap((figures) => [...figures.models]))];
+      summary.tokens = { ...tokens, source: billed ? "billed" : "result", ...(billed ? { models } : {}) };
+      const mainThread = withResults.reduce<Usage>((sum, figures) => addUsage(sum, figures.mainThread), { ...ZERO_USAGE });
+      if (billed && !sameUsage(mainThread, tokens)) summary.mainThreadTokens = mainThread;
+      if (totals.every((total) => total.cost !== undefined)) summary.costUsd = dollars(totals.reduce((sum, total) => sum + total.cost!, 0));
+    } else if (this.assistantUsage.size > 0) {
+      summary.tokens = { ...[...this.assistantUsage.values()].reduce<Usage>(addUsage, { ...ZERO_USAGE }), source: "assistant" };
     }
+    // The call record is the runtime's own account of this call: it wins over the result lines,
+    // which on a reused process carry the process's running totals.
+    const call = summary.call;
+    if (call?.usage) summary.tokens = { ...call.usage, source: "call" };
+    if (call && call.costUsd !== null) summary.costUsd = dollars(call.costUsd);
+    if (call) summary.ending = call.ending;
+    else if (this.raw) summary.ending = "not recorded (raw capture)";
+    else if (summary.exit) summary.ending = exitEnding(summary.exit);
+    else if (this.reusedProcess) summary.ending = "no exit recorded: a call on a reused process, which may have stayed up for later calls";
     return summary;
+  }
+
+  private call(record: CallRecord): void {
+    const usage = record.usage
+      ? { input: record.usage.inputTokens, output: record.usage.outputTokens, cacheRead: record.usage.cacheReadInputTokens, cacheCreation: record.usage.cacheCreationInputTokens }
+      : null;
+    this.summary.call = { costUsd: record.costUsd, usage, ending: record.ending, launch: record.process?.launch ?? null, callOnProcess: record.process?.call ?? null };
   }
 
   private fromCli(message: Json): void {
@@ -124,10 +197,12 @@ export class SummaryBuilder {
     const subagent = message.parent_tool_use_id != null;
     if (message.type === "assistant") {
       const inner = asJson(message.message);
-      // A subagent's tool calls are named too; its turns are counted apart from the run's own.
+      // A subagent's tool calls are named too; its turns are counted apart from the run's own. A
+      // synthetic API-error line is the CLI's report, not a model response.
       if (subagent) this.subagentIds.add(String(inner.id));
-      else this.assistantUsage.set(String(inner.id), usageOf(inner.usage) ?? { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
+      else if (!isSyntheticAssistant(message)) this.assistantUsage.set(String(inner.id), usageOf(inner.usage) ?? { ...ZERO_USAGE });
       for (const block of blocks) if (block.type === "tool_use") this.toolNames.set(String(block.id), String(block.name));
+      if (isSyntheticAssistant(message)) this.syntheticStatus = apiStatusOf(message.api_error_status, ...blocks.map((block) => block.text));
     }
     if (message.type === "system" && message.subtype === "init" && this.summary.cliVersion === "unknown" && typeof message.claude_code_version === "string") {
       this.summary.cliVersion = message.claude_code_version;
@@ -142,22 +217,28 @@ export class SummaryBuilder {
     if (message.type === "result") this.result(message);
   }
 
+  /** The status of the last synthetic API-error line, for a result that names none. */
+  private syntheticStatus: number | undefined;
+
   private result(message: Json): void {
-    this.results += 1;
-    const usage = resultUsage(message);
-    if (usage) addUsage(this.resultUsage, usage);
+    if (this.processes.length === 0) this.processes.push(new ProcessFigures());
+    this.processes.at(-1)!.add(message);
     this.summary.end = runEnd(message);
-    if (typeof message.total_cost_usd === "number") this.summary.costUsd = (this.summary.costUsd ?? 0) + message.total_cost_usd;
+    const apiErrorStatus = apiStatusOf(message.api_error_status, message.result, ...(Array.isArray(message.errors) ? message.errors : [])) ?? (message.is_error === true ? this.syntheticStatus : undefined);
     this.summary.result = {
       subtype: String(message.subtype),
       isError: message.is_error === true,
-      numTurns: message.num_turns as number | undefined,
-      terminalReason: message.terminal_reason as string | undefined,
-      stopReason: message.stop_reason as string | undefined,
-      costUsd: message.total_cost_usd as number | undefined,
-      apiErrorStatus: (message.api_error_status as number | null | undefined) ?? undefined,
+      ...(typeof message.num_turns === "number" ? { numTurns: message.num_turns } : {}),
+      ...(typeof message.terminal_reason === "string" ? { terminalReason: message.terminal_reason } : {}),
+      ...(typeof message.stop_reason === "string" ? { stopReason: message.stop_reason } : {}),
+      ...(typeof message.total_cost_usd === "number" ? { costUsd: dollars(message.total_cost_usd) } : {}),
+      ...(apiErrorStatus !== undefined ? { apiErrorStatus } : {}),
     };
   }
+}
+
+export function exitEnding(exit: { exitCode: number | null; signal: string | null }): string {
+  return exit.signal ? `signal ${exit.signal}` : `exited ${exit.exitCode ?? "(no code)"}`;
 }
 
 export function summarizeTranscript(transcript: LoadedTranscript): TranscriptSummary {

@@ -1,0 +1,56 @@
+/** The text of `transcript summary`: one screen, every line at most LINE_WIDTH characters. */
+import { clip, endLabel, tokenText, LINE_WIDTH } from "../transcripts/inspect/text.js";
+import type { TranscriptSummary } from "../transcripts/inspect.js";
+
+const TOKEN_SOURCES: Record<TranscriptSummary["tokens"]["source"], string> = {
+  call: "the call record: this call's own, as the runtime computed them",
+  billed: "the per-model usage the cost is billed on: every model, subagents included",
+  result: "the result lines' usage: the main thread; no per-model figures in this run",
+  assistant: "the assistant lines, no result: output counts are early snapshots",
+  none: "nothing: no usage recorded",
+};
+
+/** `name ×3 (1 error)`, in order of first use; a subagent's calls apart. */
+function toolCallCounts(calls: TranscriptSummary["toolCalls"]): string {
+  const counts = new Map<string, { calls: number; errors: number }>();
+  for (const call of calls) {
+    const key = `${call.name}${call.subagent ? " (subagent)" : ""}`;
+    const entry = counts.get(key) ?? { calls: 0, errors: 0 };
+    entry.calls += 1;
+    if (call.isError) entry.errors += 1;
+    counts.set(key, entry);
+  }
+  return [...counts].map(([name, { calls: n, errors }]) => `${name} ×${n}${errors ? ` (${errors} error${errors === 1 ? "" : "s"})` : ""}`).join(", ");
+}
+
+export function renderSummary(summary: TranscriptSummary): string {
+  const table = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .sort()
+      .map(([key, n]) => `    ${String(n).padStart(4)}  ${key}`)
+      .join("\n");
+  const raw = summary.source === "stream-json";
+  const { tokens } = summary;
+  const end = summary.end ? endLabel(summary.end) : "no result line: the run did not finish (or the capture was cut)";
+  const calls = summary.toolCalls.length;
+  const failed = summary.toolCalls.filter((call) => call.isError).length;
+  const lines = [
+    `${summary.path}${raw ? " (raw stream-json capture: the CLI's stdout only, no timing)" : ""}`,
+    `  CLI ${summary.cliVersion}, ${summary.durationMs === null ? "duration not recorded" : `${summary.durationMs.toFixed(0)} ms`}, process: ${summary.ending}`,
+    ...(summary.call?.launch ? [`  call ${summary.call.callOnProcess} on process launch ${summary.call.launch}`] : []),
+    `  ended: ${end}`,
+    `  result: ${summary.result ? JSON.stringify(summary.result) : "none"}`,
+    `  turns: ${summary.turns}${summary.subagentTurns ? ` (and ${summary.subagentTurns} subagent turns)` : ""}`,
+    `  tokens: ${tokenText(tokens)}${tokens.models?.length ? ` over ${tokens.models.join(", ")}` : ""} (from ${TOKEN_SOURCES[tokens.source]})`,
+    ...(summary.mainThreadTokens ? [`  of which the main thread: ${tokenText(summary.mainThreadTokens)}`] : []),
+    `  cost: ${summary.costUsd === undefined ? "unknown" : `$${summary.costUsd.toFixed(6)}`}${summary.costUsd !== undefined && tokens.source !== "none" ? " (the same scope as the tokens)" : ""}`,
+    `  tool calls: ${calls === 0 ? "none" : `${calls}${failed ? ` (${failed} failed)` : ""}: ${toolCallCounts(summary.toolCalls)}`}`,
+    ...(raw ? [] : [`  permission denials sent: ${summary.deniedPermissions.length}`]),
+    `  from the CLI:\n${table(summary.messages.fromCli) || "    none"}`,
+    ...(raw ? [] : [`  to the CLI:\n${table(summary.messages.toCli) || "    none"}`]),
+    `  stderr: ${raw ? "not recorded" : `${summary.stderrBytes} bytes`}; non-JSON stdout lines: ${summary.nonJsonLines}`,
+  ];
+  for (const note of summary.notes) lines.push(`  note: ${note}`);
+  if (summary.outcome) lines.push(`  outcome: ${JSON.stringify(summary.outcome)}`);
+  return `${lines.flatMap((line) => line.split("\n")).map((line) => clip(line, LINE_WIDTH)).join("\n")}\n`;
+}
