@@ -27,8 +27,9 @@ it("the third of three identical reused calls: summary --json has the cost the r
   // The result line of the third call carries the process's running total: three times the call's cost.
   const summary = await summaryJson(third.transcriptPath!);
   expect(summary.costUsd).toBeCloseTo(third.costUsd, 9);
-  expect(summary.process).toMatchObject({ ending: "kept for reuse", call: 3 });
-  expect((await summaryJson(results[0]!.transcriptPath!)).process.launch).toBe(summary.process.launch);
+  expect(summary.ending).toBe("kept for reuse");
+  expect(summary.call).toMatchObject({ ending: "kept for reuse", callOnProcess: 3 });
+  expect((await summaryJson(results[0]!.transcriptPath!)).call.launch).toBe(summary.call.launch);
   await runtime.close();
 });
 
@@ -43,8 +44,9 @@ it("an aborted call's transcript ends with a call record that says it was aborte
   const error = await call.catch((caught: unknown) => caught as Error & { transcriptPath?: string });
   expect(error).toMatchObject({ name: "AbortError" });
   const summary = await summaryJson(error.transcriptPath!);
-  expect(summary.process.ending).toBe("aborted");
+  expect(summary.ending).toBe("aborted");
+  expect(summary.call.ending).toBe("aborted");
   const { stdout } = await execa(process.execPath, ["dist/cli/main.js", "transcript", "show", error.transcriptPath!]);
-  expect(stdout).toMatch(/process aborted; AbortError: The Claude Code run was aborted/);
+  expect(stdout).toMatch(/: aborted\n.*\n.*the call failed: AbortError: The Claude Code run was aborted/);
   await runtime.close();
 });

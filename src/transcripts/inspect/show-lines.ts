@@ -9,7 +9,9 @@ export function callText(record: CallRecord): string[] {
     : "not reported";
   const cost = record.costUsd === null ? "unknown" : `$${dollars(record.costUsd)}`;
   const where = record.process ? `call ${record.process.call} on process ${record.process.launch}` : "call (no process)";
-  return [`${where}: ${record.ending}`, `this call's tokens ${usage}; cost ${cost}`];
+  const error = record.error as { name?: unknown; message?: unknown } | undefined;
+  const failed = error ? [clip(`the call failed: ${String(error.name)}: ${String(error.message)}`, LINE_WIDTH)] : [];
+  return [`${where}: ${record.ending}`, `this call's tokens ${usage}; cost ${cost}`, ...failed];
 }
 
 export function exitText(record: { exitCode: number | null; signal: string | null }): string {
