@@ -37,13 +37,17 @@ export class InvalidInputError extends ClaudeCodeError {
   override readonly code = "invalid_input";
 }
 
-/** A `passEnv` name that could route, authenticate, inject code or export telemetry; see docs/environment.md. */
+/** A `passEnv` name that is not known to be harmless (credential, routing, code, TLS, logging); see docs/environment.md. */
 export class EnvNotAllowedError extends ClaudeCodeError {
   override readonly code = "env_not_allowed";
-  constructor(readonly variable: string) {
+  constructor(
+    readonly variable: string,
+    /** Why the name is refused ("it may carry a credential", …). */
+    readonly reason = "it is a credential, provider-routing, code-injection or telemetry variable",
+  ) {
     super(
-      `passEnv may not pass ${variable}: it is a credential, provider-routing, code-injection or telemetry variable, and the CLI must only use your local Claude Code session. ` +
-        `Remove it from passEnv (use apiEndpoint for a test endpoint, the telemetry option for OpenTelemetry); docs/environment.md lists what is refused.`,
+      `passEnv may not pass ${variable}: ${reason}, and the CLI must only use your local Claude Code session. ` +
+        `Remove it from passEnv (use apiEndpoint for a test endpoint, the telemetry option for OpenTelemetry); docs/environment.md ("passEnv") lists what may pass.`,
     );
   }
 }
