@@ -10,8 +10,7 @@ import type { CliMessage } from "../protocol/messages.js";
 import { initializeRequest } from "../protocol/outbound.js";
 import { ReusableProcess } from "../session/reusable-process.js";
 import type { ExitInfo } from "../transport/process.js";
-import { checkAccount } from "./isolation.js";
-import { MANAGED_POLICY_ADVICE, checkManagedPolicy } from "./managed-policy.js";
+import { accountFailure, checkBeforeStart, loginFor } from "./billing.js";
 import { type RunOutput, type RunSpec, RunState, finish, followMessage, launchSpec, permissionAnswer } from "./run.js";
 import { type PooledSession, type SessionPool, sessionKey } from "./session-pool.js";
 import { StepTracker } from "./steps.js";
@@ -21,9 +20,8 @@ import { warmKey } from "./warm-pool.js";
 type Source = "pool" | "warm" | "spawn";
 
 export async function executeReusedRun(spec: RunSpec, pool: SessionPool): Promise<RunOutput> {
-  // Before any process is started or reused: managed hooks would run (and see the prompt) whatever flags we pass.
-  const policy = checkManagedPolicy();
-  if (policy.length > 0) throw new IsolationError(policy, MANAGED_POLICY_ADVICE);
+  // Before any process is started or reused: policy files apply whatever flags we pass; a planted key bills.
+  checkBeforeStart(spec);
   const launch = launchSpec(spec);
   const modelFree = spec.cli.facts.hasSetModel;
   const key = sessionKey(launch, modelFree, spec);
@@ -70,7 +68,7 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
   const allowed = new Set(toolIds);
   const deniedTools: string[] = [];
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
-  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir };
+  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir, requireSubscription: spec.requireSubscription };
   const unbind = entry.tools.bind(spec.tools, (event) => {
     if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
     if (event.toolUseId && event.truncated) state.truncations.set(event.toolUseId, event.truncated);
@@ -101,8 +99,8 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
         canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
       },
       onInitialized: (response) => {
-        const differences = checkAccount(response, expected);
-        if (differences.length > 0) throw new IsolationError(differences);
+        const failure = accountFailure(response, expected, entry.proc);
+        if (failure) throw failure;
       },
       onMessage: (message: CliMessage) => {
         const failure = followMessage(message, state, spec, expected);
@@ -118,7 +116,7 @@ async function runOn(spec: RunSpec, pool: SessionPool, entry: PooledSession, sou
     if (!spec.reapInBackground) await end.settled;
     const reaped: Promise<ExitInfo> = end.settled.then(() => ({ exitCode: undefined, signal: undefined }));
     const output = finish({ result: end.result, stderrTail: end.stderrTail, reaped }, state, deniedTools, source !== "spawn");
-    return { ...output, reusedProcess: { pid: entry.proc.pid, call: callIndex } };
+    return { ...output, login: loginFor(entry.proc, state.init), reusedProcess: { pid: entry.proc.pid, call: callIndex } };
   } catch (error) {
     if (!spec.reapInBackground) await entry.proc.settled;
     throw error;

@@ -12,8 +12,9 @@ import type { Logger } from "../session/logger.js";
 import { type SessionEnd, type WireDirection, Session } from "../session/session.js";
 import type { CliProcess, CliProcessOptions, ExitInfo } from "../transport/process.js";
 import { type WarmPool, warmKey } from "./warm-pool.js";
-import { buildCliArgs, checkAccount, checkInit, hookDifference } from "./isolation.js";
-import { MANAGED_POLICY_ADVICE, checkManagedPolicy } from "./managed-policy.js";
+import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "./billing.js";
+import { buildCliArgs, checkInit, hookDifference } from "./isolation.js";
+import { MANAGED_POLICY_ADVICE } from "./managed-policy.js";
 import { resultError } from "./result-errors.js";
 import { StepTracker, isSyntheticError } from "./steps.js";
 import type { ToolCallRecord } from "../runtime/types.js";
@@ -39,6 +40,8 @@ export interface RunSpec {
   apiKeyAllowed: boolean;
   /** Kind of credential of an explicit apiEndpoint (see ExpectedSurface). */
   explicitCredential?: "apiKey" | "oauthToken";
+  /** Refuse a call the CLI would bill to an API key (billing.ts). */
+  requireSubscription?: boolean;
   model: string;
   maxTurns: number;
   system: string;
@@ -82,6 +85,8 @@ export interface RunOutput extends SessionEnd {
   deniedTools: string[];
   /** Whether a pre-started (warm) or reused process served the run. */
   warm: boolean;
+  /** The login the CLI billed the call to (billing.ts). */
+  login?: CallLogin;
   /** Set when a pooled, reusable process served the run (reused-run.ts): its pid and this call's number on it. */
   reusedProcess?: { pid: number | undefined; call: number };
 }
@@ -201,9 +206,8 @@ function toolResultText(content: unknown): string {
  */
 export async function executeRun(spec: RunSpec): Promise<RunOutput> {
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
-  // Before any process starts: managed hooks would run (and see the prompt) whatever flags we pass.
-  const policy = checkManagedPolicy();
-  if (policy.length > 0) throw new IsolationError(policy, MANAGED_POLICY_ADVICE);
+  // Before any process starts: policy files (hooks, helpers, env) apply whatever flags we pass; a planted key bills.
+  checkBeforeStart(spec);
   const launch = launchSpec(spec);
   const poolKey = warmKey(launch, spec.cli.facts.hasSetModel);
   const warm = spec.warmPool?.take(poolKey);
@@ -250,7 +254,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
     },
   }) : undefined;
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
-  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir };
+  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir, requireSubscription: spec.requireSubscription };
 
   // A warm process may have been started for another role's model: it is switched before the prompt.
   const launchArgs = warmProcess?.launchArgs ?? launch.args;
@@ -264,8 +268,8 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
       canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
     },
     onInitialized: (response) => {
-      const differences = checkAccount(response, expected);
-      if (differences.length > 0) session.fail(new IsolationError(differences));
+      const failure = accountFailure(response, expected, state);
+      if (failure) session.fail(failure);
     },
     onMessage: (message: CliMessage) => {
       const failure = followMessage(message, state, spec, expected);
@@ -290,7 +294,7 @@ async function runOnce(spec: RunSpec, launch: CliProcessOptions, warmProcess: Cl
       spec.prompt,
       setup,
     );
-    return finish(end, state, deniedTools, warmProcess !== undefined);
+    return { ...finish(end, state, deniedTools, warmProcess !== undefined), login: loginFor(state, state.init) };
   } finally {
     await bridge?.close();
   }

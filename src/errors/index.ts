@@ -136,6 +136,42 @@ export class IsolationError extends ClaudeCodeError {
   }
 }
 
+/** The caller required the subscription (`requireSubscription`) and the CLI would bill an API key; see docs/isolation.md. */
+export class SubscriptionRequiredError extends ClaudeCodeError {
+  override readonly code = "subscription_required";
+  constructor(
+    /** What the CLI would bill to: `source` is the CLI's `apiKeySource` ("/login managed key", …) or a file. */
+    readonly login: { billing: string; source: string },
+    /** Where it was found: "read ahead" (a file, before any process) or "initialize reply" (before the prompt). */
+    readonly foundIn: string,
+  ) {
+    super(
+      `requireSubscription is set, but this call would be billed to an API key (${login.source}, found in the ${foundIn}), not your Claude Code subscription; no prompt was sent. ` +
+        (login.source === "/login managed key" || /\.claude(\.json)?|\.config\.json/.test(login.source)
+          ? `A Console /login saved primaryApiKey in the Claude Code config: run \`claude /logout\` then \`claude /login\` with your subscription account, or remove primaryApiKey from that file if you did not put it there.`
+          : `Remove that key, or drop requireSubscription to accept API-key billing.`) +
+        ` See docs/isolation.md, "The login a call bills to".`,
+    );
+  }
+}
+
+/** The transcript recorder could not create its directory or open its file (`path`, `cause`). */
+export class TranscriptWriteError extends ClaudeCodeError {
+  override readonly code = "transcript_write_failed";
+  constructor(
+    readonly action: string,
+    readonly path: string,
+    cause: unknown,
+  ) {
+    const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+    super(
+      `Could not ${action} ${path}${errno ? ` (${errno})` : ""}: ${cause instanceof Error ? cause.message : String(cause)}. ` +
+        `Check that transcript.dir exists or can be created and is writable, or turn transcripts off (transcript: false); no CLI was started.`,
+      { cause },
+    );
+  }
+}
+
 export class StructuredOutputError extends ClaudeCodeError {
   override readonly code = "structured_output_failed";
   constructor(

@@ -1,0 +1,140 @@
+/**
+ * The login a call bills to, and what can route its requests: read ahead from the files and the
+ * environment before any process starts (for the transcript header and an early refusal), then
+ * taken from the `account` block of the CLI's initialize reply, which arrives before the prompt is
+ * sent. docs/isolation.md ("The login a call bills to") and docs/environment.md ("What can route").
+ */
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { IsolationError, SubscriptionRequiredError } from "../errors/index.js";
+import type { SystemInitMessage } from "../protocol/messages.js";
+import type { CallLogin, NetworkRoute } from "../runtime/types.js";
+import type { Env } from "../transport/env.js";
+import { type ExpectedSurface, checkAccount } from "./isolation.js";
+import { MANAGED_POLICY_ADVICE, USER_POLICY_ADVICE, checkManagedPolicy, checkUserPolicy, claudeConfigDir } from "./managed-policy.js";
+
+interface Account {
+  tokenSource?: unknown;
+  apiKeySource?: unknown;
+  subscriptionType?: unknown;
+  organization?: unknown;
+}
+
+const OAUTH_SOURCES = new Set(["claude.ai", "CLAUDE_CODE_OAUTH_TOKEN"]);
+const text = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined);
+
+export type { CallLogin, NetworkRoute };
+
+/** The login from the initialize reply's `account` (or, on a later call of a reused process, `init.apiKeySource`). */
+export function callLogin(account: Account | undefined, init?: Pick<SystemInitMessage, "apiKeySource">): CallLogin {
+  const keySource = text(account?.apiKeySource) ?? text(init?.apiKeySource);
+  const extra = {
+    ...(text(account?.subscriptionType) ? { subscriptionType: text(account?.subscriptionType) } : {}),
+    ...(text(account?.organization) ? { organization: text(account?.organization) } : {}),
+  };
+  // The CLI sends an API key whenever it has one (its own auth status marks the token "not in use" then).
+  if (keySource && keySource !== "none") return { billing: "api-key", source: keySource, ...extra };
+  const tokenSource = text(account?.tokenSource);
+  if (tokenSource && OAUTH_SOURCES.has(tokenSource)) return { billing: "subscription", source: tokenSource, ...extra };
+  if (!account && init) return { billing: "subscription", source: "OAuth (the process's first call has the token source)", ...extra };
+  return { billing: "none", source: tokenSource ?? "none", ...extra };
+}
+
+/** The CLI's global config file(s) for this environment, where a Console `/login` saves `primaryApiKey`. */
+export function globalConfigFiles(env: Env): string[] {
+  const base = env.CLAUDE_CONFIG_DIR || env.HOME || env.USERPROFILE || homedir();
+  return [join(base, ".claude.json"), join(claudeConfigDir(env), ".config.json")];
+}
+
+/**
+ * The login the CLI will use, read ahead: an explicit endpoint's credential, a `primaryApiKey` in the
+ * config (it wins over OAuth), the OAuth token variable or the credentials file. Undefined when it
+ * cannot be told from files (the macOS keychain); the initialize reply has the last word.
+ */
+export function loginAhead(env: Env, explicit?: "apiKey" | "oauthToken"): CallLogin | undefined {
+  if (explicit === "apiKey") return { billing: "api-key", source: "ANTHROPIC_API_KEY (the explicit apiEndpoint)" };
+  for (const file of globalConfigFiles(env)) {
+    try {
+      const config = JSON.parse(readFileSync(file, "utf8")) as { primaryApiKey?: unknown };
+      if (typeof config.primaryApiKey === "string" && config.primaryApiKey.length > 0) return { billing: "api-key", source: `primaryApiKey in ${file}` };
+    } catch {
+      // Missing or unreadable: the CLI cannot use it either.
+    }
+  }
+  if (explicit === "oauthToken" || env.CLAUDE_CODE_OAUTH_TOKEN) return { billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN" };
+  try {
+    readFileSync(join(claudeConfigDir(env), ".credentials.json"));
+    return { billing: "subscription", source: "claude.ai" };
+  } catch {
+    return undefined;
+  }
+}
+
+const PROXY_NAMES = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "all_proxy", "no_proxy"];
+const CA_NAMES = ["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"];
+const CLIENT_CERT_NAMES = ["CLAUDE_CODE_CLIENT_CERT", "CLAUDE_CODE_CLIENT_KEY", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE"];
+
+export function networkRoute(childEnv: Record<string, string | undefined>): NetworkRoute {
+  const pick = (names: string[], map: (value: string) => string = (value) => value) =>
+    Object.fromEntries(names.filter((name) => childEnv[name]).map((name) => [name, map(childEnv[name]!)]));
+  return {
+    proxies: pick(PROXY_NAMES, (value) => value.replace(/\/\/[^/@\s]*@/, "//[REDACTED]@")),
+    trustedCa: pick(CA_NAMES),
+    clientCertificate: CLIENT_CERT_NAMES.filter((name) => childEnv[name]),
+  };
+}
+
+/** One line for status, doctor and logs. */
+export function describeRoute(route: NetworkRoute): string {
+  const parts = [
+    ...Object.entries(route.proxies).map(([name, value]) => `${name}=${value}`),
+    ...Object.entries(route.trustedCa).map(([name, value]) => `${name}=${value}`),
+    ...(route.clientCertificate.length > 0 ? [`client certificate (${route.clientCertificate.join(", ")})`] : []),
+  ];
+  return parts.length === 0 ? "direct (no proxy, CA or client-certificate variable)" : parts.join("; ");
+}
+
+export function describeLogin(login: CallLogin | undefined): string {
+  if (!login) return "unknown until the CLI starts (no file shows it; the macOS keychain, for example)";
+  const label = login.billing === "subscription" ? "subscription (OAuth)" : login.billing === "api-key" ? "API key" : "none";
+  const extra = [login.subscriptionType, login.organization].filter(Boolean).join(", ");
+  return `${label} via ${login.source}${extra ? ` (${extra})` : ""}`;
+}
+
+/**
+ * Everything checked before any process starts or is reused: the policy files read ahead as an
+ * allowlist, and (with `requireSubscription`) a `primaryApiKey` the CLI would bill instead.
+ */
+export function checkBeforeStart(spec: { env: Record<string, string>; requireSubscription?: boolean; explicitCredential?: "apiKey" | "oauthToken" }): void {
+  const managed = checkManagedPolicy();
+  const user = checkUserPolicy(spec.env);
+  if (managed.length + user.length > 0) {
+    throw new IsolationError([...managed, ...user], [managed.length > 0 ? MANAGED_POLICY_ADVICE : "", user.length > 0 ? USER_POLICY_ADVICE : ""].filter(Boolean).join(" "));
+  }
+  if (spec.requireSubscription) {
+    const login = loginAhead(spec.env, spec.explicitCredential);
+    if (login && login.billing === "api-key") throw new SubscriptionRequiredError(login, "read ahead");
+  }
+}
+
+/**
+ * The account check of the initialize reply (before the prompt is sent), plus the billing rule: the
+ * login is remembered under `key` (the call, or a reused process) for the result.
+ */
+export function accountFailure(response: Record<string, unknown>, expected: ExpectedSurface & { requireSubscription?: boolean }, key: object): IsolationError | SubscriptionRequiredError | undefined {
+  const account = response.account as Account | undefined;
+  accounts.set(key, account);
+  const differences = checkAccount(response, expected);
+  if (differences.length > 0) return new IsolationError(differences);
+  const login = callLogin(account);
+  if (expected.requireSubscription && login.billing === "api-key") return new SubscriptionRequiredError(login, "initialize reply");
+  return undefined;
+}
+
+const accounts = new WeakMap<object, Account | undefined>();
+
+/** The login of a call whose account was remembered under `key` (see accountFailure). */
+export function loginFor(key: object, init: Pick<SystemInitMessage, "apiKeySource"> | undefined): CallLogin {
+  return callLogin(accounts.get(key), init);
+}
