@@ -21,22 +21,33 @@ interface Account {
   organization?: unknown;
 }
 
-const OAUTH_SOURCES = new Set(["claude.ai", "CLAUDE_CODE_OAUTH_TOKEN"]);
-const text = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined);
-
 export type { CallLogin, NetworkRoute };
 
-/** The login from the initialize reply's `account` (or, on a later call of a reused process, `init.apiKeySource`). */
+/** Token variables the CLI treats as a subscriber's OAuth login (2.1.330: it then sends no API key). */
+const ENV_TOKEN_SOURCES = new Set(["CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR"]);
+const text = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined);
+
+/**
+ * The login from the initialize reply's `account` (or, on a later call of a reused process, only
+ * `init.apiKeySource`). 2.1.330 reports `subscriptionType` for a claude.ai subscriber and `tokenSource`
+ * for a token variable; `apiKeySource` whenever it holds a key, used or not. It sends the key only
+ * when the login is not a subscriber's OAuth (measured: a token variable plus a planted
+ * `primaryApiKey` sent `Authorization: Bearer`, no `x-api-key`), so such a key is reported as `unusedApiKey`.
+ */
 export function callLogin(account: Account | undefined, init?: Pick<SystemInitMessage, "apiKeySource">): CallLogin {
   const keySource = text(account?.apiKeySource) ?? text(init?.apiKeySource);
+  const key = keySource && keySource !== "none" ? keySource : undefined;
+  const subscriptionType = text(account?.subscriptionType);
+  const tokenSource = text(account?.tokenSource);
   const extra = {
-    ...(text(account?.subscriptionType) ? { subscriptionType: text(account?.subscriptionType) } : {}),
+    ...(subscriptionType ? { subscriptionType } : {}),
     ...(text(account?.organization) ? { organization: text(account?.organization) } : {}),
   };
-  // The CLI sends an API key whenever it has one (its own auth status marks the token "not in use" then).
-  if (keySource && keySource !== "none") return { billing: "api-key", source: keySource, ...extra };
-  const tokenSource = text(account?.tokenSource);
-  if (tokenSource && OAUTH_SOURCES.has(tokenSource)) return { billing: "subscription", source: tokenSource, ...extra };
+  if (subscriptionType || (tokenSource && ENV_TOKEN_SOURCES.has(tokenSource))) {
+    return { billing: "subscription", source: tokenSource ?? "claude.ai", ...extra, ...(key ? { unusedApiKey: key } : {}) };
+  }
+  if (key) return { billing: "api-key", source: key, ...extra };
+  if (tokenSource === "claude.ai") return { billing: "subscription", source: tokenSource, ...extra };
   if (!account && init) return { billing: "subscription", source: "OAuth (the process's first call has the token source)", ...extra };
   return { billing: "none", source: tokenSource ?? "none", ...extra };
 }
@@ -99,7 +110,8 @@ export function describeLogin(login: CallLogin | undefined): string {
   if (!login) return "unknown until the CLI starts (no file shows it; the macOS keychain, for example)";
   const label = login.billing === "subscription" ? "subscription (OAuth)" : login.billing === "api-key" ? "API key" : "none";
   const extra = [login.subscriptionType, login.organization].filter(Boolean).join(", ");
-  return `${label} via ${login.source}${extra ? ` (${extra})` : ""}`;
+  const unused = login.unusedApiKey ? `; an API key is also present but not sent (${login.unusedApiKey})` : "";
+  return `${label} via ${login.source}${extra ? ` (${extra})` : ""}${unused}`;
 }
 
 /**

@@ -38,6 +38,8 @@ export interface CallLogin {
   source: string;
   subscriptionType?: string;
   organization?: string;
+  /** An API key the CLI holds but does not send (a subscriber's OAuth wins): a planted or stale `primaryApiKey`, for example. */
+  unusedApiKey?: string;
 }
 
 /** Proxy, CA and client-certificate variables the CLI was given: what besides Anthropic's servers sees the traffic. */

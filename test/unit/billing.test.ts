@@ -24,10 +24,14 @@ const expected = { toolIds: [], structuredOutput: false, apiKeyAllowed: false, c
 
 describe("the login a call bills to", () => {
   it("tells a subscription, a Console /login key and no login apart from the account block", () => {
-    expect(callLogin({ tokenSource: "claude.ai", apiKeySource: "none", subscriptionType: "max", organization: "Acme" })).toEqual({ billing: "subscription", source: "claude.ai", subscriptionType: "max", organization: "Acme" });
+    // A claude.ai subscriber: the CLI reports subscriptionType, not tokenSource.
+    expect(callLogin({ apiKeySource: "none", subscriptionType: "max", organization: "Acme" })).toEqual({ billing: "subscription", source: "claude.ai", subscriptionType: "max", organization: "Acme" });
     expect(callLogin({ tokenSource: "CLAUDE_CODE_OAUTH_TOKEN" })).toEqual({ billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN" });
-    // The CLI sends the key when it has one, whatever token it also holds.
-    expect(callLogin({ tokenSource: "claude.ai", apiKeySource: "/login managed key" })).toEqual({ billing: "api-key", source: "/login managed key" });
+    // A subscriber's OAuth wins over a key the CLI also holds: the key is shown, not billed.
+    expect(callLogin({ tokenSource: "CLAUDE_CODE_OAUTH_TOKEN", apiKeySource: "/login managed key" })).toEqual({ billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN", unusedApiKey: "/login managed key" });
+    expect(callLogin({ subscriptionType: "pro", apiKeySource: "/login managed key" })).toMatchObject({ billing: "subscription", unusedApiKey: "/login managed key" });
+    // No subscriber login: the key is what the requests carry.
+    expect(callLogin({ tokenSource: "none", apiKeySource: "/login managed key" })).toEqual({ billing: "api-key", source: "/login managed key" });
     expect(callLogin({ tokenSource: "none" })).toEqual({ billing: "none", source: "none" });
     // A later call of a reused process: only init.apiKeySource is new.
     expect(callLogin(undefined, { apiKeySource: "/login managed key" }).billing).toBe("api-key");
