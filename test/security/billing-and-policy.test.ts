@@ -4,12 +4,14 @@
  * that try to leave their directory, `passEnv` names that carry credentials, sockets, TLS or code, and
  * the proxy the requests go through (shown, not hidden).
  */
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect } from "vitest";
 import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
 import { EnvNotAllowedError, InvalidInputError, IsolationError, SubscriptionRequiredError } from "../../src/errors/index.js";
-import type { KtxGenerateTextResult } from "../../src/runtime/types.js";
+import type { KtxGenerateTextResult, RunLoopResult } from "../../src/runtime/types.js";
+import { z } from "zod";
+import type { KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
 import { cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir, testEnv } from "../support.js";
@@ -175,4 +177,53 @@ attackBatch("policy, billing, transcript names, passEnv and proxies (issue 20)",
   const named = await api();
   outcomes.transcriptName = { api: named, started: root, error: await failure(runtimeFor(named).generateText({ prompt: "hello", transcript: { dir: join(root, "a", "b"), name: "../x" } })) };
   expect(existsSync(join(root, "a", "x.jsonl"))).toBe(false);
+});
+
+/** One of each shape the second round found unredacted, as a tool returns them (issue 20, item 5). */
+const DB_PASSWORD = "Pg-s3cret-Passw0rd";
+const HARMLESS_NAMED = "Zq9aK3bL7cM1dN5eP8fQ2gR4";
+const SHAPES: Record<string, { text: string; secret: string }> = {
+  "Authorization: Basic": { text: "Authorization: Basic dXNlcjpodW50ZXIyLXBhc3N3b3Jk", secret: "dXNlcjpodW50ZXIyLXBhc3N3b3Jk" },
+  "Stripe sk_live_": { text: "stripe sk_live_51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ", secret: "51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ" },
+  "Slack webhook URL": { text: "https://hooks.slack.com/services/T0A1B2C3D/B0E1F2G3H/AbCdEfGhIjKlMnOpQrStUvWx", secret: "AbCdEfGhIjKlMnOpQrStUvWx" },
+  "Google ya29.": { text: "ya29.a0AfH6SMBx-Long_Google_Access_Token_Value_123", secret: "a0AfH6SMBx-Long_Google_Access_Token_Value_123" },
+  "Hugging Face hf_": { text: "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", secret: "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh" },
+  "SendGrid SG.": { text: "SG.AbCdEfGhIjKlMnOpQrStUv.WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO", secret: "WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO" },
+  "Azure AccountKey=": { text: "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy+/==;EndpointSuffix=core.windows.net", secret: "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy" },
+  "Cookie: header": { text: "Cookie: session=sessAbc123Def456Ghi789; csrf=csrfXyz987Uvw654", secret: "sessAbc123Def456Ghi789" },
+  "PGP private key block": { text: "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGPgpPrivateBodyLine0123456789abcdef\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----", secret: "lQOYBGPgpPrivateBodyLine0123456789abcdef" },
+  "Sentry DSN": { text: "https://0123456789abcdef0123456789abcdef@o123456.ingest.sentry.io/987654", secret: "0123456789abcdef0123456789abcdef" },
+  "DATABASE_URL password alone in a tool error": { text: `FATAL: password authentication failed (tried "${DB_PASSWORD}")`, secret: DB_PASSWORD },
+  "secret-looking value under a harmless name": { text: `build ${HARMLESS_NAMED} ready`, secret: HARMLESS_NAMED },
+};
+
+let leakRun: RunLoopResult;
+const redactionAttacks: Attack[] = Object.entries(SHAPES).map(([name, { secret }]) => ({
+  kind: "redaction",
+  name: `${name} in tool output and a tool error never reaches the transcript`,
+  held: () => {
+    const text = readFileSync(leakRun.transcriptPath!, "utf8");
+    expect(text).not.toContain(secret);
+    expect(text).toContain("[REDACTED]");
+  },
+}));
+
+attackBatch("the 12 shapes of issue 20 in a real run's transcript", redactionAttacks, async () => {
+  const all = Object.values(SHAPES).map((shape) => shape.text).join("\n");
+  const tools: KtxRuntimeToolDescriptor<any>[] = [
+    { name: "leak", description: "returns secrets", inputSchema: z.object({}), execute: () => ({ output: all, nested: JSON.stringify({ log: all }) }) },
+    {
+      name: "fail",
+      description: "fails quoting secrets",
+      inputSchema: z.object({}),
+      execute: () => {
+        throw new Error(all);
+      },
+    },
+  ];
+  const scripted = await scriptedApi((_request, index) => (index === 0 ? turn.tools({ name: "mcp__ktx__leak", input: {} }, { name: "mcp__ktx__fail", input: {} }) : turn.text("done")));
+  const env = testEnv({ DATABASE_URL: `postgres://app:${DB_PASSWORD}@db.internal:5432/app`, BUILD_REF: HARMLESS_NAMED });
+  leakRun = await runtimeFor(scripted, { env, transcript: { dir: tempDir("transcripts") } }).runAgentLoop({ modelRole: "default", systemPrompt: "", userPrompt: "use the tools", toolSet: tools, stepBudget: 4 });
+  if (leakRun.stopReason === "error") throw leakRun.error;
+  expect(leakRun.toolCalls.map((call) => call.ok)).toEqual([true, false]);
 });
