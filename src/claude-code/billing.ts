@@ -59,26 +59,32 @@ export function globalConfigFiles(env: Env): string[] {
 }
 
 /**
- * The login the CLI will use, read ahead: an explicit endpoint's credential, a `primaryApiKey` in the
- * config (it wins over OAuth), the OAuth token variable or the credentials file. Undefined when it
- * cannot be told from files (the macOS keychain); the initialize reply has the last word.
+ * The login the CLI will use, read ahead: an explicit endpoint's credential, the OAuth token variable
+ * or the credentials file (a subscriber's OAuth wins over a key), else a `primaryApiKey` in the config.
+ * A key beside an OAuth login is reported as `unusedApiKey`. Undefined when the files cannot tell (the
+ * macOS keychain); the initialize reply has the last word.
  */
 export function loginAhead(env: Env, explicit?: "apiKey" | "oauthToken"): CallLogin | undefined {
   if (explicit === "apiKey") return { billing: "api-key", source: "ANTHROPIC_API_KEY (the explicit apiEndpoint)" };
+  let key: string | undefined;
   for (const file of globalConfigFiles(env)) {
     try {
       const config = JSON.parse(readFileSync(file, "utf8")) as { primaryApiKey?: unknown };
-      if (typeof config.primaryApiKey === "string" && config.primaryApiKey.length > 0) return { billing: "api-key", source: `primaryApiKey in ${file}` };
+      if (typeof config.primaryApiKey === "string" && config.primaryApiKey.length > 0) {
+        key = `primaryApiKey in ${file}`;
+        break;
+      }
     } catch {
       // Missing or unreadable: the CLI cannot use it either.
     }
   }
-  if (explicit === "oauthToken" || env.CLAUDE_CODE_OAUTH_TOKEN) return { billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN" };
+  const unused = key ? { unusedApiKey: key } : {};
+  if (explicit === "oauthToken" || env.CLAUDE_CODE_OAUTH_TOKEN) return { billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN", ...unused };
   try {
     readFileSync(join(claudeConfigDir(env), ".credentials.json"));
-    return { billing: "subscription", source: "claude.ai" };
+    return { billing: "subscription", source: "claude.ai", ...unused };
   } catch {
-    return undefined;
+    return key ? { billing: "api-key", source: key } : undefined;
   }
 }
 
@@ -125,8 +131,10 @@ export function checkBeforeStart(spec: { env: Record<string, string>; requireSub
     throw new IsolationError([...managed, ...user], [managed.length > 0 ? MANAGED_POLICY_ADVICE : "", user.length > 0 ? USER_POLICY_ADVICE : ""].filter(Boolean).join(" "));
   }
   if (spec.requireSubscription) {
+    // A key beside an OAuth login is refused too: the CLI sends it once the login stops counting as a subscriber's.
     const login = loginAhead(spec.env, spec.explicitCredential);
-    if (login && login.billing === "api-key") throw new SubscriptionRequiredError(login, "read ahead");
+    if (login?.billing === "api-key") throw new SubscriptionRequiredError(login, "read ahead");
+    if (login?.unusedApiKey) throw new SubscriptionRequiredError({ billing: "api-key (held beside the OAuth login)", source: login.unusedApiKey }, "read ahead");
   }
 }
 

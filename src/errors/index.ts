@@ -146,8 +146,8 @@ export class SubscriptionRequiredError extends ClaudeCodeError {
     readonly foundIn: string,
   ) {
     super(
-      `requireSubscription is set, but this call would be billed to an API key (${login.source}, found in the ${foundIn}), not your Claude Code subscription; no prompt was sent. ` +
-        (login.source === "/login managed key" || /\.claude(\.json)?|\.config\.json/.test(login.source)
+      `requireSubscription is set, but ${login.billing === "api-key" ? "this call would be billed to an API key, not your Claude Code subscription" : "the CLI holds an API key beside your OAuth login and sends it once that login stops counting as a subscriber's"} (${login.source}, found in the ${foundIn}); no prompt was sent. ` +
+        (/\/login managed key|primaryApiKey/.test(login.source)
           ? `A Console /login saved primaryApiKey in the Claude Code config: run \`claude /logout\` then \`claude /login\` with your subscription account, or remove primaryApiKey from that file if you did not put it there.`
           : `Remove that key, or drop requireSubscription to accept API-key billing.`) +
         ` See docs/isolation.md, "The login a call bills to".`,

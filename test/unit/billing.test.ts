@@ -57,6 +57,9 @@ describe("the login a call bills to", () => {
     const configDir = temp({ ".claude.json": JSON.stringify({ primaryApiKey: "sk-ant-planted" }) });
     expect(loginAhead({ HOME: temp(), CLAUDE_CONFIG_DIR: configDir })?.source).toBe(`primaryApiKey in ${join(configDir, ".claude.json")}`);
     expect(loginAhead({ HOME: temp(), CLAUDE_CODE_OAUTH_TOKEN: "t" })).toEqual({ billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN" });
+    // Beside an OAuth login the key is not sent, but it is shown and, when the subscription is required, refused.
+    expect(loginAhead({ HOME: home, CLAUDE_CODE_OAUTH_TOKEN: "t" })).toEqual({ billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN", unusedApiKey: `primaryApiKey in ${join(home, ".claude.json")}` });
+    expect(() => checkBeforeStart({ env: { HOME: home, CLAUDE_CODE_OAUTH_TOKEN: "t" }, requireSubscription: true })).toThrow(/holds an API key beside your OAuth login .*primaryApiKey in .*found in the read ahead/);
     expect(loginAhead({ HOME: temp({ ".claude/.credentials.json": "{}" }) })).toEqual({ billing: "subscription", source: "claude.ai" });
     expect(loginAhead({ HOME: temp() })).toBeUndefined();
     expect(() => checkBeforeStart({ env: { HOME: home }, requireSubscription: true })).toThrow(SubscriptionRequiredError);
