@@ -54,6 +54,7 @@ const remoteSettings = () => ({
   hooks: { SessionStart: hook("remote-SessionStart"), SessionEnd: hook("remote-SessionEnd"), UserPromptSubmit: hook("remote-UserPromptSubmit") },
 });
 
+let reusedLogins: unknown[] = [];
 const outcomes: Record<string, { error?: unknown; result?: KtxGenerateTextResult; api: ScriptedMessagesApi; started?: string }> = {};
 const attacks: Attack[] = [];
 const add = (kind: string, name: string, held: () => void) => attacks.push({ kind, name, held });
@@ -99,6 +100,14 @@ add("billing", "a subscriber's token wins over a planted key: billed to the subs
     expect(request.headers["x-api-key"]).toBeUndefined();
     expect(String(request.headers.authorization)).toMatch(/^Bearer sk-ant-oat01-/);
   }
+});
+add("billing", "a reused process's later call reports the login of the process's initialize reply", () => {
+  const outcome = outcomes.reused!;
+  expect(outcome.api.messageRequests).toHaveLength(2);
+  expect(reusedLogins).toEqual([
+    { billing: "api-key", source: "ANTHROPIC_API_KEY" },
+    { billing: "api-key", source: "ANTHROPIC_API_KEY" },
+  ]);
 });
 add("transcript", 'name "../x" is an InvalidInputError and writes nothing outside dir', () => {
   const outcome = outcomes.transcriptName!;
@@ -171,6 +180,17 @@ attackBatch("policy, billing, transcript names, passEnv and proxies (issue 20)",
   const unused = await api();
   outcomes.keyUnused = { api: unused };
   outcomes.keyUnused.result = await runtimeFor(unused, { env: testEnv({ HOME: plantedHome() }), apiEndpoint: unused.endpoint("subscription") }).generateTextResult({ prompt: "hello" });
+
+  // Two calls of one shape on one reused process: the second sees no initialize reply of its own.
+  const reusedApi = await api();
+  outcomes.reused = { api: reusedApi };
+  const reusing = runtimeFor(reusedApi, { reuse: {} });
+  const first = await reusing.generateTextResult({ prompt: "one" });
+  const second = await reusing.generateTextResult({ prompt: "two" });
+  // The second call ran on the first call's process (taken from the pool).
+  expect([first.warmStart, second.warmStart]).toEqual([false, true]);
+  reusedLogins = [first.login, second.login];
+  await reusing.close();
 
   // A transcript name that climbs out of its directory.
   const root = tempDir("transcript-root");
