@@ -69,7 +69,10 @@ export function loginAhead(env: Env, explicit?: "apiKey" | "oauthToken"): CallLo
   let key: string | undefined;
   for (const file of globalConfigFiles(env)) {
     try {
-      const config = JSON.parse(readFileSync(file, "utf8")) as { primaryApiKey?: unknown };
+      const text = readFileSync(file, "utf8");
+      // The config also holds every project's history (often megabytes): parse it only when it can matter.
+      if (!text.includes('"primaryApiKey"')) continue;
+      const config = JSON.parse(text) as { primaryApiKey?: unknown };
       if (typeof config.primaryApiKey === "string" && config.primaryApiKey.length > 0) {
         key = `primaryApiKey in ${file}`;
         break;
