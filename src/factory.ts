@@ -116,6 +116,7 @@ const CLAUDE_CODE_ONLY_OPTIONS = [
   "warm",
   "reuse",
   "passEnv",
+  "requireSubscription",
   "rateLimit",
   "rateLimitGovernor",
   "onEvent",

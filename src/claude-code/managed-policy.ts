@@ -1,13 +1,17 @@
 /**
- * Managed settings (an organisation's policy) apply to every CLI run whatever flags we pass: their
- * hooks run even under `disableAllHooks` and receive the prompt, their `env` and `apiKeyHelper`
- * route requests elsewhere, and `managed-mcp.json` makes the CLI refuse `--strict-mcp-config`.
- * The files are read before any process starts; what would breach isolation stops the call with
- * `IsolationError`. docs/isolation.md ("Managed settings") says what is still allowed.
+ * Settings the CLI applies whatever flags we pass: an organisation's managed files (their hooks run
+ * even under `disableAllHooks`, their `env`, helpers and wrappers route or rewrite requests,
+ * `managed-mcp.json` makes the CLI refuse `--strict-mcp-config`) and, in the user's own mode,
+ * `remote-settings.json` in the config dir (a user-writable cache that 2.1.330 reads as if
+ * server-managed, even with `--setting-sources=`). All are read before any process starts, as an
+ * **allowlist**: only keys known to be harmless for an isolated run pass; any other key, including
+ * one a future CLI version adds, stops the call. docs/isolation.md ("Policy read ahead") lists them.
  */
 import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
-import { isScrubbedEnvName } from "../transport/env.js";
+import type { Env } from "../transport/env.js";
+import { PASSABLE_CLI_KNOBS } from "../transport/pass-env.js";
 
 /** Where the CLI reads managed files (from the 2.1.330 binary; 2.1.142 uses the same paths). */
 export function managedPolicyDir(platform: NodeJS.Platform = process.platform): string {
@@ -17,10 +21,102 @@ export function managedPolicyDir(platform: NodeJS.Platform = process.platform): 
 }
 
 export const MANAGED_POLICY_ADVICE =
-  "Your organisation's managed Claude Code settings apply to every CLI run and cannot be turned off by ktx-claude-code; ask your administrator to exempt this machine or account, or run KTX with another backend. See docs/isolation.md, \"Managed settings\".";
+  "Your organisation's managed Claude Code settings apply to every CLI run and cannot be turned off by ktx-claude-code; ask your administrator to exempt this machine or account (or to drop the named keys), or run KTX with another backend. See docs/isolation.md, \"Policy read ahead\".";
 
-/** Settings keys that run a program to obtain a credential. */
-const CREDENTIAL_HELPERS = ["apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "gcpAuthRefresh", "otelHeadersHelper"];
+export const USER_POLICY_ADVICE =
+  "remote-settings.json is a cache the CLI keeps of your organisation's server-managed settings and reads whatever flags are passed; anyone who can write your Claude Code config dir can plant it. If your organisation manages Claude Code from the server, ask the administrator to drop the named keys; otherwise delete the file (the CLI fetches it again if it is real). See docs/isolation.md, \"Policy read ahead\".";
+
+/**
+ * Top-level keys that pass: each restricts, pins or only displays, and none runs a program, adds a
+ * hook, a server, a plugin or an output style, or routes a request. Everything else is refused.
+ */
+const HARMLESS_KEYS = new Set([
+  "$schema",
+  // Restrictions: fewer permissions, models, MCP servers, marketplaces; an org or login pinned.
+  "availableModels",
+  "allowedMcpServers",
+  "deniedMcpServers",
+  "allowManagedHooksOnly",
+  "allowManagedPermissionRulesOnly",
+  "allowManagedMcpServersOnly",
+  "strictKnownMarketplaces",
+  "forceLoginMethod",
+  "forceLoginOrgUUID",
+  "disableAllHooks",
+  // A model pinned (the result reports init.model) and display-only texts.
+  "model",
+  "companyAnnouncements",
+  "cleanupPeriodDays",
+  "spinnerTipsEnabled",
+  "includeCoAuthoredBy",
+  // Checked key by key below.
+  "permissions",
+  "enabledPlugins",
+  "env",
+]);
+
+/** `permissions` sub-keys that pass: rules (only `mcp__ktx__` tools exist) and the bypass switch off. */
+const HARMLESS_PERMISSION_KEYS = new Set(["allow", "deny", "ask", "disableBypassPermissionsMode"]);
+
+/**
+ * `env` names that pass: locale, time zone, the retry/timeout/caching knobs and the CLI knobs passEnv
+ * allows. Proxy and CA names are refused here: from the environment they pass and are shown
+ * (docs/environment.md), from a settings file they would route every request unseen.
+ */
+const HARMLESS_ENV = new Set([
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "CLAUDE_CODE_MAX_RETRIES",
+  "API_TIMEOUT_MS",
+  "CLAUDE_CODE_PROMPT_CACHE_TTL",
+  "ENABLE_PROMPT_CACHING_1H",
+  "DISABLE_AUTOUPDATER",
+  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+  ...PASSABLE_CLI_KNOBS,
+]);
+const harmlessEnvName = (name: string) => HARMLESS_ENV.has(name) || name.startsWith("LC_") || name.startsWith("DISABLE_PROMPT_CACHING");
+
+/** Why a key is dangerous, for the keys we know; an unknown key gets the fail-closed reason. */
+const KNOWN_DANGER: Record<string, string> = {
+  hooks: "programs that run on CLI events even with hooks turned off and may receive the prompt",
+  apiKeyHelper: "a program whose output becomes the API key",
+  awsAuthRefresh: "a program that refreshes cloud credentials",
+  awsCredentialExport: "a program whose output becomes cloud credentials",
+  gcpAuthRefresh: "a program that refreshes cloud credentials",
+  otelHeadersHelper: "a program whose output becomes telemetry headers",
+  policyHelper: "a program run at every CLI start whose output becomes policy (env, hooks, …) applied to the run",
+  policyHelpers: "programs run at every CLI start whose output becomes policy applied to the run",
+  proxyAuthHelper: "a program whose output authenticates to a proxy the requests go through",
+  processWrapper: "a program the CLI runs itself or its tools under",
+  statusLine: "a program the CLI runs to draw a status line",
+  fileSuggestion: "a program the CLI runs for file suggestions",
+  outputStyle: "an output style that rewrites the system prompt",
+  extraKnownMarketplaces: "plugin marketplaces whose plugins may add hooks and servers",
+  enableAllProjectMcpServers: "MCP servers from project files",
+  enabledMcpjsonServers: "MCP servers from project files",
+  mcpServers: "MCP servers started beside KTX's own",
+};
+
+function keyProblem(file: string, key: string, value: unknown): string | undefined {
+  if (key === "permissions") {
+    if (typeof value !== "object" || value === null) return `${file} sets permissions to a non-object, which cannot be checked`;
+    const extra = Object.keys(value).filter((sub) => !HARMLESS_PERMISSION_KEYS.has(sub));
+    return extra.length > 0 ? `${file} sets permissions.${extra.join(", permissions.")}, which may change how tools are approved (only allow, deny, ask and disableBypassPermissionsMode pass)` : undefined;
+  }
+  if (key === "enabledPlugins") {
+    const on = typeof value === "object" && value !== null ? Object.entries(value).filter(([, enabled]) => enabled !== false).map(([name]) => name) : ["(not an object)"];
+    return on.length > 0 ? `${file} turns on plugins (${on.join(", ")}), whose hooks, agents and servers would join the run` : undefined;
+  }
+  if (key === "env") {
+    if (typeof value !== "object" || value === null) return `${file} sets env to a non-object, which cannot be checked`;
+    const names = Object.keys(value).filter((name) => !harmlessEnvName(name));
+    return names.length > 0 ? `${file} sets ${names.join(", ")} in env, which may route, authenticate, inject code, change TLS or export logs outside your Claude Code session (only locale, time zone and request knobs pass)` : undefined;
+  }
+  if (HARMLESS_KEYS.has(key)) return undefined;
+  const why = KNOWN_DANGER[key];
+  return why ? `${file} sets ${key}: ${why}` : `${file} sets ${key}, a key not known to be harmless for an isolated run (unknown keys are refused, so a new CLI setting cannot slip through)`;
+}
 
 function settingsProblems(file: string, text: string): string[] {
   let settings: unknown;
@@ -29,24 +125,8 @@ function settingsProblems(file: string, text: string): string[] {
   } catch {
     return [`${file} is not valid JSON, so what the CLI makes of it cannot be checked`];
   }
-  if (typeof settings !== "object" || settings === null) return [];
-  const record = settings as Record<string, unknown>;
-  const problems: string[] = [];
-  const hooks = record.hooks;
-  if (hooks && typeof hooks === "object" && Object.keys(hooks).length > 0) {
-    problems.push(`${file} adds hooks (${Object.keys(hooks).join(", ")}), which run even with hooks turned off and may receive the prompt`);
-  }
-  for (const helper of CREDENTIAL_HELPERS) {
-    if (record[helper] !== undefined) problems.push(`${file} sets ${helper}, a program whose output becomes a credential or request header`);
-  }
-  const env = record.env;
-  if (env && typeof env === "object") {
-    const routed = Object.keys(env).filter(isScrubbedEnvName);
-    if (routed.length > 0) {
-      problems.push(`${file} sets ${routed.join(", ")} in env, which route, authenticate, inject code or export telemetry outside your Claude Code session`);
-    }
-  }
-  return problems;
+  if (typeof settings !== "object" || settings === null || Array.isArray(settings)) return [`${file} is not a JSON object, so what the CLI makes of it cannot be checked`];
+  return Object.entries(settings).flatMap(([key, value]) => keyProblem(file, key, value) ?? []);
 }
 
 function read(path: string): string | undefined {
@@ -82,4 +162,16 @@ export function checkManagedPolicy(dir: string = managedPolicyDir()): string[] {
     if (text !== undefined) problems.push(...settingsProblems(join(dropIn, name), text));
   }
   return problems;
+}
+
+/** The CLI's config dir for this environment: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
+export function claudeConfigDir(env: Env): string {
+  return env.CLAUDE_CONFIG_DIR || join(env.HOME || env.USERPROFILE || homedir(), ".claude");
+}
+
+/** What in the settings the CLI reads in the user's own mode would breach isolation (`remote-settings.json`). */
+export function checkUserPolicy(env: Env): string[] {
+  const file = join(claudeConfigDir(env), "remote-settings.json");
+  const text = read(file);
+  return text === undefined ? [] : settingsProblems(file, text);
 }

@@ -15,8 +15,8 @@ import type { WireDirection } from "../session/control.js";
 import type { Logger } from "../session/logger.js";
 import { PooledProcess } from "../session/pooled-process.js";
 import type { CliProcessOptions, ExitInfo } from "../transport/process.js";
-import { buildCliArgs, checkAccount } from "./isolation.js";
-import { MANAGED_POLICY_ADVICE, checkManagedPolicy } from "./managed-policy.js";
+import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "./billing.js";
+import { buildCliArgs } from "./isolation.js";
 import { type PoolEntry, type ProcessPool, type Source, launchKey, shapeKey } from "./process-pool.js";
 import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
@@ -58,6 +58,8 @@ export interface RunSpec {
   apiKeyAllowed: boolean;
   /** Kind of credential of an explicit apiEndpoint (see ExpectedSurface). */
   explicitCredential?: "apiKey" | "oauthToken";
+  /** Refuse a call the CLI would bill to an API key (billing.ts). */
+  requireSubscription?: boolean;
   model: string;
   maxTurns: number;
   system: string;
@@ -104,6 +106,8 @@ export interface RunOutput {
   deniedTools: string[];
   /** Whether a started process served the call (a warm spare or a reused one) rather than a new one. */
   warm: boolean;
+  /** The login the CLI billed the call to (billing.ts). */
+  login?: CallLogin;
   /** The process: its pid and this call's number on it. */
   reusedProcess?: { pid: number | undefined; call: number };
 }
@@ -111,9 +115,8 @@ export interface RunOutput {
 /** Runs the call on the process the pool gives it; one that failed before the call started is replaced once by a new one. */
 export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunOutput> {
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
-  // Before any process is started or reused: managed hooks would run (and see the prompt) whatever flags we pass.
-  const policy = checkManagedPolicy();
-  if (policy.length > 0) throw new IsolationError(policy, MANAGED_POLICY_ADVICE);
+  // Before any process is started or reused: policy files (hooks, helpers, env) apply whatever flags we pass; a planted key bills.
+  checkBeforeStart(spec);
   const launch = launchSpec(spec);
   const modelSwitch = spec.cli.facts.modelSwitch;
   const launchId = launchKey(launch, modelSwitch !== undefined);
@@ -156,7 +159,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
   const allowed = new Set(toolIds);
   const deniedTools: string[] = [];
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
-  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir };
+  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir, requireSubscription: spec.requireSubscription };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
   const unbind = tools.bind(spec.tools, (event) => {
     if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
@@ -195,8 +198,9 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
         canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
       },
       onInitialized: (response) => {
-        const differences = checkAccount(response, expected);
-        if (differences.length > 0) throw new IsolationError(differences);
+        // The account is checked once per process, at its first call; later calls report the login it gave.
+        const failure = accountFailure(response, expected, proc);
+        if (failure) throw failure;
       },
       onMessage: (message: CliMessage) => {
         const isolation = followMessage(message, state, spec, expected);
@@ -212,7 +216,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     // A transcript is complete when the call returns: its rewind lines, or its exit, are in it.
     if (!spec.reapInBackground) await end.settled;
     const output = finish(end.result, end.stderrTail, end.settled, state, deniedTools, source !== "cold");
-    return { ...output, reusedProcess: { pid: proc.pid, call: callIndex } };
+    return { ...output, login: loginFor(proc, state.init), reusedProcess: { pid: proc.pid, call: callIndex } };
   } catch (error) {
     failure = error;
     // A failed call returns only once its process is reaped (or rewound and idle): nothing outlives it unseen.

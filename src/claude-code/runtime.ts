@@ -9,6 +9,7 @@ import { type ResolvedCli, resolveCli } from "../binary/locate.js";
 import { AbortError, ClaudeCodeError, InvalidInputError, MaxTurnsError } from "../errors/index.js";
 import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { ResultMessage } from "../protocol/messages.js";
+import type { NetworkRoute } from "../runtime/types.js";
 import { RunLimiter } from "../runtime/limiter.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
@@ -31,6 +32,7 @@ import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { type ApiEndpoint, type Env, checkPassEnv, createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
+import { loginAhead, networkRoute } from "./billing.js";
 import { hostDiscovery } from "./isolation.js";
 import { type PoolStats, ProcessPool, type ReuseOptions, type WarmOptions } from "./process-pool.js";
 import { requireProjectDir } from "./project-dir.js";
@@ -52,7 +54,13 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   apiEndpoint?: ApiEndpoint;
   /** Default true; false lets the CLI make its non-essential calls (telemetry, error reports). */
   disableNonessentialTraffic?: boolean;
-  /** Further names passed from `env` to the CLI (docs/environment.md); credential and routing names throw `EnvNotAllowedError`. */
+  /**
+   * Refuse a call the CLI would bill to an API key (a Console `/login` key or a `primaryApiKey` in its config)
+   * with `SubscriptionRequiredError`, before any prompt leaves. Default false: a Console login is the user's
+   * own Claude Code session; every result reports `login` either way (docs/isolation.md).
+   */
+  requireSubscription?: boolean;
+  /** Further names passed from `env` to the CLI (docs/environment.md, allowlist); any other throws `EnvNotAllowedError`. */
   passEnv?: string[];
   /** The CLI's OpenTelemetry export (off by default; never read from the environment). */
   telemetry?: TelemetryOptions | false;
@@ -103,6 +111,7 @@ const optionsSchema = z.strictObject({
     .optional(),
   disableNonessentialTraffic: z.boolean().optional(),
   passEnv: z.array(z.string().min(1)).optional(),
+  requireSubscription: z.boolean().optional(),
   telemetry: z.union([z.literal(false), telemetryOptionsSchema]).optional(),
   timeoutMs: timeoutSchema.optional(),
   idleTimeoutMs: z.number().int().nonnegative().optional(),
@@ -290,6 +299,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
       model: info.model,
       text: output.result.result ?? output.lastText,
       transcriptPath: info.transcriptPath,
+      login: info.login,
+      network: info.network,
     };
   }
 
@@ -298,12 +309,12 @@ export class ClaudeCodeRuntime extends PortRuntime {
   }
 
   /** Rate limits (src/limits/): every attempt waits for the governor; one a limit stopped before anything acted runs again. */
-  private call(spec: CallSpec): Promise<RunOutput & { transcriptPath?: string }> {
+  private call(spec: CallSpec): Promise<CallOutput> {
     const unitKey = (spec as { telemetryTags?: { unitKey?: string } }).telemetryTags?.unitKey;
     return this.limits.run({ signal: spec.signal, unitKey }, (hooks) => this.attempt(spec, hooks));
   }
 
-  private async attempt(spec: CallSpec, hooks: AttemptHooks): Promise<RunOutput & { transcriptPath?: string }> {
+  private async attempt(spec: CallSpec, hooks: AttemptHooks): Promise<CallOutput> {
     const role = spec.role;
     if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
     // An aborted call starts nothing, not even the once-per-path version check.
@@ -332,7 +343,12 @@ export class ClaudeCodeRuntime extends PortRuntime {
       throw error;
     });
     const transcript = transcriptDir
-      ? await openRunTranscript(transcriptDir, { name: transcriptName, secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint) }).catch((error: unknown) => {
+      ? await openRunTranscript(transcriptDir, {
+          name: transcriptName,
+          secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint),
+          login: loginAhead(env, this.options.apiEndpoint && (this.options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken")),
+          network: networkRoute(env),
+        }).catch((error: unknown) => {
           release();
           throw error;
         })
@@ -344,6 +360,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
         env,
         apiKeyAllowed: this.options.apiEndpoint?.apiKey !== undefined,
         explicitCredential: this.options.apiEndpoint && (this.options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken"),
+        requireSubscription: this.options.requireSubscription,
         model: this.resolveModel(role),
         maxTurns: spec.maxTurns,
         system: spec.system,
@@ -368,7 +385,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();
-      return { ...output, transcriptPath: transcript?.path };
+      return { ...output, transcriptPath: transcript?.path, network: networkRoute(env) };
     } catch (error) {
       release();
       await transcript?.close();
@@ -377,7 +394,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
     }
   }
 
-  private info(output: RunOutput & { transcriptPath?: string }): RunInfo {
+  private info(output: CallOutput): RunInfo {
     return {
       model: output.init.model,
       sessionId: output.result.session_id ?? output.init.session_id,
@@ -388,13 +405,17 @@ export class ClaudeCodeRuntime extends PortRuntime {
       hostDiscovery: hostDiscovery(output.init),
       transcriptPath: output.transcriptPath,
       warmStart: output.warm,
+      login: output.login,
+      network: output.network,
     };
   }
 }
 
 
+type CallOutput = RunOutput & { transcriptPath?: string; network?: NetworkRoute };
+
 /** For text and object calls a max-turns end means the work did not finish. */
-function throwOnBudget(output: RunOutput & { transcriptPath?: string }, maxTurns: number): void {
+function throwOnBudget(output: CallOutput, maxTurns: number): void {
   if (mapStopReason(output.result) === "budget") throw new MaxTurnsError(maxTurns, { transcriptPath: output.transcriptPath });
 }
 

@@ -17,7 +17,9 @@ import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, IsolationErro
 import { type ResolvedModels, UnknownModelError, UnsupportedModelError, isUnrecognizedModelError, resolveRoleModels } from "../claude-code/models.js";
 import { AUTH_FIX } from "../claude-code/auth-probe.js";
 import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
-import type { ModelRole } from "../runtime/types.js";
+import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
+import { callLogin, loginAhead, networkRoute } from "../claude-code/billing.js";
+import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { loadTranscript } from "../transcripts/reader.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
 import { RateLimitGovernor } from "../limits/governor.js";
@@ -60,6 +62,10 @@ export interface StatusReport {
   isolation: IsolationSurface | null;
   /** The subscription's usage windows the probe call reported (null for an API-key session or no probe). */
   usage: UsageStatus | null;
+  /** The login a call bills to: read ahead from files, and what the probe's initialize reply said. */
+  login: { ahead: CallLogin | null; probe: CallLogin | null };
+  /** Proxies, CA bundles and client certificates every CLI run gets (docs/environment.md). */
+  network: NetworkRoute;
   warnings: KtxConfigWarning[];
   failures: StatusFailure[];
 }
@@ -88,9 +94,15 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     models: [],
     isolation: null,
     usage: null,
+    login: { ahead: null, probe: null },
+    network: { proxies: {}, trustedCa: {}, clientCertificate: [] },
     warnings: [],
     failures: [],
   };
+  // What every run would get, whatever the probe's outcome: the same environment a runtime builds.
+  const childEnv = createKtxClaudeCodeEnv(options.env ?? process.env, { apiEndpoint: options.apiEndpoint });
+  report.network = networkRoute(childEnv);
+  report.login.ahead = loginAhead(childEnv, options.apiEndpoint && (options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken")) ?? null;
   const fail = (failure: StatusFailure) => report.failures.push(failure);
 
   // Project and config.
@@ -160,6 +172,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     const probe = await probeSession(projectDir!, models.default.id, cli, options);
     report.isolation = probe.isolation;
     report.usage = probe.usage;
+    report.login.probe = probe.login;
     const unknown = probe.ok ? undefined : unknownModelFailure(probe.error, models.default.id, report.models, report.configPath);
     if (probe.ok || unknown) {
       // An unknown model is a model problem: the session itself answered.
@@ -249,7 +262,7 @@ export function unknownModelFailure(error: ClaudeCodeError, id: string, models: 
   };
 }
 
-type ProbeResult = { usage: UsageStatus | null } & (
+type ProbeResult = { usage: UsageStatus | null; login: CallLogin | null } & (
   | { ok: true; model: string; isolation: IsolationSurface | null }
   | { ok: false; message: string; error: ClaudeCodeError; isolation: IsolationSurface | null }
 );
@@ -280,12 +293,12 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
         system: "You are a connectivity check. Reply with OK.",
         transcript: { dir, name: "probe" },
       });
-      return { ok: true, model: result.model, isolation: surfaceFrom(result.transcriptPath), usage: usageFromTranscript(result.transcriptPath) };
+      return { ok: true, model: result.model, isolation: surfaceFrom(result.transcriptPath), usage: usageFromTranscript(result.transcriptPath), login: result.login ?? loginFrom(result.transcriptPath) };
     } catch (error) {
       if (!ClaudeCodeError.isInstance(error)) throw error;
       const message =
         error instanceof ClaudeCodeAuthError ? `Claude Code is not logged in on this machine.` : `The Claude Code check failed: ${error.message}`;
-      return { ok: false, message, error, isolation: surfaceFrom(error.transcriptPath), usage: usageFromTranscript(error.transcriptPath) };
+      return { ok: false, message, error, isolation: surfaceFrom(error.transcriptPath), usage: usageFromTranscript(error.transcriptPath), login: loginFrom(error.transcriptPath) };
     }
   } finally {
     options.onProbe?.("end");
@@ -297,6 +310,24 @@ function fixFor(error: ClaudeCodeError): string {
   if (error instanceof ClaudeCodeAuthError) return AUTH_FIX;
   if (error instanceof IsolationError) return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md; the run was stopped before any tool could run.";
   return "Check the message above; rerun with the same command once it is resolved.";
+}
+
+/** The login from the `account` of the initialize reply in a transcript (also when the run then failed). */
+function loginFrom(transcriptPath: string | undefined): CallLogin | null {
+  if (!transcriptPath) return null;
+  try {
+    for (const record of loadTranscript(transcriptPath).records) {
+      if (record.kind !== "in") continue;
+      const text = String((record as { text?: unknown }).text);
+      if (!text.includes('"account"')) continue;
+      const message = JSON.parse(text) as { type?: string; response?: { response?: { account?: Record<string, unknown> } } };
+      const account = message.type === "control_response" ? message.response?.response?.account : undefined;
+      if (account) return callLogin(account);
+    }
+  } catch {
+    // An unreadable transcript: the login stays unknown.
+  }
+  return null;
 }
 
 /** The isolation surface from the `system/init` line of a transcript. */

@@ -11,6 +11,7 @@ import { usageText } from "../limits/usage-status.js";
 import { parseArgs } from "node:util";
 import type { Env } from "../transport/env.js";
 import { type StatusReport, collectStatus } from "./status-probe.js";
+import { describeLogin, describeRoute } from "../claude-code/billing.js";
 
 export interface StatusIo {
   stdout(text: string): void;
@@ -183,6 +184,12 @@ function warningLines(report: StatusReport): string[] {
   return ["  warnings", ...report.warnings.flatMap((w) => [`    ! ${w.message}`, `      fix: ${w.fix}`])];
 }
 
+/** The probe's login when it ran, else what the files say (docs/isolation.md, "The login a call bills to"). */
+function loginText(report: StatusReport): string {
+  if (report.login.probe) return `${describeLogin(report.login.probe)} (from the probe's initialize reply)`;
+  return `${describeLogin(report.login.ahead ?? undefined)} (read ahead from the config files; the probe did not report it)`;
+}
+
 export function renderStatus(report: StatusReport): string {
   const lines = [
     "ktx-claude-code status",
@@ -193,6 +200,8 @@ export function renderStatus(report: StatusReport): string {
     ...modelLines(report),
     ...isolationLines(report),
     `  usage         ${usageText(report.usage)}`,
+    `  login         ${loginText(report)}`,
+    `  network       ${describeRoute(report.network)}`,
     ...warningLines(report),
   ];
   if (report.failures.length > 0) {
@@ -234,6 +243,7 @@ export function renderDoctor(report: StatusReport): string {
   }
   failures("models");
   if (report.usage) lines.push(`  info usage: ${usageText(report.usage)}`);
+  lines.push(`  info login: ${loginText(report)}`, `  info network: ${describeRoute(report.network)}`);
   for (const w of report.warnings) lines.push(`  warn ${w.message}`, `       fix: ${w.fix}`);
   const n = report.failures.length;
   lines.push(n === 0 ? "doctor: all checks passed" : `doctor: ${n} check${n === 1 ? "" : "s"} failed`);

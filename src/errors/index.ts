@@ -49,13 +49,17 @@ export class ProjectDirNotFoundError extends InvalidInputError {
   }
 }
 
-/** A `passEnv` name that could route, authenticate, inject code or export telemetry; see docs/environment.md. */
+/** A `passEnv` name that is not known to be harmless (credential, routing, code, TLS, logging); see docs/environment.md. */
 export class EnvNotAllowedError extends ClaudeCodeError {
   override readonly code = "env_not_allowed";
-  constructor(readonly variable: string) {
+  constructor(
+    readonly variable: string,
+    /** Why the name is refused ("it may carry a credential", …). */
+    readonly reason = "it is a credential, provider-routing, code-injection or telemetry variable",
+  ) {
     super(
-      `passEnv may not pass ${variable}: it is a credential, provider-routing, code-injection or telemetry variable, and the CLI must only use your local Claude Code session. ` +
-        `Remove it from passEnv (use apiEndpoint for a test endpoint, the telemetry option for OpenTelemetry); docs/environment.md lists what is refused.`,
+      `passEnv may not pass ${variable}: ${reason}, and the CLI must only use your local Claude Code session. ` +
+        `Remove it from passEnv (use apiEndpoint for a test endpoint, the telemetry option for OpenTelemetry); docs/environment.md ("passEnv") lists what may pass.`,
     );
   }
 }
@@ -160,6 +164,42 @@ export class IsolationError extends ClaudeCodeError {
     advice = "This usually means an unverified CLI version or a changed default; check docs/isolation.md and the CLI version.",
   ) {
     super(`The Claude Code CLI did not start with the isolated surface ktx-claude-code asked for, so the run was stopped: ${differences.join("; ")}. ${advice}`);
+  }
+}
+
+/** The caller required the subscription (`requireSubscription`) and the CLI would bill an API key; see docs/isolation.md. */
+export class SubscriptionRequiredError extends ClaudeCodeError {
+  override readonly code = "subscription_required";
+  constructor(
+    /** What the CLI would bill to: `source` is the CLI's `apiKeySource` ("/login managed key", …) or a file. */
+    readonly login: { billing: string; source: string },
+    /** Where it was found: "read ahead" (a file, before any process) or "initialize reply" (before the prompt). */
+    readonly foundIn: string,
+  ) {
+    super(
+      `requireSubscription is set, but ${login.billing === "api-key" ? "this call would be billed to an API key, not your Claude Code subscription" : "the CLI holds an API key beside your OAuth login and sends it once that login stops counting as a subscriber's"} (${login.source}, found in the ${foundIn}); no prompt was sent. ` +
+        (/\/login managed key|primaryApiKey/.test(login.source)
+          ? `A Console /login saved primaryApiKey in the Claude Code config: run \`claude /logout\` then \`claude /login\` with your subscription account, or remove primaryApiKey from that file if you did not put it there.`
+          : `Remove that key, or drop requireSubscription to accept API-key billing.`) +
+        ` See docs/isolation.md, "The login a call bills to".`,
+    );
+  }
+}
+
+/** The transcript recorder could not create its directory or open its file (`path`, `cause`). */
+export class TranscriptWriteError extends ClaudeCodeError {
+  override readonly code = "transcript_write_failed";
+  constructor(
+    readonly action: string,
+    readonly path: string,
+    cause: unknown,
+  ) {
+    const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+    super(
+      `Could not ${action} ${path}${errno ? ` (${errno})` : ""}: ${cause instanceof Error ? cause.message : String(cause)}. ` +
+        `Check that transcript.dir exists or can be created and is writable, or turn transcripts off (transcript: false); no CLI was started.`,
+      { cause },
+    );
   }
 }
 

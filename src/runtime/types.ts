@@ -27,8 +27,37 @@ export interface RunUsage {
   cacheCreationInputTokens: number;
 }
 
+/**
+ * The login a call was billed to, from the CLI's initialize reply. `subscription`: an OAuth login
+ * (`claude.ai`, `CLAUDE_CODE_OAUTH_TOKEN`). `api-key`: an API key (`/login managed key` is a Console
+ * `/login` or a planted `primaryApiKey`; `ANTHROPIC_API_KEY` only ever from an explicit `apiEndpoint`).
+ */
+export interface CallLogin {
+  billing: "subscription" | "api-key" | "none";
+  /** The CLI's `apiKeySource` for a key, its `tokenSource` for OAuth, or the file a key was read from. */
+  source: string;
+  subscriptionType?: string;
+  organization?: string;
+  /** An API key the CLI holds but does not send (a subscriber's OAuth wins): a planted or stale `primaryApiKey`, for example. */
+  unusedApiKey?: string;
+}
+
+/** Proxy, CA and client-certificate variables the CLI was given: what besides Anthropic's servers sees the traffic. */
+export interface NetworkRoute {
+  /** `HTTPS_PROXY` and friends, by name, with any user:password in the URL redacted. */
+  proxies: Record<string, string>;
+  /** Extra CA bundles or directories the CLI trusts (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `SSL_CERT_DIR`). */
+  trustedCa: Record<string, string>;
+  /** Client-certificate variables set (mTLS), by name only. */
+  clientCertificate: string[];
+}
+
 /** What every operation reports about the CLI run behind it. */
 export interface RunInfo {
+  /** The login the CLI billed this call to (docs/isolation.md, "The login a call bills to"). */
+  login?: CallLogin;
+  /** Proxies and CAs the CLI's requests went through (docs/environment.md, "What can route requests"); claude-code backend only. */
+  network?: NetworkRoute;
   /** Model id the CLI resolved (from `system/init`). */
   model: string;
   sessionId: string;
@@ -137,4 +166,7 @@ export interface RunLoopResult {
   model: string;
   text: string;
   transcriptPath?: string;
+  /** As in RunInfo. */
+  login?: CallLogin;
+  network?: NetworkRoute;
 }

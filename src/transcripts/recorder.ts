@@ -5,6 +5,8 @@
  */
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { InvalidInputError, TranscriptWriteError } from "../errors/index.js";
+import type { CallLogin, NetworkRoute } from "../runtime/types.js";
 import { randomUUID } from "node:crypto";
 import type { RunObserver } from "../claude-code/run.js";
 import { LIBRARY_VERSION } from "../version.js";
@@ -24,13 +26,34 @@ export interface TranscriptOptions {
   /** File name without extension; default: timestamp + random suffix. */
   name?: string;
   scenario?: string;
+  /** The login the CLI will bill to, read ahead (the initialize reply in the wire lines has the last word). */
+  login?: CallLogin;
+  /** Proxies, CAs and client certificates the CLI was given. */
+  network?: NetworkRoute;
+}
+
+/** A transcript name is a file name inside `dir`: no separator, no `..`, no NUL, not empty. */
+export function checkTranscriptName(name: string): void {
+  if (name.length === 0 || name === "." || name.includes("..") || /[\\/\0]/.test(name)) {
+    throw new InvalidInputError(`transcript.name ${JSON.stringify(name)} must be a plain file name (no "/", "\\" or ".."), so the transcript stays inside transcript.dir.`);
+  }
+}
+
+/** Runs a file-system step of the recorder, turning its failure into a typed error naming the path. */
+function fsStep<T>(action: string, path: string, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    throw new TranscriptWriteError(action, path, error);
+  }
 }
 
 export async function openRunTranscript(dir: string, options: TranscriptOptions): Promise<RunTranscript> {
-  mkdirSync(dir, { recursive: true });
+  if (options.name !== undefined) checkTranscriptName(options.name);
+  fsStep("create the transcript directory", dir, () => mkdirSync(dir, { recursive: true }));
   const name = options.name ?? `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`;
   const path = join(dir, `${name}.jsonl`);
-  let fd: number | undefined = openSync(path, "w");
+  let fd: number | undefined = fsStep("open the transcript file", path, () => openSync(path, "w"));
   const redactor = new Redactor(options.secrets);
   const started = performance.now();
   const offset = () => Math.round((performance.now() - started) * 1000) / 1000;
@@ -53,6 +76,8 @@ export async function openRunTranscript(dir: string, options: TranscriptOptions)
         // The process launch; on a reused process its launch and initialize are in its first call's transcript.
         ...(info.process ? { process: info.process } : {}),
         ...(options.scenario ? { scenario: options.scenario } : {}),
+        ...(options.login ? { login: options.login } : {}),
+        ...(options.network ? { network: options.network } : {}),
       });
     },
     wire: (direction, text) => write({ kind: direction, t: offset(), text: redactor.redact(text) }),

@@ -4,10 +4,11 @@
  * process the library starts (runs, the `--version` probe, warm processes, the auth probe, status)
  * gets this environment. docs/environment.md gives each name's reason.
  *
- * The denylist below is the second check: a caller may pass further names (`passEnv`), but never a
- * credential, routing, code-injection or telemetry variable.
+ * The denylist below names what the allowlist drops on purpose (tests, docs, managed `env`); what a caller
+ * may add with `passEnv` is decided by a second allowlist (pass-env.ts).
  */
 import { EnvNotAllowedError } from "../errors/index.js";
+import { passEnvRefusal } from "./pass-env.js";
 import { type TelemetryOptions, telemetryEnv } from "./telemetry.js";
 
 /** Exact names passed through from the base environment. The reasons are in docs/environment.md. */
@@ -128,6 +129,17 @@ export const SCRUBBED_ENV_NAMES: readonly string[] = [
   "CLAUDE_CODE_MANAGED_SETTINGS_PATH",
   "CLAUDE_CODE_REMOTE_SETTINGS_PATH",
   "CLAUDE_CODE_MOCK_REMOTE_SETTINGS",
+  // Other credentials, sockets, wrappers, TLS and log switches the 2.1.330 binary reads (issue 20)
+  "CLAUDE_CODE_SESSIONS_OAUTH_TOKEN",
+  "CLAUDE_CODE_RUNNER_MODEL_SOCKET",
+  "CLAUDE_CODE_CUSTOM_OAUTH_URL",
+  "CLAUDE_CODE_OAUTH_CLIENT_ID",
+  "CLAUDE_CODE_PROCESS_WRAPPER",
+  "CLAUDE_CODE_SHELL_PREFIX",
+  "CLAUDE_CODE_DEBUG_LOGS_DIR",
+  "CLAUDE_ENV_FILE",
+  "NODE_TLS_REJECT_UNAUTHORIZED",
+  "SSL_KEYLOG_FILE",
   // Telemetry: only the explicit `telemetry` option turns it on
   "CLAUDE_CODE_ENABLE_TELEMETRY",
   "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA",
@@ -156,9 +168,10 @@ export const KEPT_CREDENTIALS: readonly string[] = ["CLAUDE_CODE_OAUTH_TOKEN", "
 /** Environment variable names are case-insensitive on Windows. */
 const normalise = (name: string) => (process.platform === "win32" ? name.toUpperCase() : name);
 
+/** Case-insensitive on every platform: `anthropic_api_key` is as suspect as `ANTHROPIC_API_KEY`. */
 export function isScrubbedEnvName(name: string): boolean {
-  const key = normalise(name);
-  return SCRUBBED_ENV_NAMES.some((entry) => normalise(entry) === key) || SCRUBBED_ENV_PREFIXES.some((prefix) => key.startsWith(normalise(prefix)));
+  const key = name.toUpperCase();
+  return SCRUBBED_ENV_NAMES.includes(key) || SCRUBBED_ENV_PREFIXES.some((prefix) => key.startsWith(prefix));
 }
 
 export function isAllowedEnvName(name: string): boolean {
@@ -171,7 +184,7 @@ export interface KtxClaudeCodeEnvOptions {
   disableNonessentialTraffic?: boolean;
   /** Explicit test/recording endpoint; the only way a base URL or API key reaches the child. */
   apiEndpoint?: ApiEndpoint;
-  /** Further names to pass from the base environment; a denylisted name throws `EnvNotAllowedError`. */
+  /** Further names to pass from the base environment; a name off the passEnv allowlist throws `EnvNotAllowedError`. */
   passEnv?: readonly string[];
   /** OpenTelemetry export of the CLI (off by default; never taken from the base environment). */
   telemetry?: TelemetryOptions | false;
@@ -189,10 +202,11 @@ export const endpointCredential = (endpoint: ApiEndpoint): string => endpoint.ap
 
 export type Env = Record<string, string | undefined>;
 
-/** Throws `EnvNotAllowedError` for the first `passEnv` name that is a credential, routing, injection or telemetry variable. */
+/** Throws `EnvNotAllowedError` for the first `passEnv` name that is not on the passEnv allowlist (pass-env.ts). */
 export function checkPassEnv(passEnv: readonly string[] | undefined): void {
   for (const name of passEnv ?? []) {
-    if (isScrubbedEnvName(name)) throw new EnvNotAllowedError(name);
+    const reason = passEnvRefusal(name);
+    if (reason) throw new EnvNotAllowedError(name, reason);
   }
 }
 

@@ -74,6 +74,9 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
     expect(stdout).toMatch(/plugins {8}none/);
     expect(stdout).toMatch(/apiKeySource {3}ANTHROPIC_API_KEY/);
     expect(stdout).toMatch(/host-discovered, diagnostic only/);
+    // Which login the call billed to, and what can route its requests (the suite's loopback proxy).
+    expect(stdout).toMatch(/login {9}API key via ANTHROPIC_API_KEY \(from the probe's initialize reply\)/);
+    expect(stdout).toContain(`network       HTTPS_PROXY=${process.env.HTTPS_PROXY}`);
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.toolsTtl \("5m"\)/);
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.historyTtl \("1h"\)/);
     expect(stdout).not.toMatch(/problems/);
@@ -140,6 +143,8 @@ describe("ktx-claude-code doctor", () => {
     expect(stdout).toMatch(/ok {3}model haiku -> claude-haiku-4-5 \(triage\) answered/);
     expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-4-6", "claude-haiku-4-5"]);
     expect(stdout).toMatch(/ok {3}isolation: tools none; MCP servers none; plugins none/);
+    expect(stdout).toMatch(/info login: API key via ANTHROPIC_API_KEY/);
+    expect(stdout).toMatch(/info network: HTTPS_PROXY=http:\/\/127\.0\.0\.1/);
     expect(stdout).toMatch(/warn claude-code ignores llm\.promptCaching\.toolsTtl/);
     expect(stdout).toMatch(/doctor: all checks passed$/);
   });

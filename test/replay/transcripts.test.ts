@@ -24,8 +24,8 @@ describe("recording a run", () => {
       projectDir: tempDir("project"),
       models: { default: "sonnet" },
       cliPath: createReplayCli(join(ROOT, "2.1.330", "text.jsonl"), tempDir("replay")),
-      env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", MY_SERVICE_TOKEN: secret },
-      passEnv: ["MY_SERVICE_TOKEN"],
+      env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", MY_SERVICE_VALUE: secret },
+      passEnv: ["MY_SERVICE_VALUE"],
       apiEndpoint: { baseUrl: "http://127.0.0.1:9", apiKey: "sk-test-scripted" },
       warm: false, reuse: false,
     });
@@ -34,7 +34,7 @@ describe("recording a run", () => {
     const raw = readFileSync(result.transcriptPath!, "utf8");
     expect(raw).not.toContain(secret);
     const transcript = loadTranscript(result.transcriptPath!);
-    expect(transcript.header.envNames).toEqual(expect.arrayContaining(["PATH", "HOME", "MY_SERVICE_TOKEN", "ANTHROPIC_API_KEY", "DISABLE_AUTOUPDATER"]));
+    expect(transcript.header.envNames).toEqual(expect.arrayContaining(["PATH", "HOME", "MY_SERVICE_VALUE", "ANTHROPIC_API_KEY", "DISABLE_AUTOUPDATER"]));
     expect(JSON.stringify(transcript.header)).not.toContain("sk-test-scripted");
     const kinds = transcript.records.map((record) => record.kind);
     expect(kinds[0]).toBe("header");

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { PASSABLE_CLI_KNOBS } from "../../src/transport/pass-env.js";
 import { EnvNotAllowedError } from "../../src/errors/index.js";
 import { ALLOWED_ENV_NAMES, KEPT_CREDENTIALS, SCRUBBED_ENV_NAMES, createKtxClaudeCodeEnv, isAllowedEnvName, isScrubbedEnvName } from "../../src/transport/env.js";
 
@@ -6,7 +8,7 @@ describe("createKtxClaudeCodeEnv", () => {
   const seeded = Object.fromEntries(SCRUBBED_ENV_NAMES.map((name) => [name, `value-of-${name}`]));
 
   it("removes every denylisted variable and keeps PATH and HOME", () => {
-    const env = createKtxClaudeCodeEnv({ ...seeded, PATH: "/usr/bin", HOME: "/home/u" }, { passEnv: ["HOME"] });
+    const env = createKtxClaudeCodeEnv({ ...seeded, PATH: "/usr/bin", HOME: "/home/u" }, {});
     for (const name of SCRUBBED_ENV_NAMES) expect(env, name).not.toHaveProperty(name);
     expect(env.PATH).toBe("/usr/bin");
     expect(env.HOME).toBe("/home/u");
@@ -52,18 +54,58 @@ describe("createKtxClaudeCodeEnv", () => {
   it("passes extra names only through passEnv, and refuses a denylisted one naming it", () => {
     expect(createKtxClaudeCodeEnv({ MY_FLAG: "1" })).not.toHaveProperty("MY_FLAG");
     expect(createKtxClaudeCodeEnv({ MY_FLAG: "1" }, { passEnv: ["MY_FLAG"] }).MY_FLAG).toBe("1");
+    expect(createKtxClaudeCodeEnv({ MAX_THINKING_TOKENS: "1024" }, { passEnv: ["MAX_THINKING_TOKENS"] }).MAX_THINKING_TOKENS).toBe("1024");
     for (const name of ["ANTHROPIC_BASE_URL", "BUN_OPTIONS", "NODE_OPTIONS", "LD_PRELOAD", "CLAUDE_CODE_EXTRA_BODY", "OTEL_LOGS_EXPORTER", "AWS_PROFILE", "CLAUDE_CODE_USE_VERTEX"]) {
-      const error = (() => {
-        try {
-          createKtxClaudeCodeEnv({ [name]: "x" }, { passEnv: [name] });
-        } catch (caught) {
-          return caught;
-        }
-      })();
+      const error = refusal(name);
       expect(error, name).toBeInstanceOf(EnvNotAllowedError);
       expect((error as EnvNotAllowedError).variable).toBe(name);
       expect((error as Error).message).toContain(name);
     }
+  });
+
+  it("refuses every name of issue 20 item 6, case variants included, each with its reason", () => {
+    const reasons: Record<string, RegExp> = {
+      CLAUDE_CODE_SESSIONS_OAUTH_TOKEN: /credential/,
+      CLAUDE_CODE_RUNNER_MODEL_SOCKET: /route requests/,
+      CLAUDE_CODE_CUSTOM_OAUTH_URL: /credential|route/,
+      CLAUDE_CODE_OAUTH_CLIENT_ID: /credential/,
+      CLAUDE_CODE_PROCESS_WRAPPER: /run code/,
+      NODE_TLS_REJECT_UNAUTHORIZED: /TLS/,
+      SSL_KEYLOG_FILE: /TLS/,
+      CLAUDE_CODE_DEBUG_LOGS_DIR: /logs/,
+      CLAUDE_ENV_FILE: /namespace/,
+      CLAUDE_CODE_SHELL_PREFIX: /run code/,
+      anthropic_api_key: /credential/,
+      Bun_Options: /run code/,
+      max_thinking_tokens: /case variant of MAX_THINKING_TOKENS/,
+      HOME: /namespace/,
+      CLAUDE_CODE_OAUTH_TOKEN: /credential/,
+      HTTPS_PROXY: /route/,
+      "A-B": /plain variable name/,
+    };
+    for (const [name, reason] of Object.entries(reasons)) {
+      const error = refusal(name);
+      expect(error, name).toBeInstanceOf(EnvNotAllowedError);
+      expect((error as EnvNotAllowedError).reason, name).toMatch(reason);
+      expect((error as Error).message, name).toContain(name);
+    }
+  });
+
+  it("passEnv passes only allowlisted names: every listed knob, and application names outside the reserved namespaces", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...PASSABLE_CLI_KNOBS), (name) => {
+        expect(refusal(name)).toBeUndefined();
+      }),
+    );
+    // Any name with a credential, routing, TLS, code or logging word is refused, whatever surrounds it.
+    const word = fc.constantFrom("KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH", "URL", "HOST", "PROXY", "SOCKET", "TLS", "CERT", "PRELOAD", "WRAPPER", "LOG", "DEBUG");
+    const part = fc.stringMatching(/^[A-Z]{0,6}$/);
+    fc.assert(
+      fc.property(part, word, part, fc.boolean(), (before, middle, after, lower) => {
+        const name = `APP_${before}${middle}${after}`;
+        expect(refusal(lower ? name.toLowerCase() : name)).toBeInstanceOf(EnvNotAllowedError);
+      }),
+    );
   });
 
   it("no allowlisted name is also denylisted", () => {
@@ -117,3 +159,12 @@ describe("createKtxClaudeCodeEnv", () => {
     expect(isScrubbedEnvName("CLAUDE_CODE_OAUTH_TOKEN")).toBe(false);
   });
 });
+
+function refusal(name: string): unknown {
+  try {
+    createKtxClaudeCodeEnv({ [name]: "x" }, { passEnv: [name] });
+    return undefined;
+  } catch (caught) {
+    return caught;
+  }
+}

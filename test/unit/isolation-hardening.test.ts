@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkAccount, hookDifference } from "../../src/claude-code/isolation.js";
-import { checkManagedPolicy, managedPolicyDir } from "../../src/claude-code/managed-policy.js";
+import { checkManagedPolicy, checkUserPolicy, managedPolicyDir } from "../../src/claude-code/managed-policy.js";
 
 const expected = (apiKeyAllowed: boolean) => ({ toolIds: [], structuredOutput: false, apiKeyAllowed, cwd: "/tmp" });
 const account = (fields: Record<string, string>) => ({ account: { apiProvider: "firstParty", ...fields } });
@@ -62,27 +62,63 @@ describe("managed settings", () => {
     expect(managedPolicyDir("win32")).toBe("C:\\Program Files\\ClaudeCode");
   });
 
-  it("accepts no files, and policy that cannot widen the surface or route elsewhere", () => {
+  it("accepts no files, and policy keys known to be harmless", () => {
     expect(checkManagedPolicy(policyDir({}))).toEqual([]);
-    const dir = policyDir({ "managed-settings.json": JSON.stringify({ permissions: { deny: ["Bash"] }, env: { HTTPS_PROXY: "http://proxy:3128" }, model: "sonnet" }) });
+    const dir = policyDir({
+      "managed-settings.json": JSON.stringify({
+        permissions: { deny: ["Bash"], allow: ["mcp__ktx__lookup"], disableBypassPermissionsMode: "disable" },
+        env: { TZ: "UTC", LC_ALL: "C", CLAUDE_CODE_MAX_RETRIES: "2", MAX_THINKING_TOKENS: "1024" },
+        model: "sonnet",
+        availableModels: ["sonnet"],
+        enabledPlugins: { "cc-plugin-telemetry@builtin": false },
+        companyAnnouncements: ["hello"],
+        forceLoginMethod: "claudeai",
+      }),
+    });
     expect(checkManagedPolicy(dir)).toEqual([]);
   });
 
-  it("refuses managed MCP servers, hooks, credential helpers and routing env, in the main file and the drop-ins", () => {
+  it("refuses managed MCP servers, hooks, helpers, wrappers and any env beyond locale and request knobs, in the main file and the drop-ins", () => {
     const dir = policyDir({
       "managed-mcp.json": JSON.stringify({ mcpServers: { corp: { command: "corp-mcp" } } }),
-      "managed-settings.json": JSON.stringify({ hooks: { UserPromptSubmit: [] }, apiKeyHelper: "echo key" }),
-      "managed-settings.d/10-env.json": JSON.stringify({ env: { ANTHROPIC_BASE_URL: "http://elsewhere", BUN_OPTIONS: "--preload x", TZ: "UTC" } }),
+      "managed-settings.json": JSON.stringify({ hooks: { UserPromptSubmit: [] }, apiKeyHelper: "echo key", policyHelper: { path: "/usr/bin/policy" } }),
+      "managed-settings.d/10-env.json": JSON.stringify({ env: { ANTHROPIC_BASE_URL: "http://elsewhere", BUN_OPTIONS: "--preload x", HTTPS_PROXY: "http://proxy:3128", OTEL_LOGS_EXPORTER: "otlp", TZ: "UTC" } }),
+      "managed-settings.d/15-helpers.json": JSON.stringify({ proxyAuthHelper: "x", processWrapper: "strace", statusLine: { type: "command", command: "x" } }),
       "managed-settings.d/.hidden.json": JSON.stringify({ apiKeyHelper: "ignored by the CLI too" }),
       "managed-settings.d/20-broken.json": "{",
     });
     const problems = checkManagedPolicy(dir).join("\n");
     expect(problems).toMatch(/managed-mcp\.json exists: your organisation's MCP policy/);
-    expect(problems).toMatch(/adds hooks \(UserPromptSubmit\)/);
+    expect(problems).toMatch(/managed-settings\.json sets hooks: programs that run/);
     expect(problems).toMatch(/sets apiKeyHelper/);
-    expect(problems).toMatch(/10-env\.json sets ANTHROPIC_BASE_URL, BUN_OPTIONS in env/);
+    expect(problems).toMatch(/managed-settings\.json sets policyHelper: a program run at every CLI start/);
+    expect(problems).toMatch(/15-helpers\.json sets proxyAuthHelper/);
+    expect(problems).toMatch(/15-helpers\.json sets processWrapper/);
+    expect(problems).toMatch(/15-helpers\.json sets statusLine/);
+    expect(problems).toMatch(/10-env\.json sets ANTHROPIC_BASE_URL, BUN_OPTIONS, HTTPS_PROXY, OTEL_LOGS_EXPORTER in env/);
     expect(problems).not.toMatch(/TZ/);
     expect(problems).not.toMatch(/hidden/);
     expect(problems).toMatch(/20-broken\.json is not valid JSON/);
+  });
+
+  it("fails closed: an unknown key, a permissions mode, a plugin turned on are refused, each naming file and key", () => {
+    const dir = policyDir({
+      "managed-settings.json": JSON.stringify({ someFutureKey: true, permissions: { defaultMode: "bypassPermissions", deny: [] }, enabledPlugins: { "corp@market": true } }),
+    });
+    const problems = checkManagedPolicy(dir);
+    expect(problems).toHaveLength(3);
+    expect(problems.join("\n")).toMatch(/managed-settings\.json sets someFutureKey, a key not known to be harmless/);
+    expect(problems.join("\n")).toMatch(/sets permissions\.defaultMode/);
+    expect(problems.join("\n")).toMatch(/turns on plugins \(corp@market\)/);
+  });
+
+  it("reads remote-settings.json from the config dir (CLAUDE_CONFIG_DIR or ~/.claude) with the same allowlist", () => {
+    const home = policyDir({ ".claude/remote-settings.json": JSON.stringify({ env: { OTEL_LOG_USER_PROMPTS: "1" }, hooks: { SessionStart: [] } }) });
+    const problems = checkUserPolicy({ HOME: home }).join("\n");
+    expect(problems).toMatch(/remote-settings\.json sets OTEL_LOG_USER_PROMPTS in env/);
+    expect(problems).toMatch(/remote-settings\.json sets hooks/);
+    const configDir = policyDir({ "remote-settings.json": JSON.stringify({ model: "sonnet" }) });
+    expect(checkUserPolicy({ HOME: home, CLAUDE_CONFIG_DIR: configDir })).toEqual([]);
+    expect(checkUserPolicy({ HOME: policyDir({}) })).toEqual([]);
   });
 });

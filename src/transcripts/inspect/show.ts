@@ -99,8 +99,9 @@ export class Timeline {
       clip(`# ${this.path}`, LINE_WIDTH),
       clip(`# CLI ${record.cliVersion} at ${record.cliPath}, cwd ${record.cwd}, started ${record.startedAt}`, LINE_WIDTH),
       clip(`# args ${JSON.stringify(record.args)}`, LINE_WIDTH),
-      // A call on a reused process: its launch and initialize are in an earlier call's transcript.
-      ...(record.process !== undefined ? [clip(`# a call on a reused process: ${JSON.stringify(record.process)}`, LINE_WIDTH)] : []),
+      // The process launch (pid, launch id, this call's number on it); a later call's launch and initialize are in an earlier call's transcript.
+      ...(record.process !== undefined ? [clip(`# process: ${JSON.stringify(record.process)}`, LINE_WIDTH)] : []),
+      ...loginLines(record),
     ];
   }
 
@@ -299,4 +300,17 @@ export async function* renderTimeline(path: string, records: AsyncIterable<Rec>,
   const timeline = new Timeline(path, options);
   for await (const record of records) yield* timeline.lines(record);
   yield* timeline.finish();
+}
+
+/** The header's login (read ahead) and network route, when the recorder wrote them (docs/transcripts.md). */
+function loginLines(record: Record<string, unknown>): string[] {
+  const login = record.login as { billing?: string; source?: string } | undefined;
+  const network = record.network as { proxies?: Record<string, string>; trustedCa?: Record<string, string>; clientCertificate?: string[] } | undefined;
+  const lines: string[] = [];
+  if (login) lines.push(clip(`# login ${login.billing} via ${login.source} (read ahead; the initialize reply's account below has the last word)`, LINE_WIDTH));
+  if (network) {
+    const parts = [...Object.entries({ ...network.proxies, ...network.trustedCa }).map(([name, value]) => `${name}=${value}`), ...(network.clientCertificate?.length ? [`client certificate`] : [])];
+    lines.push(clip(`# network ${parts.length > 0 ? parts.join("; ") : "direct"}`, LINE_WIDTH));
+  }
+  return lines;
 }
