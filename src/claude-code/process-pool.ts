@@ -202,10 +202,15 @@ export class ProcessPool {
     return settled.then(() => kept);
   }
 
-  /** Starts a spare for `launch` unless one waits already (after a call that found no process of its shape). */
+  /**
+   * Starts a spare for `launch` (after a call that found no process of its shape), unless one waits
+   * already or the idle budget is taken: a spare never pushes out a process that served a call.
+   */
   addSpare(launch: string, start: () => PooledProcess): void {
     if (this.closed || this.spares <= 0 || this.busy()) return;
     if (this.idle.some((idle) => idle.entry.launchKey === launch && idle.entry.shapeKey === undefined)) return;
+    // Processes rewinding after a call are about to be idle too.
+    if (this.idle.filter((idle) => idle.entry.shapeKey !== undefined).length + (this.reuse ? this.settling.size : 0) >= this.maxIdle) return;
     if ((this.failedStarts.get(launch) ?? 0) >= MAX_FAILED_STARTS) return;
     while (this.sparesIdle() >= this.spares) this.evict(this.idle.find((idle) => idle.entry.shapeKey === undefined)!, "spare replaced");
     const entry: PoolEntry = { launchKey: launch, shapeKey: undefined, proc: start(), tools: undefined };
@@ -255,12 +260,15 @@ export class ProcessPool {
     this.enforceBudget();
   }
 
-  /** One budget for every idle process: the least recently used go first while the count or the memory is over. */
+  /**
+   * One budget for every idle process: while the count or the memory is over, spares go first (they
+   * serve no shape yet), then the least recently used.
+   */
   private enforceBudget(): void {
     const overMemory = () => this.idle.reduce((sum, idle) => sum + (idle.entry.proc.rssMiB() ?? 0), 0) > this.maxIdleMiB;
     while (this.idle.length > 0 && (this.idle.length > this.maxIdle || overMemory())) {
-      const oldest = this.idle.reduce((a, b) => (b.since < a.since ? b : a));
-      this.evict(oldest, "idle budget");
+      const spare = this.idle.find((idle) => idle.entry.shapeKey === undefined);
+      this.evict(spare ?? this.idle.reduce((a, b) => (b.since < a.since ? b : a)), "idle budget");
     }
   }
 

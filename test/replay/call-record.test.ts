@@ -15,9 +15,17 @@ const TEXT = join(import.meta.dirname, "../../fixtures/transcripts/2.1.330/text.
 
 /** The text fixture as a reused process's call: no exit record, a call record with this call's own figures. */
 function asReusedCall(call: Record<string, unknown>, name = "call.jsonl"): string {
-  const lines = readFileSync(TEXT, "utf8").trim().split("\n").filter((line) => JSON.parse(line).kind !== "exit" && JSON.parse(line).kind !== "outcome");
+  const lines = readFileSync(TEXT, "utf8").trim().split("\n").filter((line) => !["exit", "outcome", "call"].includes(JSON.parse(line).kind));
   const path = join(tempDir("call-record"), name);
   writeFileSync(path, `${[...lines, JSON.stringify({ kind: "call", t: 400.5, ...call })].join("\n")}\n`);
+  return path;
+}
+
+/** The text fixture as recorded before the call record existed. */
+function withoutCallRecord(): string {
+  const lines = readFileSync(TEXT, "utf8").trim().split("\n").filter((line) => JSON.parse(line).kind !== "call");
+  const path = join(tempDir("call-record"), "old.jsonl");
+  writeFileSync(path, `${lines.join("\n")}\n`);
   return path;
 }
 
@@ -48,7 +56,7 @@ it("summary takes cost and tokens from the call record and says how the process 
 });
 
 it("without a call record the ending is the exit record's", () => {
-  const summary = summarizeTranscript(loadTranscript(TEXT));
+  const summary = summarizeTranscript(loadTranscript(withoutCallRecord()));
   expect(summary.call).toBeUndefined();
   expect(summary.ending).toBe("exited 0");
 });
@@ -68,7 +76,7 @@ it("diff compares call records but not launch ids", () => {
   expect(diff.call).toEqual({ before: [expect.objectContaining({ ending: "kept for reuse" })], after: [expect.objectContaining({ ending: "retired: idle" })] });
   expect(renderDiff(diff).join("\n")).toMatch(/call record changed: .*kept for reuse.* -> .*retired: idle/);
   // An old transcript (no call record) against a new one: nothing to compare the record with.
-  expect(diffTranscripts(loadTranscript(TEXT), a).call).toBeUndefined();
+  expect(diffTranscripts(loadTranscript(withoutCallRecord()), a).call).toBeUndefined();
 });
 
 it("a call record with a figure or the process reference missing still reads", () => {

@@ -38,7 +38,9 @@ describe("recording a run", () => {
     expect(JSON.stringify(transcript.header)).not.toContain("sk-test-scripted");
     const kinds = transcript.records.map((record) => record.kind);
     expect(kinds[0]).toBe("header");
-    expect(kinds.at(-1)).toBe("exit");
+    // The exit (the process ended with its call), then the call record: the call's own cost and how its process ended.
+    expect(kinds.at(-2)).toBe("exit");
+    expect(kinds.at(-1)).toBe("call");
     expect(kinds).toContain("in");
     expect(kinds).toContain("out");
     const offsets = transcript.records.flatMap((record) => ("t" in record ? [Number(record.t)] : []));
@@ -165,22 +167,24 @@ describe("inspection", () => {
     expect(summary.toolCalls).toEqual([{ name: "mcp__ktx__lookup", isError: false }, { name: "mcp__ktx__count", isError: false }]);
     expect(summary.outcome).toMatchObject({ stopReason: "natural" });
     const result = messages(loop, "in").find(({ message }) => message.type === "result")!.message;
-    // One model, no subagent: the billed per-model figures are the main thread's usage.
+    // The call record (the runtime's own account of the call) holds the result's usage; it wins over the result lines.
     expect(summary.tokens).toEqual({
       input: result.usage.input_tokens,
       output: result.usage.output_tokens,
       cacheRead: result.usage.cache_read_input_tokens,
       cacheCreation: result.usage.cache_creation_input_tokens,
-      source: "billed",
-      models: Object.keys(result.modelUsage),
+      source: "call",
     });
+    // Without it (transcripts recorded before it existed): one model, no subagent, the billed per-model figures are the main thread's usage.
+    const old = summarizeTranscript({ ...loop, records: loop.records.filter((record) => record.kind !== "call") });
+    expect(old.tokens).toEqual({ ...summary.tokens, source: "billed", models: Object.keys(result.modelUsage) });
     expect(summary.mainThreadTokens).toBeUndefined();
     expect(summary.costUsd).toBe(result.total_cost_usd);
     expect(summary.turns).toBe(result.num_turns);
   });
 
   it("sums the assistant lines' tokens (once per message id) when the run has no result", () => {
-    const cut = { ...loop, records: loop.records.filter((record) => !(record.kind === "in" && JSON.parse(record.text).type === "result")) };
+    const cut = { ...loop, records: loop.records.filter((record) => record.kind !== "call" && !(record.kind === "in" && JSON.parse(record.text).type === "result")) };
     const usageById = new Map(messages(loop, "in").flatMap(({ message }) => (message.type === "assistant" ? [[message.message.id, message.message.usage]] : [])));
     const summary = summarizeTranscript(cut);
     expect(summary.tokens.source).toBe("assistant");
