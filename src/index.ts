@@ -13,6 +13,7 @@ export type {
 export { isAbortError } from "./port/ktx-port.js";
 export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
 export type { ReuseOptions, SessionPoolStats } from "./claude-code/session-pool.js";
+export { type ThinkingOption, type ThinkingSetting, MIN_THINKING_BUDGET } from "./claude-code/thinking.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";
 export { runClaudeCodeAuthProbe, type AuthProbeOptions, type AuthProbeResult, AUTH_FIX } from "./claude-code/auth-probe.js";
 export { mapStopReason, type RunLoopStopReason } from "./claude-code/stop-reason.js";

@@ -37,6 +37,7 @@ import { executeReusedRun } from "./reused-run.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { type ReuseOptions, type SessionPoolStats, SessionPool } from "./session-pool.js";
 import { mapStopReason } from "./stop-reason.js";
+import { type ThinkingOption, thinkingEnv, thinkingFor, thinkingOptionSchema } from "./thinking.js";
 import { type WarmOptions, WarmPool } from "./warm-pool.js";
 
 export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
@@ -65,6 +66,11 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   toolTimeoutMs?: number;
   /** Stream the model's text to `onEvent` as `text_delta` events (the CLI's --include-partial-messages). */
   includePartialMessages?: boolean;
+  /**
+   * The requests' `thinking`, for every role or per role like `models`: `"adaptive"` (default, the CLI's
+   * choice), `"off"` (`thinking: {type: "disabled"}`) or `{ budgetTokens }` (docs/parity.md#thinking).
+   */
+  thinking?: ThinkingOption;
   maxLineBytes?: number;
   /** CLI processes allowed at once; more calls wait. Default: the machine's available parallelism. */
   maxConcurrentRuns?: number;
@@ -109,6 +115,7 @@ const optionsSchema = z.strictObject({
   idleTimeoutMs: z.number().int().nonnegative().optional(),
   toolTimeoutMs: timeoutSchema.optional(),
   includePartialMessages: z.boolean().optional(),
+  thinking: thinkingOptionSchema.optional(),
   rateLimit: rateLimitOptionsSchema.optional(),
   rateLimitGovernor: z
     .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "needs waitForReady, report and maxRetryAttempts (KTX's governor shape)")
@@ -314,6 +321,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
       passEnv: this.options.passEnv,
       telemetry: this.options.telemetry,
+      launchSettings: thinkingEnv(thinkingFor(this.options.thinking, role)),
     });
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
