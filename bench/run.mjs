@@ -4,7 +4,7 @@
  * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json. Not part of `npm test`.
  * docs/performance.md explains the method and each figure.
  *
- *   node bench/run.mjs [--only latency,reuse,tools,parser,recorder,concurrency,memory,ingest] [--runs 20] [--quick] [--no-sdk]
+ *   node bench/run.mjs [--only latency,reuse,tools,parser,recorder,concurrency,memory,ingest,usage] [--runs 20] [--quick] [--no-sdk]
  *
  * Each section runs in its own Node process (so memory figures are that section's own). The only
  * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
@@ -12,10 +12,11 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
+import { usageGoals, usageTable } from "./lib/usage-report.mjs";
 import { BENCH_DIR, DIST, SDK_VERSION, argValue, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
 
 const quick = hasFlag("quick");
-const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse,ingest").split(",");
+const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse,ingest,usage").split(",");
 const runs = argValue("runs", quick ? 5 : 20);
 const withSdk = !hasFlag("no-sdk");
 
@@ -23,7 +24,7 @@ if (!existsSync(join(DIST, "index.js"))) {
   log("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`.");
   process.exit(1);
 }
-if (withSdk && (only.includes("latency") || only.includes("reuse"))) ensureSdk();
+if (withSdk && (only.includes("latency") || only.includes("reuse") || only.includes("usage"))) ensureSdk();
 
 const machine = machineInfo();
 log(`ktx-claude-code bench: ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, CLI ${machine.cli}; load ${machine.loadavgAtStart.join(" ")}`);
@@ -46,6 +47,7 @@ await section("tools", "tool-overhead.mjs", quick ? ["--loops", "3", "--texts", 
 await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["--expose-gc", "--no-warnings"]);
 await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000"] : [], ["--no-warnings"]);
 await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
+await section("usage", "usage.mjs", [...(quick ? ["--calls", "1"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 
 const totalSeconds = Math.round((performance.now() - started) / 100) / 10;
@@ -98,6 +100,8 @@ if (ingest) {
   const unanswered = ingest.calls - maxWait.api.answered;
   goal(`ingest: UsageLimitErrors with maxWaitMs ${ingest.maxWaitMs} below the reset`, `= calls without an answer (${unanswered}), no other error`, maxWait.usageLimitErrors, maxWait.usageLimitErrors === unanswered && maxWait.failed === unanswered);
 }
+const usage = sections.usage;
+if (usage) usageGoals(usage, goal);
 const memory = sections.memory;
 if (memory) goal(`memory: parent RSS growth over ${memory.streamedMiB} MiB streamed (MiB)`, "< 100, flat", memory.rssGrowthMiB, memory.rssGrowthMiB < 100);
 
@@ -207,6 +211,7 @@ if (memory) {
     [`${memory.streamedMiB} MiB`, memory.lines, memory.seconds, memory.MBps, memory.rssBaselineMiB, memory.rssPeakMiB, memory.rssGrowthMiB, memory.rssEndMiB],
   ]);
 }
+if (usage) usageTable(usage, table, fmt);
 table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met ? "yes" : "NO"]));
 
 // A partial run (--only) gets its own file, so it never overwrites the figures of a full run.
