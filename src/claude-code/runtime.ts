@@ -14,6 +14,7 @@ import { RunLimiter } from "../runtime/limiter.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
 import type { CallClock, LoopTracker } from "../runtime/port-support.js";
+import type { ExperimentalTelemetry } from "../runtime/spans.js";
 import { type AttemptHooks, type CallLimits, type LimitsRuntimeOptions, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, armedTimeout, createCallLimits, rateLimitOptionsSchema, timeoutSchema } from "../limits/index.js";
 import { type ResolvedModels, resolveRoleModels, unknownModelError } from "./models.js";
 import {
@@ -71,6 +72,11 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
    * choice), `"off"` (`thinking: {type: "disabled"}`) or `{ budgetTokens }` (docs/parity.md#thinking).
    */
   thinking?: ThinkingOption;
+  /**
+   * OpenTelemetry spans shaped like the AI SDK's (`ai.generateText`, `ai.generateObject`, `ai.toolCall`):
+   * the AI SDK's `TelemetrySettings`, or KTX's `(telemetryTags) => TelemetrySettings`. Off by default.
+   */
+  experimentalTelemetry?: ExperimentalTelemetry;
   maxLineBytes?: number;
   /** CLI processes allowed at once; more calls wait. Default: the machine's available parallelism. */
   maxConcurrentRuns?: number;
@@ -116,6 +122,9 @@ const optionsSchema = z.strictObject({
   toolTimeoutMs: timeoutSchema.optional(),
   includePartialMessages: z.boolean().optional(),
   thinking: thinkingOptionSchema.optional(),
+  experimentalTelemetry: z
+    .custom<ExperimentalTelemetry>((value) => typeof value === "function" || (typeof value === "object" && value !== null), "must be the AI SDK's TelemetrySettings or (telemetryTags) => TelemetrySettings")
+    .optional(),
   rateLimit: rateLimitOptionsSchema.optional(),
   rateLimitGovernor: z
     .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "needs waitForReady, report and maxRetryAttempts (KTX's governor shape)")
@@ -299,6 +308,10 @@ export class ClaudeCodeRuntime extends PortRuntime {
 
   protected loopModel(role: ModelRole): string {
     return this.resolveModel(role);
+  }
+
+  protected override portTelemetry(): { option: ExperimentalTelemetry; provider: string } | undefined {
+    return this.options.experimentalTelemetry ? { option: this.options.experimentalTelemetry, provider: "claude-code" } : undefined;
   }
 
   /** Rate limits (src/limits/): every attempt waits for the governor; one a limit stopped before anything acted runs again. */

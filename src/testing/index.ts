@@ -27,3 +27,4 @@ export {
   type ScenarioRunOptions,
   type Outcome,
 } from "./scenarios.js";
+export { createInMemoryTracer, enableAsyncContext, type InMemoryTracer, type RecordedSpan } from "./in-memory-tracer.js";
