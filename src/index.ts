@@ -15,6 +15,7 @@ export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/
 export type { ReuseOptions, SessionPoolStats } from "./claude-code/session-pool.js";
 export { type ThinkingOption, type ThinkingSetting, MIN_THINKING_BUDGET } from "./claude-code/thinking.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";
+export type { ExperimentalTelemetry } from "./runtime/spans.js";
 export { runClaudeCodeAuthProbe, type AuthProbeOptions, type AuthProbeResult, AUTH_FIX } from "./claude-code/auth-probe.js";
 export { mapStopReason, type RunLoopStopReason } from "./claude-code/stop-reason.js";
 export { buildCliArgs, checkInit } from "./claude-code/isolation.js";
