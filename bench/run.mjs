@@ -62,7 +62,7 @@ const lat = sections.latency?.workloads;
 if (lat) {
   for (const [workload, w] of Object.entries(lat)) {
     if (w.ratios.oursOverFloor) goal(`latency ${workload}: ours / floor (p50)`, "<= 1.03", w.ratios.oursOverFloor.p50, w.ratios.oursOverFloor.p50 <= 1.03);
-    if (w.ratios.oursOverSdk) goal(`latency ${workload}: ours / Agent SDK (p50)`, "<= 0.9", w.ratios.oursOverSdk.p50, w.ratios.oursOverSdk.p50 <= 0.9);
+    // Retired: cold ours / Agent SDK <= 0.9 (the SDK spawns the same CLI, so cold parity is the floor); the figure stays in the latency table.
     // Warm processes (issue: start-up off the critical path): against a cold call and against the Agent SDK.
     const warm = w.variants.warm?.ms?.p50;
     if (warm && w.variants.ours) goal(`latency ${workload}: warm / cold (p50)`, "<= 0.5", ratioOf(warm, w.variants.ours.ms.p50), warm / w.variants.ours.ms.p50 <= 0.5);
@@ -73,6 +73,7 @@ const reuse = sections.reuse;
 if (reuse) {
   for (const [workload, b] of Object.entries(reuse.burst)) {
     goal(`reuse ${workload}: reused / reuse floor (p50)`, "<= 1.1", b.ratio, b.ratio <= 1.1);
+    if (workload === "loop" && b.rfloor.hostCpuMsP50 > 0) goal("reuse loop: host CPU per call, reused / reuse floor (p50)", "<= 1.5", ratioOf(b.reused.hostCpuMsP50, b.rfloor.hostCpuMsP50), b.reused.hostCpuMsP50 / b.rfloor.hostCpuMsP50 <= 1.5);
     const cold = lat?.[workload]?.variants.ours?.cliCpuMsP50;
     if (cold) goal(`reuse ${workload}: CLI CPU per call, reused / cold`, "<= 0.1", ratioOf(b.reused.cliCpuMsPerCall, cold), b.reused.cliCpuMsPerCall / cold <= 0.1);
   }
@@ -83,12 +84,8 @@ if (reuse) {
 }
 const tools = sections.tools;
 if (tools) goal("tool-call overhead p50, end to end (ms)", "< 1", tools.e2e.toolCalls.p50, tools.e2e.toolCalls.p50 < 1);
+// Retired: parser >= 0.8x JSON.parse (not a bottleneck at the CLI's output rate); the figures stay in the parser table.
 const parser = sections.parser;
-if (parser) {
-  for (const corpus of ["recorded", "bigLines"]) {
-    goal(`parser ${corpus}: ours / JSON.parse throughput`, ">= 0.8", parser[corpus].ratioVsJsonParse, parser[corpus].ratioVsJsonParse >= 0.8);
-  }
-}
 const recorder = sections.recorder;
 if (recorder) goal("recorder cost per run, p50 (ms)", "< 1% of a 400 ms call", recorder.perRunMs.p50, recorder.perRunMs.p50 < 4);
 const ingest = sections.ingest;
