@@ -193,7 +193,7 @@ if (sections.recorder) {
 }
 if (sections.concurrency) {
   const c = sections.concurrency;
-  table(`Concurrency: simultaneous 5-tool agent loops, cold (median of ${c.reps}; parent RSS baseline ${c.parentRssBaselineMiB} MiB)`, ["loops", "limit", "wall ms", "loops/s", "scaling", "per-loop p50 ms", "parent RSS peak MiB", "CLI children RSS peak MiB"], c.rows.map((r) => [r.loops, r.maxConcurrentRuns, r.wallMs, fmt(r.loopsPerSecond, 2), fmt(r.scaling, 2), r.perLoopMsP50, fmt(r.parentRssPeakMiB, 1), r.childrenRssPeakMiB]));
+  table(`Concurrency: simultaneous 5-tool agent loops, cold and reused (median of ${c.reps}; parent RSS baseline ${c.parentRssBaselineMiB} MiB)`, ["loops", "limit", "processes", "wall ms", "loops/s", "scaling", "per-loop p50 ms", "parent RSS peak MiB", "CLI children RSS peak MiB"], c.rows.map((r) => [r.loops, r.maxConcurrentRuns, r.reuse ? "reused" : "cold", r.wallMs, fmt(r.loopsPerSecond, 2), fmt(r.scaling, 2), r.perLoopMsP50, fmt(r.parentRssPeakMiB, 1), r.childrenRssPeakMiB]));
 }
 if (ingest) {
   const runs = Object.values(ingest.runs);
