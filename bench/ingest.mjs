@@ -92,8 +92,18 @@ async function ingest(name, apiArgs, extra = {}, count = calls) {
     api: counts,
     rejection,
     waitCpu: cpuAtWait.ms === undefined ? undefined : { waitMs: Math.round(cpuAtWait.ms), selfCpuMs: Math.round(cpuAtWait.selfMs), reapedChildrenCpuMs: Math.round(cpuAtWait.childrenMs), selfCpuPercentOfOneCore: Math.round((cpuAtWait.selfMs / cpuAtWait.ms) * 1000) / 10 },
+    // Where the extra time goes: the pause (from the first rejection the CLI reported to its end), and after it.
+    timeline: timeline(events, started, wallMs),
     events: Object.fromEntries(["rate_limit_observed", "wait_started", "wait_tick", "wait_finished", "concurrency_adjusted", "call_retry"].map((type) => [type, events.filter((event) => event.type === type).length])),
   };
+}
+
+function timeline(events, started, wallMs) {
+  const at = (type) => events.find((event) => event.type === type)?.t;
+  const waitStarted = at("wait_started");
+  const waitFinished = at("wait_finished");
+  if (waitStarted === undefined || waitFinished === undefined) return undefined;
+  return { pauseStartMs: Math.round(waitStarted - started), pauseMs: Math.round(waitFinished - waitStarted), afterPauseMs: Math.round(started + wallMs - waitFinished) };
 }
 
 // Warm-up: the CLI version check, the first CLI start, JIT.
@@ -106,6 +116,19 @@ await cleanup();
 
 const scriptedWaitMs = wait.rejection ? wait.rejection.headerResetAt - wait.rejection.at : undefined;
 const extraMs = wait.wallMs - baseline.wallMs;
+// The split of the extra time: the pause beyond the scripted wait (our reset margin plus the CLI's
+// report lag), the calls whose first attempt the limit rejected (run again), and the rest (ramp-up).
+const perCallMs = baseline.wallMs / calls;
+const t = wait.timeline;
+const breakdown = t && scriptedWaitMs
+  ? {
+      pauseBeyondScriptedWaitMs: t.pauseMs - scriptedWaitMs,
+      retriedCalls: wait.events.call_retry,
+      // Without the limit the calls after the pause would take their share of the baseline's time.
+      afterPauseOverBaselineShareMs: Math.round(t.afterPauseMs - (calls - rejectAfter) * perCallMs),
+      beforePauseOverBaselineShareMs: Math.round(t.pauseStartMs - rejectAfter * perCallMs),
+    }
+  : undefined;
 emit({
   calls,
   concurrency,
@@ -115,5 +138,6 @@ emit({
   scriptedWaitMs,
   extraMs,
   extraOverScriptedWait: scriptedWaitMs ? Math.round((extraMs / scriptedWaitMs) * 1000) / 1000 : undefined,
+  breakdown,
   runs: { baseline, wait, maxWait },
 });

@@ -4,7 +4,7 @@
  * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json. Not part of `npm test`.
  * docs/performance.md explains the method and each figure.
  *
- *   node bench/run.mjs [--only latency,reuse,tools,parser,recorder,concurrency,memory,ingest] [--runs 20] [--quick] [--no-sdk]
+ *   node bench/run.mjs [--only latency,reuse,tools,parser,recorder,concurrency,memory,ingest,usage] [--runs 20] [--quick] [--no-sdk]
  *
  * Each section runs in its own Node process (so memory figures are that section's own). The only
  * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
@@ -12,10 +12,11 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
+import { usageGoals, usageTable } from "./lib/usage-report.mjs";
 import { BENCH_DIR, DIST, SDK_VERSION, argValue, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
 
 const quick = hasFlag("quick");
-const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse,ingest,lifecycle").split(",");
+const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse,ingest,lifecycle,usage").split(",");
 const runs = argValue("runs", quick ? 5 : 20);
 const withSdk = !hasFlag("no-sdk");
 
@@ -23,7 +24,7 @@ if (!existsSync(join(DIST, "index.js"))) {
   log("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`.");
   process.exit(1);
 }
-if (withSdk && (only.includes("latency") || only.includes("reuse"))) ensureSdk();
+if (withSdk && (only.includes("latency") || only.includes("reuse") || only.includes("usage"))) ensureSdk();
 
 const machine = machineInfo();
 log(`ktx-claude-code bench: ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, CLI ${machine.cli}; load ${machine.loadavgAtStart.join(" ")}`);
@@ -47,6 +48,7 @@ await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["
 await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000"] : [], ["--no-warnings"]);
 await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
 await section("lifecycle", "lifecycle.mjs", quick ? ["--alternating", "6", "--budgets", "1,2,3"] : [], ["--no-warnings"]);
+await section("usage", "usage.mjs", [...(quick ? ["--calls", "1"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 
 const totalSeconds = Math.round((performance.now() - started) / 100) / 10;
@@ -61,7 +63,7 @@ const lat = sections.latency?.workloads;
 if (lat) {
   for (const [workload, w] of Object.entries(lat)) {
     if (w.ratios.oursOverFloor) goal(`latency ${workload}: ours / floor (p50)`, "<= 1.03", w.ratios.oursOverFloor.p50, w.ratios.oursOverFloor.p50 <= 1.03);
-    if (w.ratios.oursOverSdk) goal(`latency ${workload}: ours / Agent SDK (p50)`, "<= 0.9", w.ratios.oursOverSdk.p50, w.ratios.oursOverSdk.p50 <= 0.9);
+    // Retired: cold ours / Agent SDK <= 0.9 (the SDK spawns the same CLI, so cold parity is the floor); the figure stays in the latency table.
     // Warm processes (issue: start-up off the critical path): against a cold call and against the Agent SDK.
     const warm = w.variants.warm?.ms?.p50;
     if (warm && w.variants.ours) goal(`latency ${workload}: warm / cold (p50)`, "<= 0.5", ratioOf(warm, w.variants.ours.ms.p50), warm / w.variants.ours.ms.p50 <= 0.5);
@@ -72,6 +74,7 @@ const reuse = sections.reuse;
 if (reuse) {
   for (const [workload, b] of Object.entries(reuse.burst)) {
     goal(`reuse ${workload}: reused / reuse floor (p50)`, "<= 1.1", b.ratio, b.ratio <= 1.1);
+    if (workload === "loop" && b.rfloor.hostCpuMsP50 > 0) goal("reuse loop: host CPU per call, reused / reuse floor (p50)", "<= 1.5", ratioOf(b.reused.hostCpuMsP50, b.rfloor.hostCpuMsP50), b.reused.hostCpuMsP50 / b.rfloor.hostCpuMsP50 <= 1.5);
     const cold = lat?.[workload]?.variants.ours?.cliCpuMsP50;
     if (cold) goal(`reuse ${workload}: CLI CPU per call, reused / cold`, "<= 0.1", ratioOf(b.reused.cliCpuMsPerCall, cold), b.reused.cliCpuMsPerCall / cold <= 0.1);
   }
@@ -87,23 +90,22 @@ if (lifecycle) {
 }
 const tools = sections.tools;
 if (tools) goal("tool-call overhead p50, end to end (ms)", "< 1", tools.e2e.toolCalls.p50, tools.e2e.toolCalls.p50 < 1);
+// Retired: parser >= 0.8x JSON.parse (not a bottleneck at the CLI's output rate); the figures stay in the parser table.
 const parser = sections.parser;
-if (parser) {
-  for (const corpus of ["recorded", "bigLines"]) {
-    goal(`parser ${corpus}: ours / JSON.parse throughput`, ">= 0.8", parser[corpus].ratioVsJsonParse, parser[corpus].ratioVsJsonParse >= 0.8);
-  }
-}
 const recorder = sections.recorder;
 if (recorder) goal("recorder cost per run, p50 (ms)", "< 1% of a 400 ms call", recorder.perRunMs.p50, recorder.perRunMs.p50 < 4);
 const ingest = sections.ingest;
 if (ingest) {
   const { wait, maxWait } = ingest.runs;
   goal(`ingest: failed calls with a ${ingest.scriptedWaitMs} ms reset wait`, "0", wait.failed, wait.failed === 0);
-  goal("ingest: extra time / scripted reset wait", "<= 1.1", ingest.extraOverScriptedWait, ingest.extraOverScriptedWait <= 1.1);
+  // A negative extra means the baseline ran slower than the run with the wait: the machine's load changed, nothing was measured.
+  goal("ingest: extra time / scripted reset wait", "<= 1.1 (and >= 0)", ingest.extraOverScriptedWait, ingest.extraMs >= 0 && ingest.extraOverScriptedWait <= 1.1);
   goal("ingest: our CPU while waiting (% of one core)", "< 2", wait.waitCpu?.selfCpuPercentOfOneCore, (wait.waitCpu?.selfCpuPercentOfOneCore ?? Infinity) < 2);
   const unanswered = ingest.calls - maxWait.api.answered;
   goal(`ingest: UsageLimitErrors with maxWaitMs ${ingest.maxWaitMs} below the reset`, `= calls without an answer (${unanswered}), no other error`, maxWait.usageLimitErrors, maxWait.usageLimitErrors === unanswered && maxWait.failed === unanswered);
 }
+const usage = sections.usage;
+if (usage) usageGoals(usage, goal);
 const memory = sections.memory;
 if (memory) goal(`memory: parent RSS growth over ${memory.streamedMiB} MiB streamed (MiB)`, "< 100, flat", memory.rssGrowthMiB, memory.rssGrowthMiB < 100);
 
@@ -198,7 +200,7 @@ if (sections.recorder) {
 }
 if (sections.concurrency) {
   const c = sections.concurrency;
-  table(`Concurrency: simultaneous 5-tool agent loops, cold (median of ${c.reps}; parent RSS baseline ${c.parentRssBaselineMiB} MiB)`, ["loops", "limit", "wall ms", "loops/s", "scaling", "per-loop p50 ms", "parent RSS peak MiB", "CLI children RSS peak MiB"], c.rows.map((r) => [r.loops, r.maxConcurrentRuns, r.wallMs, fmt(r.loopsPerSecond, 2), fmt(r.scaling, 2), r.perLoopMsP50, fmt(r.parentRssPeakMiB, 1), r.childrenRssPeakMiB]));
+  table(`Concurrency: simultaneous 5-tool agent loops, cold and reused (median of ${c.reps}; parent RSS baseline ${c.parentRssBaselineMiB} MiB)`, ["loops", "limit", "processes", "wall ms", "loops/s", "scaling", "per-loop p50 ms", "parent RSS peak MiB", "CLI children RSS peak MiB"], c.rows.map((r) => [r.loops, r.maxConcurrentRuns, r.reuse ? "reused" : "cold", r.wallMs, fmt(r.loopsPerSecond, 2), fmt(r.scaling, 2), r.perLoopMsP50, fmt(r.parentRssPeakMiB, 1), r.childrenRssPeakMiB]));
 }
 if (ingest) {
   const runs = Object.values(ingest.runs);
@@ -222,6 +224,7 @@ if (sections.lifecycle) {
     Object.entries(l.sequence).map(([name, r]) => [name, r.calls, r.reused, r.spareStarts, r.cold, r.wallMs, r.idleProcesses, r.idleRssMiB]),
   );
 }
+if (usage) usageTable(usage, table, fmt);
 table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met ? "yes" : "NO"]));
 
 // A partial run (--only) gets its own file, so it never overwrites the figures of a full run.

@@ -33,7 +33,7 @@ export class UnsupportedLlmBackendError extends ClaudeCodeError {
   }
 }
 
-/** The claude-code runtime's options, plus the AI SDK runtime's (`repairToolCall`, `telemetry`, `maxRetries`: anthropic only). */
+/** The claude-code runtime's options, plus the AI SDK runtime's (`repairToolCall`, `maxRetries`: anthropic only; `telemetry`: both). */
 export interface CreateKtxLlmRuntimeOptions
   extends Omit<ClaudeCodeRuntimeOptions, "models" | "logger" | "timeoutMs" | "toolTimeoutMs" | "telemetry">,
     Pick<AiSdkKtxLlmRuntimeOptions, "repairToolCall" | "telemetry" | "maxRetries" | "timeoutMs" | "toolTimeoutMs"> {
@@ -68,13 +68,15 @@ export function createKtxLlmRuntime(config: KtxLlmConfig | string | unknown, opt
     case "claude-code": {
       for (const warning of claudeCodeConfigWarnings(parsed)) logger.warn(`${warning.message} ${warning.fix}`);
       const { getModel, repairToolCall, telemetry, maxRetries, ...runtimeOptions } = options;
-      const unused = Object.entries({ getModel, repairToolCall, telemetry, maxRetries }).filter(([, value]) => value !== undefined);
+      const unused = Object.entries({ getModel, repairToolCall, maxRetries }).filter(([, value]) => value !== undefined);
       if (unused.length > 0) {
         const names = unused.map(([name]) => name).join(", ");
         logger.warn(unused.length === 1 ? `${names} is an AI SDK option; the claude-code backend ignores it.` : `${names} are AI SDK options; the claude-code backend ignores them.`);
       }
       return new ClaudeCodeRuntime({
         ...runtimeOptions,
+        // The AI SDK's telemetry settings give the same spans here (src/runtime/spans.ts).
+        ...(telemetry !== undefined && runtimeOptions.experimentalTelemetry === undefined ? { experimentalTelemetry: telemetry } : {}),
         models: { ...parsed.models, default: defaultModel! },
         modelsSource: options.modelsSource ?? parsed.source ?? "the KTX llm configuration",
         // ktx.yaml's ingest.rateLimit paces the calls unless the caller brings its own settings or KTX's governor.
@@ -91,7 +93,7 @@ export function createKtxLlmRuntime(config: KtxLlmConfig | string | unknown, opt
         backend,
         promptCaching: resolvePromptCaching(parsed),
         repairToolCall: options.repairToolCall,
-        telemetry: options.telemetry,
+        telemetry: options.telemetry ?? options.experimentalTelemetry,
         maxRetries: options.maxRetries,
         timeoutMs: options.timeoutMs,
         toolTimeoutMs: options.toolTimeoutMs,
@@ -122,6 +124,7 @@ const CLAUDE_CODE_ONLY_OPTIONS = [
   "onEvent",
   "includePartialMessages",
   "apiRetryBudgetMs",
+  "thinking",
 ] as const satisfies ReadonlyArray<keyof CreateKtxLlmRuntimeOptions>;
 
 /**

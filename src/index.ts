@@ -13,7 +13,9 @@ export type {
 export { isAbortError } from "./port/ktx-port.js";
 export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
 export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/process-pool.js";
+export { type ThinkingOption, type ThinkingSetting, MIN_THINKING_BUDGET } from "./claude-code/thinking.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";
+export type { ExperimentalTelemetry } from "./runtime/spans.js";
 export { runClaudeCodeAuthProbe, runClaudeCodeAuthProbeDetailed, type AuthProbeOptions, type AuthProbeResult, type AuthProbeDetails } from "./claude-code/auth-probe.js";
 export { mapStopReason, type RunLoopStopReason } from "./claude-code/stop-reason.js";
 export { buildCliArgs, checkInit } from "./claude-code/isolation.js";

@@ -44,6 +44,7 @@ import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import type { RunLoopStopReason } from "../port/ktx-port.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
 import { type CallClock, type LoopTracker, emptyUsage } from "../runtime/port-support.js";
+import { type ExperimentalTelemetry, resolveTelemetry } from "../runtime/spans.js";
 import {
   type KtxGenerateObjectInput,
   type KtxGenerateTextInput,
@@ -72,8 +73,11 @@ export interface AiSdkKtxLlmRuntimeOptions {
    * without it they are validated like the claude-code bridge does (same error text to the model).
    */
   repairToolCall?: ToolCallRepairFunction<ToolSet>;
-  /** Passed as `experimental_telemetry` to every call (OTEL spans); claude-code has no equivalent. */
-  telemetry?: TelemetrySettings;
+  /**
+   * Passed as `experimental_telemetry` to every call (OTEL spans): the AI SDK's settings, or KTX's factory
+   * `(telemetryTags) => TelemetrySettings`, called with a loop's tags (`{}` for text and object calls).
+   */
+  telemetry?: ExperimentalTelemetry;
   /** AI SDK retries of failed API calls (default 2, the AI SDK's). */
   maxRetries?: number;
   timeoutMs?: number;
@@ -91,6 +95,8 @@ interface CallSpec {
   signal?: AbortSignal;
   timeoutMs?: number;
   output?: ReturnType<typeof Output.object>;
+  /** A loop's tags, for a telemetry factory. */
+  telemetryTags?: Record<string, string>;
   onStep?(step: StepResult<ToolSet>, stepIndex: number): void;
 }
 
@@ -177,6 +183,7 @@ export class AiSdkKtxLlmRuntime extends PortRuntime {
   protected async runLoop(params: RunLoopParams, tools: PreparedTool[], signal: AbortSignal | undefined, tracker: LoopTracker): Promise<LoopOutcome> {
     const outcome = await this.call({
       role: params.modelRole,
+      telemetryTags: params.telemetryTags,
       system: params.systemPrompt,
       prompt: params.userPrompt,
       maxTurns: params.stepBudget,
@@ -253,7 +260,7 @@ export class AiSdkKtxLlmRuntime extends PortRuntime {
         ...(spec.output ? { output: spec.output } : {}),
         ...(this.options.maxRetries === undefined ? {} : { maxRetries: this.options.maxRetries }),
         ...(this.options.repairToolCall ? { experimental_repairToolCall: this.options.repairToolCall } : {}),
-        ...(this.options.telemetry ? { experimental_telemetry: this.options.telemetry } : {}),
+        ...(this.options.telemetry ? { experimental_telemetry: resolveTelemetry(this.options.telemetry, spec.telemetryTags) } : {}),
         abortSignal: controller.signal,
         prepareStep: ({ stepNumber, messages }) => {
           // History breakpoint: from the second step on, the latest message (the tool results) is history.

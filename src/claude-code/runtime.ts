@@ -14,6 +14,7 @@ import { RunLimiter } from "../runtime/limiter.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
 import type { CallClock, LoopTracker } from "../runtime/port-support.js";
+import type { ExperimentalTelemetry } from "../runtime/spans.js";
 import { type AttemptHooks, type CallLimits, type LimitsRuntimeOptions, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, armedTimeout, createCallLimits, rateLimitOptionsSchema, timeoutSchema } from "../limits/index.js";
 import { type ResolvedModels, resolveRoleModels, unknownModelError } from "./models.js";
 import {
@@ -38,6 +39,7 @@ import { type PoolStats, ProcessPool, type ReuseOptions, type WarmOptions } from
 import { requireProjectDir } from "./project-dir.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
+import { type ThinkingOption, thinkingEnv, thinkingFor, thinkingOptionSchema } from "./thinking.js";
 
 export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   projectDir: string;
@@ -71,6 +73,16 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   toolTimeoutMs?: number;
   /** Stream the model's text to `onEvent` as `text_delta` events (the CLI's --include-partial-messages). */
   includePartialMessages?: boolean;
+  /**
+   * The requests' `thinking`, for every role or per role like `models`: `"adaptive"` (default, the CLI's
+   * choice), `"off"` (`thinking: {type: "disabled"}`) or `{ budgetTokens }` (docs/parity.md#thinking).
+   */
+  thinking?: ThinkingOption;
+  /**
+   * OpenTelemetry spans shaped like the AI SDK's (`ai.generateText`, `ai.generateObject`, `ai.toolCall`):
+   * the AI SDK's `TelemetrySettings`, or KTX's `(telemetryTags) => TelemetrySettings`. Off by default.
+   */
+  experimentalTelemetry?: ExperimentalTelemetry;
   maxLineBytes?: number;
   /** CLI processes allowed at once; more calls wait. Default: the machine's available parallelism. */
   maxConcurrentRuns?: number;
@@ -117,6 +129,10 @@ const optionsSchema = z.strictObject({
   idleTimeoutMs: z.number().int().nonnegative().optional(),
   toolTimeoutMs: timeoutSchema.optional(),
   includePartialMessages: z.boolean().optional(),
+  thinking: thinkingOptionSchema.optional(),
+  experimentalTelemetry: z
+    .custom<ExperimentalTelemetry>((value) => typeof value === "function" || (typeof value === "object" && value !== null), "must be the AI SDK's TelemetrySettings or (telemetryTags) => TelemetrySettings")
+    .optional(),
   rateLimit: rateLimitOptionsSchema.optional(),
   rateLimitGovernor: z
     .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "needs waitForReady, report and maxRetryAttempts (KTX's governor shape)")
@@ -308,6 +324,10 @@ export class ClaudeCodeRuntime extends PortRuntime {
     return this.resolveModel(role);
   }
 
+  protected override portTelemetry(): { option: ExperimentalTelemetry; provider: string } | undefined {
+    return this.options.experimentalTelemetry ? { option: this.options.experimentalTelemetry, provider: "claude-code" } : undefined;
+  }
+
   /** Rate limits (src/limits/): every attempt waits for the governor; one a limit stopped before anything acted runs again. */
   private call(spec: CallSpec): Promise<CallOutput> {
     const unitKey = (spec as { telemetryTags?: { unitKey?: string } }).telemetryTags?.unitKey;
@@ -329,6 +349,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
       passEnv: this.options.passEnv,
       telemetry: this.options.telemetry,
+      launchSettings: thinkingEnv(thinkingFor(this.options.thinking, role)),
     });
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.

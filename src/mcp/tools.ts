@@ -154,6 +154,21 @@ export function prepareToolSet(toolSet: KtxRuntimeToolSet): PreparedTool[] {
   });
 }
 
+/**
+ * A schema's JSON Schema, converted once per schema object: KTX builds its tool sets per call from the
+ * same schemas, and the conversion was a measurable share of a reused loop's host CPU (docs/performance.md).
+ * Each caller gets its own copy, so nothing it does to the result reaches the cache.
+ */
+const jsonSchemaCache = new WeakMap<object, string>();
+function inputJsonSchema(inputSchema: z.ZodType): Record<string, unknown> {
+  let cached = jsonSchemaCache.get(inputSchema);
+  if (cached === undefined) {
+    cached = JSON.stringify(z.toJSONSchema(inputSchema, { io: "input" }));
+    jsonSchemaCache.set(inputSchema, cached);
+  }
+  return JSON.parse(cached) as Record<string, unknown>;
+}
+
 function prepareTool(label: string, entry: unknown): PreparedTool {
   if (typeof entry !== "object" || entry === null) {
     throw new ToolDefinitionError(`Tool "${label}" must be an object with name, description, inputSchema and execute; got ${describe(entry)}.`);
@@ -178,7 +193,7 @@ function prepareTool(label: string, entry: unknown): PreparedTool {
   }
   let jsonSchema: Record<string, unknown>;
   try {
-    jsonSchema = z.toJSONSchema(inputSchema, { io: "input" }) as Record<string, unknown>;
+    jsonSchema = inputJsonSchema(inputSchema);
   } catch (error) {
     throw new ToolDefinitionError(`Tool "${name}" inputSchema cannot be converted to JSON Schema: ${errorMessage(error)}.`, { cause: error });
   }

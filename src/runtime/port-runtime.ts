@@ -10,6 +10,7 @@ import { AbortError, ClaudeCodeError, InvalidInputError } from "../errors/index.
 import { type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { KtxLlmRuntimePort } from "../port/ktx-port.js";
 import type { Logger } from "../session/logger.js";
+import { type CallTrace, type ExperimentalTelemetry, type TracedOperation, resolveTelemetry, startCallTrace } from "./spans.js";
 import {
   CallClock,
   LoopTracker,
@@ -42,6 +43,9 @@ export interface CloseOptions {
   abortInFlight?: boolean;
 }
 
+/** A loop's stop reason as the AI SDK's unified finish reason of its last step. */
+const LOOP_FINISH: Record<RunLoopResult["stopReason"], string> = { natural: "stop", budget: "tool-calls", error: "error" };
+
 export abstract class PortRuntime implements KtxLlmRuntimePort {
   protected abstract readonly logger: Logger;
   private readonly failures = new ToolFailureCounter();
@@ -59,6 +63,20 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
   protected abstract runLoop(params: RunLoopParams, tools: PreparedTool[], signal: AbortSignal | undefined, tracker: LoopTracker): Promise<LoopOutcome>;
   /** The model id a failed loop reports. */
   protected abstract loopModel(role: ModelRole): string;
+
+  /**
+   * Spans at the port (src/runtime/spans.ts) for a runtime whose calls make none of their own; the AI
+   * SDK runtime leaves this off, since `generateText` records the same spans itself.
+   */
+  protected portTelemetry(): { option: ExperimentalTelemetry; provider: string } | undefined {
+    return undefined;
+  }
+
+  private startTrace(operation: TracedOperation, role: ModelRole, tags: Record<string, string> | undefined, system: string | undefined, prompt: string): CallTrace | undefined {
+    const telemetry = this.portTelemetry();
+    if (!telemetry) return undefined;
+    return startCallTrace(operation, resolveTelemetry(telemetry.option, tags), { model: this.loopModel(role), provider: telemetry.provider, system, prompt });
+  }
 
   /** KTX's port: the answer text. */
   async generateText(input: KtxGenerateTextInput): Promise<string> {
@@ -80,7 +98,16 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
   async generateTextResult(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult> {
     requirePrompt(input?.prompt);
     const signal = this.startSignal(input);
-    return this.measured(input, (clock) => this.runText(input, signal, clock));
+    const traced = this.startTrace("ai.generateText", input.role ?? "default", undefined, input.system, input.prompt);
+    const call = traced && input.tools ? { ...input, tools: traced.wrapTools(input.tools) } : input;
+    try {
+      const result = await this.measured(call, (clock) => this.runText(call, signal, clock));
+      traced?.succeed({ usage: result.usage, model: result.model, text: result.text, finishReason: "stop" });
+      return result;
+    } catch (error) {
+      traced?.fail(error);
+      throw error;
+    }
   }
 
   /** `generateObject` with everything known about the call (the same type arguments, or none). */
@@ -92,7 +119,16 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
       throw new InvalidInputError("generateObject needs a zod schema in `schema`.");
     }
     const signal = this.startSignal(input);
-    return this.measured(input, (clock) => this.runObject<TOutput>(input, signal, clock));
+    const traced = this.startTrace("ai.generateObject", input.role ?? "default", undefined, input.system, input.prompt);
+    const call = traced && input.tools ? { ...input, tools: traced.wrapTools(input.tools) } : input;
+    try {
+      const result = await this.measured(call, (clock) => this.runObject<TOutput>(call, signal, clock));
+      traced?.succeed({ usage: result.usage, model: result.model, object: result.object, finishReason: "stop" });
+      return result;
+    } catch (error) {
+      traced?.fail(error);
+      throw error;
+    }
   }
 
   /**
@@ -103,15 +139,25 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
   async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult> {
     requirePrompt(params?.userPrompt);
     requireStepBudget(params.stepBudget);
-    const tools = prepareToolSet(params.toolSet);
+    const prepared = prepareToolSet(params.toolSet);
     const signal = this.startSignal(params);
     const unitKey = params.telemetryTags?.unitKey;
-    const tracker = new LoopTracker((stepIndex) => notifyStepFinish(params, stepIndex, this.logger));
+    // KTX's AI SDK runtime runs a loop as one generateText call.
+    const traced = this.startTrace("ai.generateText", params.modelRole, params.telemetryTags, params.systemPrompt, params.userPrompt);
+    const tools = traced ? traced.wrapTools(prepared) : prepared;
+    const tracker = new LoopTracker((stepIndex) => {
+      traced?.step();
+      notifyStepFinish(params, stepIndex, this.logger);
+    });
     try {
       const outcome = await this.runLoop(params, tools, signal, tracker);
       this.failures.add(unitKey, outcome.toolFailures);
+      const end = { usage: outcome.usage, model: outcome.model, text: outcome.text, finishReason: LOOP_FINISH[outcome.stopReason] };
+      if (outcome.stopReason === "error") traced?.fail(outcome.error ?? new Error("the loop ended with an error"), end);
+      else traced?.succeed(end);
       return { ...outcome, metrics: tracker.metrics(outcome.usage) };
     } catch (error) {
+      traced?.fail(error);
       if (!ClaudeCodeError.isInstance(error) || error instanceof InvalidInputError) throw error;
       // Tool calls that settled before the failure count for the unit like any others.
       const failed = failedLoopResult(error, { tracker, model: this.loopModel(params.modelRole), transcriptPath: error.transcriptPath });

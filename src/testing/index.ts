@@ -38,3 +38,4 @@ export {
   type ScenarioRunOptions,
   type Outcome,
 } from "./scenarios.js";
+export { createInMemoryTracer, enableAsyncContext, type InMemoryTracer, type RecordedSpan } from "./in-memory-tracer.js";

@@ -188,6 +188,8 @@ export interface KtxClaudeCodeEnvOptions {
   passEnv?: readonly string[];
   /** OpenTelemetry export of the CLI (off by default; never taken from the base environment). */
   telemetry?: TelemetryOptions | false;
+  /** The library's own CLI switches for this launch (e.g. thinking, src/claude-code/thinking.ts); set last. */
+  launchSettings?: Record<string, string>;
 }
 
 /**
@@ -222,6 +224,8 @@ export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOption
   // A pinned CLI must never replace itself.
   result.DISABLE_AUTOUPDATER = "1";
   if (options.disableNonessentialTraffic !== false) result.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1";
+  // The `<total_tokens>` reminder in every user turn is nothing a caller asked for (docs/performance.md#what-a-request-carries).
+  result.CLAUDE_CODE_TOTAL_TOKENS_REMINDER = "off";
   if (options.apiEndpoint) {
     // The endpoint's own credential is the only one: the user's real token must never reach a test server.
     delete result.CLAUDE_CODE_OAUTH_TOKEN;
@@ -230,5 +234,6 @@ export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOption
     else result.CLAUDE_CODE_OAUTH_TOKEN = options.apiEndpoint.oauthToken;
   }
   if (options.telemetry) Object.assign(result, telemetryEnv(options.telemetry));
+  if (options.launchSettings) Object.assign(result, options.launchSettings);
   return result;
 }

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { StructuredOutputError } from "../../src/index.js";
+import { createInMemoryTracer, enableAsyncContext } from "../../src/testing/in-memory-tracer.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { cleanup, remainingChildren, systemText } from "../support.js";
 import { MODEL, bothSides, calls, lookup, outcomeOf, seenToolResults, side } from "./harness.js";
@@ -171,30 +172,38 @@ describe("deliberate differences", () => {
     expect(sides["ai-sdk"]).toMatchObject({ error: "ClaudeCodeApiError", requests: 1 });
   });
 
-  it("telemetry: the AI SDK runtime passes experimental_telemetry (OTEL spans); the claude-code runtime has no telemetry option", async () => {
-    const spans: string[] = [];
-    const span: Record<string, (...args: unknown[]) => unknown> = {};
-    for (const method of ["setAttributes", "setAttribute", "addEvent", "setStatus", "updateName", "addLink", "addLinks"]) span[method] = () => span;
-    span.end = () => undefined;
-    span.recordException = () => undefined;
-    span.isRecording = () => true;
-    span.spanContext = () => ({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 1 });
-    const tracer = {
-      startSpan: (name: string) => (spans.push(name), span),
-      startActiveSpan: (name: string, ...args: unknown[]) => (spans.push(name), (args.at(-1) as (s: unknown) => unknown)(span)),
-    };
-    const ai = await side("ai-sdk", () => turn.text("ok"), { extra: { telemetry: { isEnabled: true, tracer: tracer as never, functionId: "ktx-triage" } } });
-    await ai.runtime.generateTextResult({ prompt: "hi" });
-    expect(spans).toContain("ai.generateText");
-    expect(spans).toContain("ai.generateText.doGenerate");
-    const warnings: string[] = [];
-    const cli = await side("claude-code", () => turn.text("ok"), {
-      extra: { telemetry: { isEnabled: true, tracer: tracer as never }, logger: { debug() {}, info() {}, warn: (m) => void warnings.push(m), error() {} } },
-    });
-    spans.length = 0;
-    await cli.runtime.generateTextResult({ prompt: "hi" });
-    expect(spans).toEqual([]);
-    expect(warnings).toEqual([expect.stringMatching(/telemetry is an AI SDK option; the claude-code backend ignores it/)]);
+  it("telemetry: with KTX's factory shape both backends give one ai.generateText span per loop, ai.toolCall children and the tags as metadata", async () => {
+    const disable = enableAsyncContext();
+    try {
+      const traces: Record<string, ReturnType<typeof createInMemoryTracer>> = {};
+      for (const kind of ["ai-sdk", "claude-code"] as const) {
+        const memory = createInMemoryTracer();
+        traces[kind] = memory;
+        const createTelemetry = (telemetryTags: Record<string, string>) => ({ isEnabled: true, tracer: memory.tracer, functionId: telemetryTags.operationName, metadata: telemetryTags });
+        const { runtime } = await side(kind, (c) => (c.turnIndex === 0 ? turn.tools(c.call("lookup", { term: "churn" })) : turn.text("done")), { extra: { telemetry: createTelemetry } });
+        const loop = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "s", userPrompt: "u", toolSet: [lookup], stepBudget: 3, telemetryTags: { operationName: "ingest.workUnit", unitKey: "wu-1", source: "RESEARCH" } });
+        expect(loop.stopReason).toBe("natural");
+      }
+      for (const memory of Object.values(traces)) {
+        const root = memory.spans.find((span) => span.name === "ai.generateText" && span.parentSpanId === undefined)!;
+        expect(root.attributes).toMatchObject({ "operation.name": "ai.generateText ingest.workUnit", "ai.telemetry.metadata.unitKey": "wu-1", "ai.telemetry.metadata.source": "RESEARCH", "ai.response.finishReason": "stop" });
+        expect(typeof root.attributes["ai.usage.totalTokens"]).toBe("number");
+        const tool = memory.spans.find((span) => span.name === "ai.toolCall")!;
+        expect(tool.parentSpanId).toBe(root.spanId);
+        expect(tool.attributes).toMatchObject({ "ai.toolCall.name": "lookup", "ai.telemetry.metadata.unitKey": "wu-1" });
+        expect(memory.spans.filter((span) => span.name === "ai.generateText.doGenerate")).toHaveLength(2);
+        expect(memory.unended()).toEqual([]);
+      }
+      // The provider differs by name; the AI SDK also puts per-step usage on each doGenerate span, the CLI reports usage per call only.
+      expect(traces["ai-sdk"]!.spans.find((span) => span.name === "ai.generateText")!.attributes["ai.model.provider"]).toBe("anthropic.messages");
+      expect(traces["claude-code"]!.spans.find((span) => span.name === "ai.generateText")!.attributes["ai.model.provider"]).toBe("claude-code");
+      if (process.env.KTX_PRINT_TRACES) {
+        const keys = ["ai.telemetry.metadata.unitKey", "ai.toolCall.name", "ai.usage.totalTokens", "ai.model.provider"];
+        for (const [kind, memory] of Object.entries(traces)) process.stdout.write(`\n${kind}:\n${memory.tree(keys)}\n`);
+      }
+    } finally {
+      disable();
+    }
   });
 
   it("run facts: cost, session id and CLI version come from the CLI; the AI SDK runtime reports 0, the response id and an empty version", async () => {

@@ -1,0 +1,195 @@
+/**
+ * Section "usage": what one call costs in API requests and request bytes, for a one-turn text call,
+ * a structured object and a 2-tool agent loop, on three paths against one recording scripted API:
+ *   ours    ClaudeCodeRuntime (subscription endpoint: OAuth token, as a logged-in user runs it)
+ *   sdk     the Agent SDK's query() configured as KTX's own claude-code backend configures it
+ *           (system in front of the prompt for text and objects, maxTurns 1 / 5, no setting sources,
+ *           skills, plugins or built-in tools, strict MCP, no persistence, dontAsk, deny by default)
+ *   direct  the Messages request KTX's anthropic backend makes (AiSdkKtxLlmRuntime over @ai-sdk/anthropic)
+ * Bytes are the JSON request body, split into system, messages, tools and the rest. Not timed.
+ *
+ *   node bench/usage.mjs [--calls 3] [--no-sdk]
+ */
+import { argValue, cleanup, DUMMY_API_KEY, dist, emit, hasFlag, importSdk, isolatedEnv, log, sdkInstalled, tempDir } from "./lib/common.mjs";
+import { loadLibrary } from "./lib/variants.mjs";
+import { OBJECT_PROMPT, OBJECT_VALUE, SYSTEM, TEXT_PROMPT, TEXT_REPLY, loopToolName, loopToolText, loopTools, objectSchema } from "./lib/workloads.mjs";
+
+const calls = argValue("calls", 3);
+const withSdk = !hasFlag("no-sdk") && sdkInstalled();
+const MODEL_ID = "claude-sonnet-4-6";
+const LOOP_TOOLS = 2;
+const LOOP_PROMPT = "Run both curation steps, one tool each, then summarise.";
+const LOOP_REPLY = "Curated: both steps done.";
+const tools = loopTools.slice(0, LOOP_TOOLS);
+
+// The scripted model: answers by what the request offers, like bench/lib/workloads.mjs, with 2 steps.
+function scripted(body) {
+  const offered = (body?.tools ?? []).map((tool) => tool.name);
+  if (offered.includes("StructuredOutput")) return { toolCalls: [{ name: "StructuredOutput", input: OBJECT_VALUE }] };
+  // The AI SDK asks for a JSON answer through output_config.format (native structured outputs).
+  if (body?.output_config?.format) return { text: JSON.stringify(OBJECT_VALUE) };
+  const step = offered.find((name) => /step_\d+$/.test(name));
+  if (step) {
+    const prefix = step.slice(0, step.lastIndexOf("step_"));
+    const done = (body.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === "tool_result").length;
+    if (done < LOOP_TOOLS) return { toolCalls: [{ name: `${prefix}${loopToolName(done + 1)}`, input: { item: `candidate-${done + 1}` } }] };
+    return { text: LOOP_REPLY };
+  }
+  // A session-title request (the Agent SDK asks for one per query()) gets a title-shaped answer.
+  return { text: TEXT_REPLY };
+}
+
+const { startScriptedMessagesApi, SCRIPTED_OAUTH_TOKEN } = await import(dist("testing/index.js"));
+const api = await startScriptedMessagesApi((request) => scripted(request.body));
+const lib = await loadLibrary();
+
+const bytes = (value) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value)));
+function measure(requests) {
+  const parts = { system: 0, messages: 0, tools: 0, other: 0, total: 0 };
+  for (const { body } of requests) {
+    const total = bytes(body);
+    const system = bytes(body.system);
+    const messages = bytes(body.messages);
+    const toolBytes = bytes(body.tools);
+    Object.assign(parts, { system: parts.system + system, messages: parts.messages + messages, tools: parts.tools + toolBytes, other: parts.other + total - system - messages - toolBytes, total: parts.total + total });
+  }
+  return parts;
+}
+
+/** The `<system-reminder>` blocks the CLI put into the first user turn: first line and bytes each. */
+function reminders(request) {
+  const first = request?.body?.messages?.[0];
+  const blocks = Array.isArray(first?.content) ? first.content : [];
+  return blocks
+    .filter((block) => block.type === "text" && block.text.startsWith("<system-reminder>"))
+    .map((block) => ({ firstLine: block.text.split("\n")[1] ?? "", bytes: bytes(block.text) }));
+}
+
+async function measureVariant(name, run) {
+  const out = {};
+  for (const workload of ["text", "object", "loop"]) {
+    const from = api.messageRequests.length;
+    for (let i = 0; i < calls; i += 1) await run[workload]();
+    const requests = api.messageRequests.slice(from);
+    const parts = measure(requests);
+    const per = (x) => Math.round(x / calls);
+    out[workload] = {
+      requestsPerCall: Math.round((requests.length / calls) * 100) / 100,
+      requestBytesPerCall: per(parts.total),
+      bytesPerCall: { system: per(parts.system), messages: per(parts.messages), tools: per(parts.tools), other: per(parts.other) },
+      thinking: requests[0]?.body?.thinking ?? null,
+      ...(name === "direct" ? {} : { reminders: reminders(requests.find((r) => r.body?.messages?.length === 1) ?? requests[0]) }),
+    };
+    log(`  usage ${workload} ${name}: ${out[workload].requestsPerCall} requests, ${out[workload].requestBytesPerCall} bytes per call`);
+  }
+  return out;
+}
+
+function check(condition, message) {
+  if (!condition) throw new Error(`bench usage: wrong answer: ${message}`);
+}
+
+// ---------------------------------------------------------------- ours
+
+const ours = new lib.ClaudeCodeRuntime({
+  projectDir: tempDir("project"),
+  models: { default: "sonnet" },
+  env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tempDir("home") },
+  apiEndpoint: api.endpoint("subscription"),
+  warm: false,
+  reuse: false,
+});
+const loopParams = (systemPrompt) => ({ modelRole: "default", systemPrompt, userPrompt: LOOP_PROMPT, toolSet: tools, stepBudget: 4, telemetryTags: { operationName: "bench", unitKey: "wu-1", source: "RESEARCH" } });
+const oursRun = {
+  text: async () => check((await ours.generateText({ role: "triage", system: SYSTEM, prompt: TEXT_PROMPT })) === TEXT_REPLY, "ours text"),
+  object: async () => check((await ours.generateObject({ system: SYSTEM, prompt: OBJECT_PROMPT, schema: objectSchema })).rows === OBJECT_VALUE.rows, "ours object"),
+  loop: async () => {
+    const out = await ours.runAgentLoop(loopParams(SYSTEM));
+    check(out.stopReason === "natural" && out.toolCalls.length === LOOP_TOOLS, `ours loop ${out.stopReason}`);
+  },
+};
+
+// ---------------------------------------------------------------- direct (KTX's anthropic backend)
+
+const { createAnthropic } = await import("@ai-sdk/anthropic");
+const anthropic = createAnthropic({ baseURL: `${api.baseUrl}/v1`, apiKey: DUMMY_API_KEY });
+const direct = new lib.AiSdkKtxLlmRuntime({ getModel: () => anthropic(MODEL_ID) });
+const directRun = {
+  text: async () => check((await direct.generateText({ role: "triage", system: SYSTEM, prompt: TEXT_PROMPT })) === TEXT_REPLY, "direct text"),
+  object: async () => check((await direct.generateObject({ system: SYSTEM, prompt: OBJECT_PROMPT, schema: objectSchema })).rows === OBJECT_VALUE.rows, "direct object"),
+  loop: async () => {
+    const out = await direct.runAgentLoop(loopParams(SYSTEM));
+    check(out.stopReason === "natural" && out.toolCalls.length === LOOP_TOOLS, `direct loop ${out.stopReason} ${out.error?.message ?? ""}`);
+  },
+};
+
+// ---------------------------------------------------------------- the Agent SDK as KTX's backend uses it
+
+async function sdkRun() {
+  const { query, createSdkMcpServer, tool } = await importSdk();
+  const projectDir = tempDir("project");
+  const env = { ...isolatedEnv(tempDir("home")), ANTHROPIC_BASE_URL: api.baseUrl, CLAUDE_CODE_OAUTH_TOKEN: SCRIPTED_OAUTH_TOKEN };
+  const toolIds = tools.map((t) => lib.ktxToolId(t.name));
+  // KTX 0.12's claude-code backend options (../shared/ktx/README.md), with the same pinned binary.
+  const common = {
+    pathToClaudeCodeExecutable: lib.cli.path,
+    cwd: projectDir,
+    env,
+    model: MODEL_ID,
+    settingSources: [],
+    skills: [],
+    plugins: [],
+    tools: [],
+    strictMcpConfig: true,
+    disallowedTools: ["Bash", "Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "Task"],
+    persistSession: false,
+    permissionMode: "dontAsk",
+    canUseTool: async (name) => ({ behavior: "deny", message: `Tool ${name} is not available.` }),
+    stderr: () => undefined,
+  };
+  async function result(prompt, options) {
+    let found;
+    for await (const message of query({ prompt, options: { ...common, ...options } })) if (message.type === "result") found = message;
+    if (!found) throw new Error("sdk: no result");
+    return found;
+  }
+  const server = () =>
+    createSdkMcpServer({
+      name: "ktx",
+      version: "1.0.0",
+      tools: tools.map((t) => tool(t.name, t.description, { item: t.inputSchema.shape.item }, async (args) => ({ content: [{ type: "text", text: loopToolText(t.name, args) }] }))),
+    });
+  return {
+    // Text and object calls: system in front of the prompt, one user message.
+    text: async () => check((await result(`${SYSTEM}\n\n${TEXT_PROMPT}`, { maxTurns: 1 })).result === TEXT_REPLY, "sdk text"),
+    object: async () => {
+      const r = await result(`${SYSTEM}\n\n${OBJECT_PROMPT}`, { maxTurns: 5, outputFormat: { type: "json_schema", schema: lib.planObjectSchema(objectSchema).jsonSchema } });
+      check(r.structured_output?.rows === OBJECT_VALUE.rows, "sdk object");
+    },
+    loop: async () => {
+      const r = await result(LOOP_PROMPT, { systemPrompt: SYSTEM, maxTurns: 4, mcpServers: { ktx: server() }, allowedTools: toolIds });
+      check(r.result === LOOP_REPLY, `sdk loop ${JSON.stringify(r).slice(0, 200)}`);
+    },
+  };
+}
+
+const workloads = { text: { variants: {} }, object: { variants: {} }, loop: { variants: {} } };
+const variants = { ours: oursRun, direct: directRun };
+if (withSdk) variants.sdk = await sdkRun();
+else log("  usage: Agent SDK not installed (.cache/bench-sdk); run with the latency or reuse section once, or without --no-sdk");
+for (const [name, run] of Object.entries(variants)) {
+  const measured = await measureVariant(name, run);
+  for (const [workload, figures] of Object.entries(measured)) workloads[workload].variants[name] = figures;
+}
+for (const w of Object.values(workloads)) {
+  const { ours: o, sdk: s, direct: d } = w.variants;
+  w.ratios = {
+    ...(s ? { oursOverSdkRequests: Math.round((o.requestsPerCall / s.requestsPerCall) * 1000) / 1000, oursOverSdkBytes: Math.round((o.requestBytesPerCall / s.requestBytesPerCall) * 1000) / 1000 } : {}),
+    oursOverDirectBytes: Math.round((o.requestBytesPerCall / d.requestBytesPerCall) * 1000) / 1000,
+  };
+}
+
+await ours.close();
+await api.close();
+await cleanup();
+emit({ calls, model: MODEL_ID, loopTools: LOOP_TOOLS, workloads });
