@@ -10,74 +10,24 @@
  * unexpected retires it; a retiring process keeps the host alive until it is reaped.
  */
 import { randomUUID } from "node:crypto";
-import { AbortError, ClaudeCodeError, CliCrashError, CliNotFoundError, ProtocolError } from "../errors/index.js";
-import { type CliMessage, type ResultMessage, parseCliMessage } from "../protocol/messages.js";
-import type { InitializeRequest } from "../protocol/outbound.js";
-import { CliProcess, type CliProcessOptions, type ExitInfo, type ProcessHandlers } from "../transport/process.js";
-import { type ControlHandlers, ControlRequests, type WireDirection, answerControl } from "./control.js";
+import { AbortError, ClaudeCodeError, CliCrashError, ProtocolError } from "../errors/index.js";
+import { type CliMessage, parseCliMessage } from "../protocol/messages.js";
+import { CliProcess, type ExitInfo, type ProcessHandlers } from "../transport/process.js";
+import { ControlRequests, answerControl } from "./control.js";
 import { type Logger, silentLogger } from "./logger.js";
+import {
+  type ActiveCall,
+  DEFAULT_CONTROL_TIMEOUT_MS,
+  INTERRUPT_GRACE_MS,
+  type PooledProcessOptions,
+  type ProcessCall,
+  type ProcessCallEnd,
+  asClaudeCodeError,
+  crashError,
+} from "./process-call.js";
 import { CallTimers, ProcessCost, residentMiB } from "./support.js";
 
-/** How long one of our control requests (initialize excepted) may take before the process is retired. */
-export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
-/** How long a failed call waits for the CLI to end its turn after `interrupt` before the process is stopped. */
-export const INTERRUPT_GRACE_MS = 1_000;
-
-/** How a started process is switched to another model (binary/versions.ts); undefined: it cannot be. */
-export type ModelSwitch = "apply_flag_settings";
-
-export interface ProcessCall {
-  /** Sent on the process's first call only (system prompt, schema and MCP server are fixed afterwards). */
-  initialize: InitializeRequest;
-  prompt: string;
-  /** The call's model; the process is switched when its current one differs (it persists). */
-  model?: string;
-  /** Rewind and keep the process after the result; false: stdin EOF at the result, the process exits. */
-  keep: boolean;
-  /** Why the process ends after the call when it is not kept (`single use`, `call limit`, `pool closed`). */
-  endReason?: string;
-  control: ControlHandlers;
-  onMessage(message: CliMessage): void;
-  /** The initialize reply (first call only), before the prompt; throw to refuse the run. */
-  onInitialized?(response: Record<string, unknown>): void;
-  /** Every line in both directions, before it is interpreted (transcripts). */
-  onWire?(direction: WireDirection, text: string): void;
-  /** The process's exit, when it ends during the call or is retired right after it. */
-  onExit?(exit: ExitInfo): void;
-  timeoutMs?: number;
-  idleTimeoutMs?: number;
-  signal?: AbortSignal;
-}
-
-export interface ProcessCallEnd {
-  /** The call's result, with `total_cost_usd` and `modelUsage` made this call's own. */
-  result: ResultMessage;
-  stderrTail: string;
-  /** 1 for the process's first call. */
-  callIndex: number;
-  /** Settles once the process is rewound (true: it may serve again) or has exited (false). */
-  settled: Promise<boolean>;
-}
-
-export interface PooledProcessOptions {
-  process: CliProcessOptions;
-  modelSwitch?: ModelSwitch;
-  /** See DEFAULT_CONTROL_TIMEOUT_MS. */
-  controlTimeoutMs?: number;
-  logger?: Logger;
-}
-
-/** What the current call is waiting for. */
-export interface ActiveCall {
-  call: ProcessCall;
-  uuid: string | undefined;
-  result: ResultMessage | undefined;
-  failure: ClaudeCodeError | undefined;
-  sawInit: boolean;
-  inflight: Map<string, AbortController>;
-  timers: CallTimers;
-  done(): void;
-}
+export { DEFAULT_CONTROL_TIMEOUT_MS, INTERRUPT_GRACE_MS, type ModelSwitch, type PooledProcessOptions, type ProcessCall, type ProcessCallEnd } from "./process-call.js";
 
 export class PooledProcess {
   readonly proc: CliProcess;
@@ -417,34 +367,14 @@ export class PooledProcess {
   }
 
   private exitError(exit: ExitInfo | undefined): ClaudeCodeError {
-    if (exit?.spawnError) {
-      const code = exit.spawnError.code;
-      const reason = code === "ENOENT" ? "file not found" : code === "EACCES" ? "not executable" : exit.spawnError.message;
-      return new CliNotFoundError(this.options.process.path, reason, { cause: exit.spawnError });
-    }
-    const active = this.active;
-    const how = !exit ? "ended" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
-    const stage = !this.initialized
-      ? "before answering initialize"
-      : active?.uuid === undefined
-        ? "before the call's prompt was sent"
-        : !active.sawInit
-          ? "before its init message"
-          : "before its result";
-    const which = this.calls > 1 ? ` (a reused process, call ${this.calls})` : "";
-    const noise = this.noise ? ` It wrote ${this.noise} line(s) that were not JSON, first: ${JSON.stringify(this.firstNoise)}.` : "";
-    const error = new CliCrashError(
-      `The Claude Code CLI${which} ${how} ${stage}.${noise} Check the stderr tail below and the transcript; rerun with a transcript dir to capture the stream.`,
-      exit?.exitCode,
-      exit?.signal,
-      { stderrTail: this.proc.stderrTail() },
-    );
-    // Nothing was asked of the model yet: the caller may run the call on another process.
-    error.beforeInitialize = active?.uuid === undefined;
-    return error;
+    return crashError(exit, {
+      path: this.options.process.path,
+      initialized: this.initialized,
+      active: this.active,
+      calls: this.calls,
+      noise: this.noise,
+      firstNoise: this.firstNoise,
+      stderrTail: this.proc.stderrTail(),
+    });
   }
-}
-
-function asClaudeCodeError(error: unknown): ClaudeCodeError {
-  return ClaudeCodeError.isInstance(error) ? error : new ProtocolError((error as Error).message, { cause: error });
 }

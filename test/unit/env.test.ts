@@ -134,7 +134,9 @@ describe("createKtxClaudeCodeEnv", () => {
   });
 
   it("turns the CLI's token-budget reminder off, and sets the library's launch settings last", () => {
-    expect(createKtxClaudeCodeEnv({ CLAUDE_CODE_TOTAL_TOKENS_REMINDER: "padded-countdown" }, { passEnv: ["CLAUDE_CODE_TOTAL_TOKENS_REMINDER"] }).CLAUDE_CODE_TOTAL_TOKENS_REMINDER).toBe("off");
+    expect(createKtxClaudeCodeEnv({ CLAUDE_CODE_TOTAL_TOKENS_REMINDER: "padded-countdown" }).CLAUDE_CODE_TOTAL_TOKENS_REMINDER).toBe("off");
+    // The reminder switch cannot come from the caller's environment; a passed MAX_THINKING_TOKENS yields to the `thinking` option.
+    expect(() => createKtxClaudeCodeEnv({}, { passEnv: ["CLAUDE_CODE_TOTAL_TOKENS_REMINDER"] })).toThrow(EnvNotAllowedError);
     const env = createKtxClaudeCodeEnv({ MAX_THINKING_TOKENS: "9" }, { passEnv: ["MAX_THINKING_TOKENS"], launchSettings: { MAX_THINKING_TOKENS: "0" } });
     expect(env.MAX_THINKING_TOKENS).toBe("0");
   });

@@ -1,0 +1,141 @@
+/**
+ * `ClaudeCodeRuntime`'s options: what each one means, their schema, and the one parse every runtime
+ * makes at construction (which never checks `projectDir` on disk: that happens when a call starts).
+ */
+import { resolve } from "node:path";
+import { z } from "zod";
+import { InvalidInputError } from "../errors/index.js";
+import { type LimitsRuntimeOptions, rateLimitOptionsSchema, timeoutSchema } from "../limits/index.js";
+import type { ExperimentalTelemetry } from "../runtime/spans.js";
+import { MODEL_ROLES, type ModelMap } from "../runtime/types.js";
+import type { Logger } from "../session/logger.js";
+import { type ApiEndpoint, type Env, checkPassEnv } from "../transport/env.js";
+import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
+import type { ReuseOptions, WarmOptions } from "./process-pool.js";
+import { type ThinkingOption, thinkingOptionSchema } from "./thinking.js";
+
+export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
+  projectDir: string;
+  models: ModelMap;
+  /** Aliases added to KTX's table (`sonnet`, `opus`, `haiku` -> KTX's pinned ids); targets must be `claude-*` ids. */
+  modelAliases?: Record<string, string>;
+  /** Where `models` came from (the ktx.yaml path), named when a model is refused. */
+  modelsSource?: string;
+  cliPath?: string;
+  allowUnverifiedCli?: boolean;
+  /** Base environment for the CLI (default `process.env`, which can be passed as is); always scrubbed. */
+  env?: Env;
+  /** Explicit Messages API endpoint (tests, recording). Never read from the environment. */
+  apiEndpoint?: ApiEndpoint;
+  /** Default true; false lets the CLI make its non-essential calls (telemetry, error reports). */
+  disableNonessentialTraffic?: boolean;
+  /**
+   * Refuse a call the CLI would bill to an API key (a Console `/login` key or a `primaryApiKey` in its config)
+   * with `SubscriptionRequiredError`, before any prompt leaves. Default false: a Console login is the user's
+   * own Claude Code session; every result reports `login` either way (docs/isolation.md).
+   */
+  requireSubscription?: boolean;
+  /** Further names passed from `env` to the CLI (docs/environment.md, allowlist); any other throws `EnvNotAllowedError`. */
+  passEnv?: string[];
+  /** The CLI's OpenTelemetry export (off by default; never read from the environment). */
+  telemetry?: TelemetryOptions | false;
+  /** Whole call, every turn and tool of it; default 60 min (DEFAULT_CALL_TIMEOUT_MS), `Infinity` for none. */
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+  /** Each tool handler; default 5 min (DEFAULT_TOOL_TIMEOUT_MS), `Infinity` for none. */
+  toolTimeoutMs?: number;
+  /** Stream the model's text to `onEvent` as `text_delta` events (the CLI's --include-partial-messages). */
+  includePartialMessages?: boolean;
+  /**
+   * The requests' `thinking`, for every role or per role like `models`: `"adaptive"` (default, the CLI's
+   * choice), `"off"` (`thinking: {type: "disabled"}`) or `{ budgetTokens }` (docs/parity.md#thinking).
+   */
+  thinking?: ThinkingOption;
+  /**
+   * OpenTelemetry spans shaped like the AI SDK's (`ai.generateText`, `ai.generateObject`, `ai.toolCall`):
+   * the AI SDK's `TelemetrySettings`, or KTX's `(telemetryTags) => TelemetrySettings`. Off by default.
+   */
+  experimentalTelemetry?: ExperimentalTelemetry;
+  maxLineBytes?: number;
+  /** CLI processes allowed at once; more calls wait. Default: the machine's available parallelism. */
+  maxConcurrentRuns?: number;
+  /** Record every run's transcript into this directory. */
+  transcript?: { dir: string };
+  /**
+   * Spares: CLI processes started ahead of need, which serve the first call of a new shape (default on:
+   * `{ size: 1, idleMs: 30000 }`; `false` turns them off). They count in the pool's one idle budget.
+   */
+  warm?: WarmOptions | false;
+  /**
+   * One CLI process serves many calls of the same shape, rewound between them (default on; see
+   * docs/performance.md for what such calls share and the idle budget). `false`: one process per call.
+   * Idle processes end after `idleMs`, on `close()`, and with the host; they never keep the host alive.
+   */
+  reuse?: ReuseOptions | false;
+  logger?: Logger;
+}
+
+// Only the shape here: models.ts resolves each value and refuses unknown ones with UnsupportedModelError.
+const modelSchema = z.string().trim().min(1);
+
+const optionsSchema = z.strictObject({
+  projectDir: z.string().min(1),
+  models: z.strictObject(Object.fromEntries(MODEL_ROLES.map((role) => [role, role === "default" ? modelSchema : modelSchema.optional()]))),
+  modelAliases: z.record(z.string(), z.string()).optional(),
+  modelsSource: z.string().min(1).optional(),
+  cliPath: z.string().min(1).optional(),
+  allowUnverifiedCli: z.boolean().optional(),
+  // process.env is not a plain record to zod (its prototype): any object of string-or-undefined values is accepted.
+  env: z
+    .custom<Env>((value) => typeof value === "object" && value !== null && Object.values(value).every((item) => item === undefined || typeof item === "string"), {
+      message: "expected an object of string (or undefined) values, such as process.env",
+    })
+    .optional(),
+  apiEndpoint: z
+    .union([z.strictObject({ baseUrl: z.url(), apiKey: z.string().min(1) }), z.strictObject({ baseUrl: z.url(), oauthToken: z.string().min(1) })])
+    .optional(),
+  disableNonessentialTraffic: z.boolean().optional(),
+  passEnv: z.array(z.string().min(1)).optional(),
+  requireSubscription: z.boolean().optional(),
+  telemetry: z.union([z.literal(false), telemetryOptionsSchema]).optional(),
+  timeoutMs: timeoutSchema.optional(),
+  idleTimeoutMs: z.number().int().nonnegative().optional(),
+  toolTimeoutMs: timeoutSchema.optional(),
+  includePartialMessages: z.boolean().optional(),
+  thinking: thinkingOptionSchema.optional(),
+  experimentalTelemetry: z
+    .custom<ExperimentalTelemetry>((value) => typeof value === "function" || (typeof value === "object" && value !== null), "must be the AI SDK's TelemetrySettings or (telemetryTags) => TelemetrySettings")
+    .optional(),
+  rateLimit: rateLimitOptionsSchema.optional(),
+  rateLimitGovernor: z
+    .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "needs waitForReady, report and maxRetryAttempts (KTX's governor shape)")
+    .optional(),
+  onEvent: z.custom<LimitsRuntimeOptions["onEvent"]>((value) => typeof value === "function", "must be a function").optional(),
+  apiRetryBudgetMs: timeoutSchema.optional(),
+  maxLineBytes: z.number().int().positive().optional(),
+  maxConcurrentRuns: z.number().int().positive().optional(),
+  transcript: z.strictObject({ dir: z.string().min(1) }).optional(),
+  warm: z.union([z.literal(false), z.strictObject({ size: z.number().int().nonnegative().optional(), idleMs: z.number().int().positive().optional() })]).optional(),
+  reuse: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        maxIdle: z.number().int().nonnegative().optional(),
+        maxIdleMiB: z.number().nonnegative().optional(),
+        idleMs: z.number().int().positive().optional(),
+        maxCalls: z.number().int().positive().optional(),
+        maxRssMiB: z.number().positive().optional(),
+        controlTimeoutMs: z.number().int().positive().optional(),
+      }),
+    ])
+    .optional(),
+  logger: z.custom<Logger>((value) => typeof value === "object" && value !== null).optional(),
+});
+
+export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) throw new InvalidInputError(`Invalid ClaudeCodeRuntime options: ${z.prettifyError(parsed.error)}`);
+  checkPassEnv(options.passEnv);
+  // Only resolved here: whether it exists is checked when a call starts (requireProjectDir).
+  return { ...options, projectDir: resolve(options.projectDir) };
+}
