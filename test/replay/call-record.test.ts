@@ -52,7 +52,7 @@ it("summary takes cost and tokens from the call record and says how the process 
   expect(unknown.ending).toBe("aborted");
   expect(unknown.tokens.source).toBe("billed");
   // Without the runtime's own figure, the result's per-model cost stands.
-  expect(unknown.costUsd).toBe(JSON.parse(result.text).model_usage_since_last_result["claude-sonnet-4-6"].costUSD);
+  expect(unknown.costUsd).toBeCloseTo(JSON.parse(result.text).model_usage_since_last_result["claude-sonnet-4-6"].costUSD, 9);
 });
 
 it("without a call record the ending is the exit record's", () => {
