@@ -47,6 +47,11 @@ export class PooledProcess {
   private firstNoise = "";
   /** stderr written while no call was running (a spare booting), handed to the first call's transcript. */
   private heldStderr = "";
+  /**
+   * stdout lines of a spare before its first call: with an in-process MCP server on argv the CLI opens it
+   * at boot (an `mcp_message` request), before any `initialize`. They are the first call's to answer.
+   */
+  private readonly heldLines: string[] = [];
   private settling: Promise<boolean> = Promise.resolve(true);
 
   constructor(private readonly options: PooledProcessOptions) {
@@ -129,6 +134,7 @@ export class PooledProcess {
     this.proc.keepHostAlive(true);
     if (this.heldStderr) call.onWire?.("stderr", this.heldStderr);
     this.heldStderr = "";
+    for (const line of this.heldLines.splice(0)) this.onLine(line);
     const onAbort = () => this.failActive(new AbortError(call.signal?.reason));
     call.signal?.addEventListener("abort", onAbort, { once: true });
     timers.start();
@@ -269,6 +275,10 @@ export class PooledProcess {
   }
 
   private onLine(text: string): void {
+    if (!this.active && this.calls === 0) {
+      this.heldLines.push(text);
+      return;
+    }
     const active = this.active;
     active?.call.onWire?.("in", text);
     active?.timers.touch();

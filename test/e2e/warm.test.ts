@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { IsolationError } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { childPids, cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir } from "../support.js";
@@ -103,6 +104,25 @@ describe("warm pool", () => {
     const out = records.filter((r) => r.kind === "out").map((r) => JSON.parse(r.text));
     expect(out.map((m) => m.request?.subtype ?? m.type)).toEqual(["initialize", "apply_flag_settings", "user"]);
     expect(out[1].request.settings).toEqual({ model: "claude-haiku-4-5" });
+    await runtime.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("serves a call with tools from a spare: the MCP request the CLI sends at boot is answered by that call", async () => {
+    const api = await scriptedApi((request) =>
+      JSON.stringify(request.body.messages).includes("tool_result") ? turn.text("looked it up") : turn.tools({ name: "mcp__ktx__look", input: { q: "grain" } }),
+    );
+    const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 60_000 } });
+    const look = { name: "look", description: "Looks a term up", inputSchema: z.object({ q: z.string() }), execute: async ({ q }: { q: string }) => ({ markdown: `${q}: found` }) };
+    const first = await runtime.generateTextResult({ system: "Look things up.", prompt: "one", tools: { look } });
+    expect(first.warmStart).toBe(false);
+    // The spare boots with the ktx server on argv and opens it before any initialize; it must still be there.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(runtime.warmIdlePids).toHaveLength(1);
+    const second = await runtime.generateTextResult({ system: "Look things up.", prompt: "two", tools: { look } });
+    expect(second.warmStart).toBe(true);
+    expect(second.text).toBe("looked it up");
+    expect(second.toolCalls).toEqual([expect.objectContaining({ name: "mcp__ktx__look", ok: true })]);
     await runtime.close();
     expect(await remainingChildren()).toEqual([]);
   });
