@@ -5,18 +5,32 @@
  */
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
-import { parseArgs } from "node:util";
 import { resolveCli } from "../binary/locate.js";
-import { InvalidInputError } from "../errors/index.js";
 import { isScrubbedEnvName } from "../transport/env.js";
+import { type CommandSpec, isStop, parseCommand, text } from "./args.js";
 
 export const LOGIN_USAGE = `  login [--console | --sso] [--email E] [--cli PATH]
                                              log in to Claude Code with the pinned CLI (its own login, in this terminal)
 `;
 
 export interface LoginIo {
+  stdout(text: string): void;
   stderr(text: string): void;
 }
+
+const LOGIN_COMMAND_SPEC: CommandSpec = {
+  name: "login",
+  positionals: { shown: "", count: 0, what: "positional arguments" },
+  summary: "Logs in to Claude Code with the pinned CLI's own login (`claude auth login`), in this terminal, into your real HOME: the login every KTX run through this library uses.",
+  options: {
+    console: { type: "boolean", help: "log in with an Anthropic Console account instead of a Claude subscription (the CLI's `--console`)" },
+    sso: { type: "boolean", help: "log in through your organisation's SSO" },
+    email: { type: "string", value: "E", help: "the account's e-mail address" },
+    cli: { type: "string", value: "PATH", help: "another Claude Code binary (default: the pinned one)" },
+  },
+  notes: ["Exit code: the CLI's own."],
+  examples: ["npx ktx-claude-code login", "npx ktx-claude-code login --sso --email me@example.com"],
+};
 
 /**
  * Runs `<pinned claude> auth login [flags]` with inherited stdio and the user's own environment (the
@@ -24,17 +38,13 @@ export interface LoginIo {
  * credential variables are removed, as for every run, so the login is the one KTX's runs will use.
  */
 export async function runLogin(args: string[], io: LoginIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let values: { console?: boolean; sso?: boolean; email?: string; cli?: string };
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: { console: { type: "boolean" }, sso: { type: "boolean" }, email: { type: "string" }, cli: { type: "string" } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new InvalidInputError(`${(error as Error).message}\nUsage: ktx-claude-code\n${LOGIN_USAGE}`);
+  const parsed = parseCommand(LOGIN_COMMAND_SPEC, args);
+  if (isStop(parsed)) {
+    if (parsed.stdout) io.stdout(parsed.stdout);
+    if (parsed.stderr) io.stderr(parsed.stderr);
+    return parsed.exitCode;
   }
+  const values = { console: parsed.values.console === true, sso: parsed.values.sso === true, email: text(parsed.values.email), cli: text(parsed.values.cli) };
   const cli = await resolveCli({ cliPath: values.cli });
   const loginArgs = ["auth", "login", ...(values.console ? ["--console"] : []), ...(values.sso ? ["--sso"] : []), ...(values.email ? ["--email", values.email] : [])];
   const childEnv: NodeJS.ProcessEnv = {

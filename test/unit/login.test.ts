@@ -70,6 +70,14 @@ describe("ktx-claude-code login", () => {
     expect(result.stderr).toMatch(/bogus/);
   });
 
+  it("answers --help with its options and an example (exit 0)", async () => {
+    const result = await runMain(["login", "--help"], { PATH: process.env.PATH }, "");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Usage: ktx-claude-code login/);
+    expect(result.stdout).toMatch(/--sso/);
+    expect(result.stdout).toMatch(/npx ktx-claude-code login --sso --email me@example.com/);
+  });
+
   it("is the command every log-in advice names", () => {
     expect(LOGIN_COMMAND).toBe("npx ktx-claude-code login");
     expect(AUTH_FIX).toContain("`npx ktx-claude-code login`");
