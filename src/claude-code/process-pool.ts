@@ -16,7 +16,7 @@ import type { CliProcessOptions } from "../transport/process.js";
 import type { ToolSwitch } from "./tool-switch.js";
 
 export interface ReuseOptions {
-  /** Idle processes kept in all, spares included (default 2; each holds 190–350 MiB). */
+  /** Idle processes kept in all, spares included (default 2; each holds 150–350 MiB). */
   maxIdle?: number;
   /** Resident memory the idle processes may hold in all (default 640 MiB; Linux only). */
   maxIdleMiB?: number;
