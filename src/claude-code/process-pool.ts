@@ -278,10 +278,10 @@ export class ProcessPool {
     const startedAt = Date.now();
     void entry.proc.proc.exited.then(() => {
       this.running.delete(entry.proc);
-      const wasIdleSpare = entry.shapeKey === undefined && this.idle.some((idle) => idle.entry === entry) && !entry.proc.retired?.startsWith("pool");
+      // A spare that died by itself while idle (not retired by us) is replaced, unless its launch keeps failing at once.
+      const diedIdle = restart !== undefined && entry.shapeKey === undefined && entry.proc.retired === "exited" && this.idle.some((idle) => idle.entry === entry);
       this.forget(entry, entry.proc.retired ?? "exited");
-      if (!wasIdleSpare || !restart || entry.proc.retired !== "exited") return;
-      // A spare that died by itself: replaced, unless its launch keeps failing at once.
+      if (!diedIdle) return;
       const failures = Date.now() - startedAt < QUICK_DEATH_MS ? (this.failedStarts.get(entry.launchKey) ?? 0) + 1 : 0;
       this.failedStarts.set(entry.launchKey, failures);
       this.logger.warn(`an idle warm Claude Code process exited; ${failures >= MAX_FAILED_STARTS ? "not replacing it" : "replacing it"}`);

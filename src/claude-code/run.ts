@@ -119,10 +119,10 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   checkBeforeStart(spec);
   const launch = launchSpec(spec);
   const modelSwitch = spec.cli.facts.modelSwitch;
-  const launchId = launchKey(launch, modelSwitch !== undefined);
+  const launchMatch = launchKey(launch, modelSwitch !== undefined);
   const shape = shapeKey(launch, modelSwitch !== undefined, spec);
   const start = () => new PooledProcess({ process: launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
-  const { entry, source } = await pool.acquire(launchId, shape, start);
+  const { entry, source } = await pool.acquire(launchMatch, shape, start);
   try {
     try {
       return await runOn(spec, pool, entry, source);
@@ -135,11 +135,11 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
           (source === "warm" && error instanceof IsolationError));
       if (!retry || spec.signal?.aborted) throw error;
       spec.logger.warn(`a ${source === "reused" ? "reused" : "warm"} Claude Code process failed before the call started (${(error as Error).name}); retrying on a fresh process`);
-      return await runOn(spec, pool, pool.adopt(launchId, shape, start()), "cold");
+      return await runOn(spec, pool, pool.adopt(launchMatch, shape, start()), "cold");
     }
   } finally {
     // A spare started ahead of need pays off only while calls still miss processes of their shape.
-    if (source !== "reused") pool.addSpare(launchId, start);
+    if (source !== "reused") pool.addSpare(launchMatch, start);
   }
 }
 
