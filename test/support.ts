@@ -173,3 +173,6 @@ export function toolResultsIn(body: any): Array<{ tool_use_id: string; is_error?
 export function systemText(body: any): string {
   return (body?.system ?? []).map((part: any) => part.text ?? "").join("\n");
 }
+
+/** The error a promise rejects with, or undefined when it resolves (a failure is the test's subject, not its end). */
+export const failure = (promise: Promise<unknown>): Promise<Error | undefined> => promise.then(() => undefined, (error: unknown) => error as Error);

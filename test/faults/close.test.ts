@@ -52,18 +52,13 @@ describe("close() in a host with nothing else alive", () => {
     expect(held.filter(alive)).toEqual([]);
   }, 60_000);
 
-  it("waits for a call in flight, which succeeds, then returns", async () => {
-    const { result, lines, held, after } = await runHost("in-flight");
+  it.each([
+    ["in-flight", "waits for a call in flight, which succeeds", "late"],
+    ["abort-in-flight", "with abortInFlight: the call rejects with AbortError", "AbortError"],
+  ])("%s: %s; close() returns", async (mode, _what, slow) => {
+    const { result, lines, held, after } = await runHost(mode);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(lines.find((line) => "slow" in line)).toEqual({ slow: "late" });
-    expect(after).toEqual({ after: true, pids: [] });
-    expect(held.filter(alive)).toEqual([]);
-  }, 60_000);
-
-  it("with abortInFlight: the call rejects with AbortError, close() returns", async () => {
-    const { result, lines, held, after } = await runHost("abort-in-flight");
-    expect(result.exitCode, result.stderr).toBe(0);
-    expect(lines.find((line) => "slow" in line)).toEqual({ slow: "AbortError" });
+    expect(lines.find((line) => "slow" in line)).toEqual({ slow });
     expect(after).toEqual({ after: true, pids: [] });
     expect(held.filter(alive)).toEqual([]);
   }, 60_000);

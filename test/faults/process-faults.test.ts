@@ -15,7 +15,7 @@ import {
   TimeoutError,
 } from "../../src/index.js";
 import { z } from "zod";
-import { TEST_PASS_ENV, cleanup, remainingChildren, script, tempDir, testEnv } from "../support.js";
+import { cleanup, failure, remainingChildren, script, tempDir, TEST_PASS_ENV, testEnv } from "../support.js";
 
 const STAND_IN = join(import.meta.dirname, "../fixtures/stand-in-cli.mjs");
 
@@ -39,7 +39,6 @@ function standIn(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {}, 
   return { runtime, messages };
 }
 
-const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as Error);
 
 /** The JSON lines a recorded run sent in one direction ("out": ours, "in": the CLI's). */
 function recorded(transcriptPath: string, kind: "out" | "in"): any[] {

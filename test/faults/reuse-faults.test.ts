@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { AbortError, ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions, CliCrashError, TimeoutError } from "../../src/index.js";
-import { TEST_PASS_ENV, cleanup, remainingChildren, tempDir, testEnv } from "../support.js";
+import { cleanup, failure, remainingChildren, tempDir, TEST_PASS_ENV, testEnv } from "../support.js";
 
 const REUSE_CLI = join(import.meta.dirname, "../fixtures/reuse-cli.mjs");
 const runtimes: ClaudeCodeRuntime[] = [];
@@ -34,7 +34,6 @@ function reuseCli(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {})
   return { runtime, warnings };
 }
 
-const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as Error);
 
 describe("session pool", () => {
   it("serves calls from one process, switches the model, and reports each call's own cost", async () => {

@@ -14,7 +14,7 @@ import { z } from "zod";
 import type { KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
-import { cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir, testEnv } from "../support.js";
+import { cleanup, failure, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir, testEnv } from "../support.js";
 import { type Attack, Markers, type Trap, attackBatch, plant, startTrap } from "./harness.js";
 
 const markers = new Markers();
@@ -26,7 +26,6 @@ afterAll(async () => {
   await cleanup();
 });
 
-const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
 const PLANTED_KEY = "sk-ant-api03-planted-primary-key-0000";
 
 /** A CLI wrapper that leaves a marker when started and edits the environment the library chose. */

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { CliCrashError, IsolationError } from "../../src/errors/index.js";
 import { managedPolicyDir } from "../../src/claude-code/managed-policy.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
-import { cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir } from "../support.js";
+import { cleanup, failure, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir } from "../support.js";
 import { type Attack, Markers, type Trap, attackBatch, plant, startTrap } from "./harness.js";
 
 const markers = new Markers();
@@ -20,7 +20,6 @@ afterAll(async () => {
   await cleanup();
 });
 
-const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
 
 /** Why the managed-settings attacks cannot run here, or undefined when they can. */
 function managedSkipReason(): string | undefined {

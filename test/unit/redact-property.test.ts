@@ -5,17 +5,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_DEPTH, REDACTED, Redactor, secretValues } from "../../src/transcripts/redact.js";
+import { depth, escape, filler } from "./redact-arbitraries.js";
 
-/** `text` after `depth` rounds of JSON string escaping. */
-const escape = (text: string, depth: number) => {
-  let out = text;
-  for (let level = 0; level < depth; level++) out = JSON.stringify(out).slice(1, -1);
-  return out;
-};
-
-/** Filler that cannot itself form a token: lower-case words, spaces, punctuation, line breaks. */
-const filler = fc.stringMatching(/^[a-z .,:\n{}[\]"]{0,40}$/);
-const depth = fc.integer({ min: 0, max: MAX_DEPTH - 1 });
 const alnum = (min: number, max: number) => fc.stringMatching(new RegExp(`^[A-Za-z0-9]{${min},${max}}$`));
 const upper = (length: number) => fc.stringMatching(new RegExp(`^[A-Z0-9]{${length}}$`));
 const b64url = (min: number, max: number) => fc.stringMatching(new RegExp(`^[A-Za-z0-9_-]{${min},${max}}$`));

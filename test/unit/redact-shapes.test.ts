@@ -5,15 +5,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_DEPTH, Redactor, connectionSecrets, looksSecret, secretValues } from "../../src/transcripts/redact.js";
+import { Redactor, connectionSecrets, looksSecret, secretValues } from "../../src/transcripts/redact.js";
+import { depth, escape, filler } from "./redact-arbitraries.js";
 
-const escape = (text: string, depth: number) => {
-  let out = text;
-  for (let level = 0; level < depth; level++) out = JSON.stringify(out).slice(1, -1);
-  return out;
-};
-const filler = fc.stringMatching(/^[a-z .,:\n{}[\]"]{0,40}$/);
-const depth = fc.integer({ min: 0, max: MAX_DEPTH - 1 });
 const chars = (set: string, min: number, max = min) => fc.stringMatching(new RegExp(`^[${set}]{${min},${max}}$`));
 const alnum = (min: number, max = min) => chars("A-Za-z0-9", min, max);
 
