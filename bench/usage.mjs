@@ -2,9 +2,12 @@
  * Section "usage": what one call costs in API requests and request bytes, for a one-turn text call,
  * a structured object and a 2-tool agent loop, on three paths against one recording scripted API:
  *   ours    ClaudeCodeRuntime (subscription endpoint: OAuth token, as a logged-in user runs it)
- *   sdk     the Agent SDK's query() configured as KTX's own claude-code backend configures it
- *           (system in front of the prompt for text and objects, maxTurns 1 / 5, no setting sources,
- *           skills, plugins or built-in tools, strict MCP, no persistence, dontAsk, deny by default)
+ *   sdk     the Agent SDK's query() as KTX's own claude-code backend runs it (system in front of the
+ *           prompt for text and objects, maxTurns 1 / 5, no setting sources, skills, plugins or
+ *           built-in tools, strict MCP, no persistence, dontAsk, deny by default), including the
+ *           session-title request its CLI sends on every query() in KTX's environment (see below)
+ *   sdkEssentialOnly  the same without that title request: what the SDK sends with
+ *           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, which every CLI in this repository runs with
  *   direct  the Messages request KTX's anthropic backend makes (AiSdkKtxLlmRuntime over @ai-sdk/anthropic)
  * Bytes are the JSON request body, split into system, messages, tools and the rest. Not timed.
  *
@@ -21,9 +24,15 @@ const LOOP_TOOLS = 2;
 const LOOP_PROMPT = "Run both curation steps, one tool each, then summarise.";
 const LOOP_REPLY = "Curated: both steps done.";
 const tools = loopTools.slice(0, LOOP_TOOLS);
+// The first words of the CLI's session-title system prompt (2.1.330).
+const TITLE_SYSTEM_MARK = "You are naming a coding session";
 
 // The scripted model: answers by what the request offers, like bench/lib/workloads.mjs, with 2 steps.
+const isTitleRequest = (body) => JSON.stringify(body?.system ?? "").includes(TITLE_SYSTEM_MARK);
+
 function scripted(body) {
+  // The session-title request: a title-shaped JSON answer, so the CLI takes the title and asks no more.
+  if (isTitleRequest(body)) return { text: JSON.stringify({ title: "Billing page check" }) };
   const offered = (body?.tools ?? []).map((tool) => tool.name);
   if (offered.includes("StructuredOutput")) return { toolCalls: [{ name: "StructuredOutput", input: OBJECT_VALUE }] };
   // The AI SDK asks for a JSON answer through output_config.format (native structured outputs).
@@ -35,7 +44,6 @@ function scripted(body) {
     if (done < LOOP_TOOLS) return { toolCalls: [{ name: `${prefix}${loopToolName(done + 1)}`, input: { item: `candidate-${done + 1}` } }] };
     return { text: LOOP_REPLY };
   }
-  // A session-title request (the Agent SDK asks for one per query()) gets a title-shaped answer.
   return { text: TEXT_REPLY };
 }
 
@@ -72,13 +80,15 @@ async function measureVariant(name, run) {
     for (let i = 0; i < calls; i += 1) await run[workload]();
     const requests = api.messageRequests.slice(from);
     const parts = measure(requests);
+    const callRequests = requests.filter((r) => !isTitleRequest(r.body));
     const per = (x) => Math.round(x / calls);
     out[workload] = {
       requestsPerCall: Math.round((requests.length / calls) * 100) / 100,
       requestBytesPerCall: per(parts.total),
       bytesPerCall: { system: per(parts.system), messages: per(parts.messages), tools: per(parts.tools), other: per(parts.other) },
-      thinking: requests[0]?.body?.thinking ?? null,
-      ...(name === "direct" ? {} : { reminders: reminders(requests.find((r) => r.body?.messages?.length === 1) ?? requests[0]) }),
+      titleRequestsPerCall: Math.round(((requests.length - callRequests.length) / calls) * 100) / 100,
+      thinking: callRequests[0]?.body?.thinking ?? null,
+      ...(name === "direct" ? {} : { reminders: reminders(callRequests.find((r) => r.body?.messages?.length === 1) ?? callRequests[0]) }),
     };
     log(`  usage ${workload} ${name}: ${out[workload].requestsPerCall} requests, ${out[workload].requestBytesPerCall} bytes per call`);
   }
@@ -125,7 +135,19 @@ const directRun = {
 
 // ---------------------------------------------------------------- the Agent SDK as KTX's backend uses it
 
-async function sdkRun() {
+/**
+ * The Agent SDK as KTX's backend runs it. On every query() its CLI also asks the model for a session
+ * title (../shared/protocol/request-overhead.md: 2 requests per one-turn call). The 2.1.330 binary
+ * skips that request for Agent SDK sessions only when nonessential traffic is off
+ * (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC) or CLAUDE_CODE_DISABLE_TERMINAL_TITLE is set; KTX's
+ * backend sets neither (it only strips credentials from the user's environment). The house rules
+ * make every CLI here run with the first, so the automatic request cannot happen in this bench.
+ * It is measured instead as the same CLI sends it when the SDK asks for it by name
+ * (`generateSessionTitle`, the `generate_session_title` control request with `persist: false`): the
+ * same function, the same system prompt, with the text the automatic one would name (the prompt).
+ * `sdkEssentialOnly` counts the same calls without it.
+ */
+async function sdkRun(withTitle) {
   const { query, createSdkMcpServer, tool } = await importSdk();
   const projectDir = tempDir("project");
   const env = { ...isolatedEnv(tempDir("home")), ANTHROPIC_BASE_URL: api.baseUrl, CLAUDE_CODE_OAUTH_TOKEN: SCRIPTED_OAUTH_TOKEN };
@@ -148,8 +170,15 @@ async function sdkRun() {
     stderr: () => undefined,
   };
   async function result(prompt, options) {
+    const q = query({ prompt, options: { ...common, ...options } });
+    const title = withTitle ? q.generateSessionTitle(prompt, { persist: false }) : undefined;
     let found;
-    for await (const message of query({ prompt, options: { ...common, ...options } })) if (message.type === "result") found = message;
+    for await (const message of q) {
+      if (message.type !== "result") continue;
+      found = message;
+      // The title request runs beside the call, as the automatic one does.
+      if (title) check(typeof (await title) === "string", "sdk session title");
+    }
     if (!found) throw new Error("sdk: no result");
     return found;
   }
@@ -175,16 +204,21 @@ async function sdkRun() {
 
 const workloads = { text: { variants: {} }, object: { variants: {} }, loop: { variants: {} } };
 const variants = { ours: oursRun, direct: directRun };
-if (withSdk) variants.sdk = await sdkRun();
+if (withSdk) {
+  variants.sdk = await sdkRun(true);
+  variants.sdkEssentialOnly = await sdkRun(false);
+}
 else log("  usage: Agent SDK not installed (.cache/bench-sdk); run with the latency or reuse section once, or without --no-sdk");
 for (const [name, run] of Object.entries(variants)) {
   const measured = await measureVariant(name, run);
   for (const [workload, figures] of Object.entries(measured)) workloads[workload].variants[name] = figures;
 }
 for (const w of Object.values(workloads)) {
-  const { ours: o, sdk: s, direct: d } = w.variants;
+  const { ours: o, sdk: s, sdkEssentialOnly: e, direct: d } = w.variants;
+  const ratio = (a, b) => Math.round((a / b) * 1000) / 1000;
   w.ratios = {
-    ...(s ? { oursOverSdkRequests: Math.round((o.requestsPerCall / s.requestsPerCall) * 1000) / 1000, oursOverSdkBytes: Math.round((o.requestBytesPerCall / s.requestBytesPerCall) * 1000) / 1000 } : {}),
+    ...(s ? { oursOverSdkRequests: ratio(o.requestsPerCall, s.requestsPerCall), oursOverSdkBytes: ratio(o.requestBytesPerCall, s.requestBytesPerCall) } : {}),
+    ...(e ? { oursOverSdkEssentialOnlyRequests: ratio(o.requestsPerCall, e.requestsPerCall), oursOverSdkEssentialOnlyBytes: ratio(o.requestBytesPerCall, e.requestBytesPerCall) } : {}),
     oursOverDirectBytes: Math.round((o.requestBytesPerCall / d.requestBytesPerCall) * 1000) / 1000,
   };
 }
