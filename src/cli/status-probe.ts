@@ -18,9 +18,9 @@ import { type ResolvedModels, UnknownModelError, UnsupportedModelError, isUnreco
 import { AUTH_FIX } from "../claude-code/auth-probe.js";
 import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
-import { callLogin, loginAhead, networkRoute } from "../claude-code/billing.js";
+import { loginAhead, networkRoute } from "../claude-code/billing.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
-import { loadTranscript } from "../transcripts/reader.js";
+import { type IsolationSurface, loginFrom, surfaceFrom } from "./status-transcript.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
 import { RateLimitGovernor } from "../limits/governor.js";
 import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
@@ -43,14 +43,7 @@ export interface RoleModel {
   checked?: "ok" | "failed";
 }
 
-export interface IsolationSurface {
-  tools: string[];
-  mcpServers: Array<{ name: string; status?: string }>;
-  plugins: string[];
-  apiKeySource: string | null;
-  /** Names the CLI found on the host; reported, never callable in a KTX run. */
-  hostDiscovered: { slashCommands: string[]; skills: string[]; agents: string[] };
-}
+export type { IsolationSurface } from "./status-transcript.js";
 
 export interface StatusReport {
   projectDir: string | null;
@@ -310,56 +303,4 @@ function fixFor(error: ClaudeCodeError): string {
   if (error instanceof ClaudeCodeAuthError) return AUTH_FIX;
   if (error instanceof IsolationError) return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md; the run was stopped before any tool could run.";
   return "Check the message above; rerun with the same command once it is resolved.";
-}
-
-/** The login from the `account` of the initialize reply in a transcript (also when the run then failed). */
-function loginFrom(transcriptPath: string | undefined): CallLogin | null {
-  if (!transcriptPath) return null;
-  try {
-    for (const record of loadTranscript(transcriptPath).records) {
-      if (record.kind !== "in") continue;
-      const text = String((record as { text?: unknown }).text);
-      if (!text.includes('"account"')) continue;
-      const message = JSON.parse(text) as { type?: string; response?: { response?: { account?: Record<string, unknown> } } };
-      const account = message.type === "control_response" ? message.response?.response?.account : undefined;
-      if (account) return callLogin(account);
-    }
-  } catch {
-    // An unreadable transcript: the login stays unknown.
-  }
-  return null;
-}
-
-/** The isolation surface from the `system/init` line of a transcript. */
-function surfaceFrom(transcriptPath: string | undefined): IsolationSurface | null {
-  if (!transcriptPath) return null;
-  let records;
-  try {
-    records = loadTranscript(transcriptPath).records;
-  } catch {
-    return null;
-  }
-  for (const record of records) {
-    if (record.kind !== "in" && record.kind !== "out") continue;
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(String((record as { text?: unknown }).text));
-    } catch {
-      continue;
-    }
-    if (message?.type !== "system" || message.subtype !== "init") continue;
-    const names = (values: unknown) =>
-      (Array.isArray(values) ? values : []).map((value) => (typeof value === "string" ? value : String((value as { name?: unknown })?.name ?? "")));
-    return {
-      tools: names(message.tools),
-      mcpServers: (Array.isArray(message.mcp_servers) ? message.mcp_servers : []).map((server: { name?: unknown; status?: unknown }) => ({
-        name: String(server?.name ?? ""),
-        ...(typeof server?.status === "string" ? { status: server.status } : {}),
-      })),
-      plugins: names(message.plugins),
-      apiKeySource: typeof message.apiKeySource === "string" ? message.apiKeySource : null,
-      hostDiscovered: { slashCommands: names(message.slash_commands), skills: names(message.skills), agents: names(message.agents) },
-    };
-  }
-  return null;
 }

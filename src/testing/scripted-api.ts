@@ -31,43 +31,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import type { ApiEndpoint } from "../transport/env.js";
 import { type ScriptedRateLimit, rateLimitHeaders, rejectionMessage } from "./rate-limit-headers.js";
+import { ERROR_TYPES, type Pacing, type ScriptedError, type ScriptedTurn, blocksOf, pieces, roughTokens } from "./scripted-turns.js";
+
+export { turn, type ScriptedError, type ScriptedToolCall, type ScriptedTurn } from "./scripted-turns.js";
 
 export type { ScriptedRateLimit, ScriptedRateLimitWindow, RateLimitWindowName } from "./rate-limit-headers.js";
-
-export interface ScriptedToolCall {
-  name: string;
-  input: unknown;
-  id?: string;
-}
-
-interface Pacing {
-  /** Wait before answering (headers included). */
-  delayMs?: number;
-  /** Wait between SSE events. */
-  chunkDelayMs?: number;
-  /**
-   * Subscription usage headers for this answer (overrides the server-wide `rateLimit` option).
-   * `status: "rejected"` turns any turn into a 429 usage-limit answer.
-   */
-  rateLimit?: ScriptedRateLimit;
-}
-
-export interface ScriptedError {
-  status: number;
-  /** Anthropic error type; defaults by status (429 rate_limit_error, 529 overloaded_error, ...). */
-  type?: string;
-  message?: string;
-  /** Extra response headers, e.g. `retry-after` or `x-should-retry`. */
-  headers?: Record<string, string>;
-}
-
-export type ScriptedTurn =
-  | ({ text: string } & Pacing)
-  /** Text (if any) first, then one tool_use block per call; stop_reason "tool_use". */
-  | ({ toolCalls: ScriptedToolCall[]; text?: string } & Pacing)
-  | { error: ScriptedError; delayMs?: number; rateLimit?: ScriptedRateLimit }
-  /** 200, message_start and part of a text block, then the socket is destroyed. */
-  | ({ brokenStream: true; text?: string } & Pacing);
 
 export interface RecordedRequest {
   method: string;
@@ -115,64 +83,6 @@ export interface ScriptedMessagesApi {
   endpoint(kind?: "api-key" | "subscription"): ApiEndpoint;
   /** Frees the port and destroys open (keep-alive or mid-answer) connections. */
   close(): Promise<void>;
-}
-
-/** Builders for common turns. */
-export const turn = {
-  text: (text: string): ScriptedTurn => ({ text }),
-  tools: (...calls: ScriptedToolCall[]): ScriptedTurn => ({ toolCalls: calls }),
-  /** The model answering a structured-output call (the CLI's StructuredOutput tool). */
-  object: (value: unknown): ScriptedTurn => ({ toolCalls: [{ name: "StructuredOutput", input: value }] }),
-  error: (status: number, message?: string, headers?: Record<string, string>): ScriptedTurn => ({
-    error: { status, ...(message ? { message } : {}), ...(headers ? { headers } : {}) },
-  }),
-  /**
-   * A subscriber's usage limit reached: 429 with `anthropic-ratelimit-unified-status: rejected` and
-   * the window's reset time (a subscriber CLI does not retry it).
-   */
-  limitReached: (limit: Omit<ScriptedRateLimit, "status"> & { resetsAt: Date }): ScriptedTurn => ({
-    error: { status: 429, type: "rate_limit_error", message: rejectionMessage(limit.window ?? "five_hour") },
-    rateLimit: { ...limit, status: "rejected" },
-  }),
-  /** Adds usage headers to a turn. */
-  withRateLimit: (scripted: ScriptedTurn, rateLimit: ScriptedRateLimit): ScriptedTurn => ({ ...scripted, rateLimit }),
-};
-
-const ERROR_TYPES: Record<number, string> = {
-  400: "invalid_request_error",
-  401: "authentication_error",
-  403: "permission_error",
-  404: "not_found_error",
-  413: "request_too_large",
-  429: "rate_limit_error",
-  500: "api_error",
-  529: "overloaded_error",
-};
-
-type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: unknown };
-
-function blocksOf(scripted: ScriptedTurn, turnIndex: number): Block[] {
-  if ("toolCalls" in scripted) {
-    // Ids depend only on the turn and position, so recordings of the same script are comparable.
-    const calls = scripted.toolCalls.map((call, position): Block => ({ type: "tool_use", id: call.id ?? `toolu_scripted_${turnIndex}_${position}`, name: call.name, input: call.input ?? {} }));
-    return scripted.text ? [{ type: "text", text: scripted.text }, ...calls] : calls;
-  }
-  if ("text" in scripted && scripted.text !== undefined) return [{ type: "text", text: scripted.text }];
-  return [];
-}
-
-function roughTokens(body: unknown): number {
-  return Math.max(1, Math.ceil((JSON.stringify(body ?? "") ?? "").length / 4));
-}
-
-/** Splits text into a few pieces on code-point boundaries, as a real stream delivers it. */
-function pieces(text: string, count = 3): string[] {
-  const chars = Array.from(text);
-  if (chars.length < count * 2) return [text];
-  const size = Math.ceil(chars.length / count);
-  const out: string[] = [];
-  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
-  return out;
 }
 
 export async function startScriptedMessagesApi(script: Script, options: ScriptedApiOptions = {}): Promise<ScriptedMessagesApi> {
