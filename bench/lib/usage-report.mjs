@@ -26,4 +26,6 @@ export function usageTable(usage, table, fmt) {
   );
   const reminders = usage.workloads.text.variants.ours?.reminders ?? [];
   process.stdout.write(`Reminders the CLI still adds to a call's first user turn: ${reminders.map((r) => `${r.firstLine.slice(0, 40)} (${r.bytes} B)`).join("; ") || "none"}\n`);
+  // Why they stay (each measured, docs/performance.md "What a request carries").
+  if (reminders.length > 0) process.stdout.write("Kept because no variable or setting of the pinned CLI removes them short of --bare / CLAUDE_CODE_SIMPLE, which turn off the OAuth login a subscription needs; the token-budget reminder is removed (CLAUDE_CODE_TOTAL_TOKENS_REMINDER=off).\n");
 }
