@@ -46,6 +46,8 @@ export interface PoolStats {
   spareCalls: number;
   /** Processes that served a call and were retired, by reason. */
   retired: Record<string, number>;
+  /** Calls run again after a usage-limit reset on the process their rejected attempt ran on (counted in `reusedCalls` too). */
+  heldRetries: number;
 }
 /** @deprecated the pool's stats; kept under its old name. */
 export type SessionPoolStats = PoolStats;
@@ -61,7 +63,8 @@ export interface PoolEntry {
   launchTranscript?: string;
 }
 
-export type Source = "reused" | "warm" | "cold";
+/** `held`: the process the call's previous attempt ran on, kept through a usage-limit wait for its retry. */
+export type Source = "reused" | "warm" | "cold" | "held";
 
 interface Idle {
   entry: PoolEntry;
@@ -100,8 +103,10 @@ export class ProcessPool {
   readonly controlTimeoutMs: number | undefined;
   readonly spares: number;
   readonly spareIdleMs: number;
-  readonly stats: PoolStats = { started: 0, reusedCalls: 0, spareCalls: 0, retired: {} };
+  readonly stats: PoolStats = { started: 0, reusedCalls: 0, spareCalls: 0, retired: {}, heldRetries: 0 };
   private readonly idle: Idle[] = [];
+  /** Processes held for a call's retry after a usage-limit rejection, each with the timer that ends it unused. */
+  private readonly held = new Map<PoolEntry, NodeJS.Timeout>();
   private readonly settling = new Map<PoolEntry, Promise<void>>();
   private readonly live = new Set<PoolEntry>();
   /** Every process not yet exited, whatever it is doing. */
@@ -187,19 +192,70 @@ export class ProcessPool {
     let kept = false;
     const settled = entry.proc.settled.then((reusable) => {
       this.settling.delete(entry);
-      const reason = !reusable
-        ? (entry.proc.retired ?? "not rewound")
-        : (entry.proc.rssMiB() ?? 0) > this.maxRssMiB
-          ? "memory limit"
-          : this.closed
-            ? "pool closed"
-            : undefined;
+      const reason = this.endReason(entry, reusable);
       if (reason) return this.retire(entry, reason);
       kept = true;
       this.makeIdle(entry, this.idleMs);
     });
     this.settling.set(entry, settled);
     return settled.then(() => kept);
+  }
+
+  /**
+   * After a call a usage limit stopped, which will run again after the reset: once rewound, the process
+   * waits for that retry outside the idle list and its budget (resolves true), so the retry runs warm
+   * instead of on a new CLI. At most one per waiting call, so no more than the calls that ran; a wait
+   * longer than `idleMs` ends it, as it would end an idle process.
+   */
+  hold(entry: PoolEntry): Promise<boolean> {
+    return entry.proc.settled.then(async (reusable) => {
+      const reason = this.endReason(entry, reusable);
+      if (reason) {
+        await this.retire(entry, reason);
+        return false;
+      }
+      const timer = setTimeout(() => {
+        this.held.delete(entry);
+        void this.retire(entry, "idle");
+      }, this.idleMs);
+      timer.unref();
+      this.held.set(entry, timer);
+      return true;
+    });
+  }
+
+  /** The process held for this call's retry, taken; undefined when it has ended meanwhile. */
+  takeHeld(entry: PoolEntry, shape: string): PoolEntry | undefined {
+    if (!this.unhold(entry)) return undefined;
+    if (entry.proc.retired || entry.shapeKey !== shape || this.closed) {
+      void this.retire(entry, entry.proc.retired ?? (this.closed ? "pool closed" : "not the call's shape"));
+      return undefined;
+    }
+    this.stats.reusedCalls += 1;
+    this.stats.heldRetries += 1;
+    return entry;
+  }
+
+  /** A held process its call did not run again (the call ended otherwise): idle like any other. */
+  letGo(entry: PoolEntry): void {
+    if (!this.unhold(entry)) return;
+    if (this.closed || entry.proc.retired) void this.retire(entry, entry.proc.retired ?? "pool closed");
+    else this.makeIdle(entry, this.idleMs);
+  }
+
+  private unhold(entry: PoolEntry): boolean {
+    const timer = this.held.get(entry);
+    if (!timer) return false;
+    clearTimeout(timer);
+    this.held.delete(entry);
+    return true;
+  }
+
+  /** Why a process that served a call may not serve another, or undefined. */
+  private endReason(entry: PoolEntry, reusable: boolean): string | undefined {
+    if (!reusable) return entry.proc.retired ?? "not rewound";
+    if ((entry.proc.rssMiB() ?? 0) > this.maxRssMiB) return "memory limit";
+    return this.closed ? "pool closed" : undefined;
   }
 
   /**
@@ -229,7 +285,8 @@ export class ProcessPool {
     this.closed = true;
     const running = [...this.running];
     const idle = this.idle.splice(0);
-    await Promise.all(idle.map((item) => (clearTimeout(item.timer), this.retire(item.entry, "pool closed"))));
+    const held = [...this.held.keys()].filter((entry) => this.unhold(entry));
+    await Promise.all([...idle.map((item) => (clearTimeout(item.timer), this.retire(item.entry, "pool closed"))), ...held.map((entry) => this.retire(entry, "pool closed"))]);
     await Promise.all(running.map((proc) => proc.proc.exited));
   }
 
@@ -306,6 +363,7 @@ export class ProcessPool {
   /** Counts a process's end once, by its first reason (spares that never served are not counted). */
   private forget(entry: PoolEntry, reason: string): void {
     if (!this.live.delete(entry)) return;
+    this.unhold(entry);
     const index = this.idle.findIndex((idle) => idle.entry === entry);
     if (index >= 0) {
       clearTimeout(this.idle[index]!.timer);
