@@ -17,7 +17,7 @@
  *   UsageLimitError at once, and our CPU while waiting ~ 0 (no polling) is read from the wait runs.
  *
  *   node bench/ingest.mjs [--calls 200] [--concurrency 4] [--reject-after 80] [--reset-ms 8000]
- *     [--max-wait-ms 2000] [--pairs 2] [--configs defaults,cold]
+ *     [--max-wait-ms 2000] [--pairs 3] [--cold-pairs 2] [--configs defaults,cold]
  */
 import { spawn } from "node:child_process";
 import { loadavg } from "node:os";
@@ -32,7 +32,8 @@ const concurrency = argValue("concurrency", 4);
 const rejectAfter = argValue("reject-after", 80);
 const resetMs = argValue("reset-ms", 8_000);
 const maxWaitMs = argValue("max-wait-ms", 2_000);
-const pairs = argValue("pairs", 2);
+const pairs = argValue("pairs", 3);
+const coldPairs = argValue("cold-pairs", 2);
 const configs = argValue("configs", "defaults,cold").split(",");
 
 const CONFIGS = {
@@ -49,6 +50,7 @@ async function startApi(args) {
   const lines = createInterface({ input: child.stdout });
   let onRejection;
   let onCounts;
+  let mark;
   const rejection = new Promise((resolve) => (onRejection = resolve));
   const counts = new Promise((resolve) => (onCounts = resolve));
   const baseUrl = await new Promise((resolve, reject) => {
@@ -57,6 +59,7 @@ async function startApi(args) {
       const message = JSON.parse(line);
       if (message.baseUrl) resolve(message.baseUrl);
       if (message.rejection) onRejection(message.rejection);
+      if (message.mark) mark = message.mark;
       if (message.counts) onCounts(message.counts);
     });
   });
@@ -64,6 +67,7 @@ async function startApi(args) {
   return {
     baseUrl,
     rejection,
+    mark: () => mark,
     async close() {
       child.stdin.end();
       return counts;
@@ -72,7 +76,7 @@ async function startApi(args) {
 }
 
 async function ingest(name, config, apiArgs, extra = {}, count = calls) {
-  const api = await startApi(apiArgs);
+  const api = await startApi([...apiArgs, "--mark-at", String(rejectAfter)]);
   const events = [];
   const cpuAtWait = {};
   const runtime = new lib.ClaudeCodeRuntime(
@@ -85,8 +89,11 @@ async function ingest(name, config, apiArgs, extra = {}, count = calls) {
         events.push({ ...event, t: performance.now(), at: Date.now() });
         // Our own CPU and the reaped CLIs' CPU while every call waits (idle processes only sit there).
         if (event.type === "wait_started") Object.assign(cpuAtWait, { start: performance.now(), self: selfCpuMs(), children: reapedChildrenCpuMs() });
+        // From the first tick at which every slot waits (the calls in flight at the rejection have ended): waiting alone.
+        if (event.type === "wait_tick" && event.waiting >= concurrency && cpuAtWait.idleStart === undefined) Object.assign(cpuAtWait, { idleStart: performance.now(), idleSelf: selfCpuMs() });
         if (event.type === "wait_finished" && cpuAtWait.start !== undefined) {
           Object.assign(cpuAtWait, { ms: performance.now() - cpuAtWait.start, selfMs: selfCpuMs() - cpuAtWait.self, childrenMs: reapedChildrenCpuMs() - cpuAtWait.children });
+          if (cpuAtWait.idleStart !== undefined) Object.assign(cpuAtWait, { idleMs: performance.now() - cpuAtWait.idleStart, idleSelfMs: selfCpuMs() - cpuAtWait.idleSelf });
         }
       },
       ...extra,
@@ -95,8 +102,10 @@ async function ingest(name, config, apiArgs, extra = {}, count = calls) {
   const load = Math.round(loadavg()[0] * 100) / 100;
   log(`  ${config} ${name}: ${count} calls at concurrency ${concurrency}${apiArgs.length ? ` (${apiArgs.join(" ")})` : ""}, load ${load} ...`);
   const started = performance.now();
+  const startedAt = Date.now();
   const outcomes = await Promise.allSettled(Array.from({ length: count }, (_, n) => runtime.generateText({ prompt: `work unit ${n}` })));
   const wallMs = performance.now() - started;
+  const mark = api.mark();
   const pool = { ...runtime.poolStats };
   await runtime.close();
   await waitChildrenGone();
@@ -114,9 +123,17 @@ async function ingest(name, config, apiArgs, extra = {}, count = calls) {
     otherErrors: [...new Set(failures.filter((error) => error?.code !== "usage_limit_reached").map((error) => `${error?.code}: ${String(error?.message).slice(0, 160)}`))],
     api: counts,
     rejection,
-    pool: { started: pool.started, reusedCalls: pool.reusedCalls, spareCalls: pool.spareCalls },
-    waitCpu: cpuAtWait.ms === undefined ? undefined : { waitMs: Math.round(cpuAtWait.ms), selfCpuMs: Math.round(cpuAtWait.selfMs), reapedChildrenCpuMs: Math.round(cpuAtWait.childrenMs), selfCpuPercentOfOneCore: Math.round((cpuAtWait.selfMs / cpuAtWait.ms) * 1000) / 10 },
-    timeline: timeline(events, started, wallMs),
+    pool: { started: pool.started, reusedCalls: pool.reusedCalls, spareCalls: pool.spareCalls, heldRetries: pool.heldRetries },
+    waitCpu: cpuAtWait.ms === undefined ? undefined : {
+      waitMs: Math.round(cpuAtWait.ms),
+      selfCpuMs: Math.round(cpuAtWait.selfMs),
+      reapedChildrenCpuMs: Math.round(cpuAtWait.childrenMs),
+      selfCpuPercentOfOneCore: Math.round((cpuAtWait.selfMs / cpuAtWait.ms) * 1000) / 10,
+      ...(cpuAtWait.idleMs ? { allWaitingMs: Math.round(cpuAtWait.idleMs), allWaitingSelfCpuMs: Math.round(cpuAtWait.idleSelfMs), allWaitingPercentOfOneCore: Math.round((cpuAtWait.idleSelfMs / cpuAtWait.idleMs) * 1000) / 10 } : {}),
+    },
+    // Where request R+1 arrived (the rejection, or in a baseline where it would have been), from the start.
+    markMs: mark ? mark.at - startedAt : undefined,
+    timeline: timeline(events, startedAt, wallMs),
     events: Object.fromEntries(["rate_limit_observed", "wait_started", "wait_tick", "wait_finished", "concurrency_adjusted", "call_retry"].map((type) => [type, events.filter((event) => event.type === type).length])),
   };
 }
@@ -128,13 +145,13 @@ for (const config of configs) {
   // Warm-up: the CLI version check, the first CLI start, JIT.
   await ingest("warm-up", config, [], {}, concurrency);
   const runs = [await ingest("baseline 1", config, [])];
-  for (let pair = 1; pair <= pairs; pair += 1) {
+  for (let pair = 1; pair <= (config === "cold" ? coldPairs : pairs); pair += 1) {
     runs.push(await ingest(`wait ${pair}`, config, rejecting));
     runs.push(await ingest(`baseline ${pair + 1}`, config, []));
   }
-  results[config] = { ...pairUp(runs, calls, rejectAfter), runs };
+  results[config] = { ...pairUp(runs), runs };
 }
 const maxWait = configs.includes("defaults") ? await ingest("maxWait", "defaults", rejecting, { rateLimit: { maxWaitMs } }) : undefined;
 await cleanup();
 
-emit({ calls, concurrency, rejectAfter, resetMs, maxWaitMs, pairs, configs: results, maxWait });
+emit({ calls, concurrency, rejectAfter, resetMs, maxWaitMs, pairs, coldPairs, configs: results, maxWait });
