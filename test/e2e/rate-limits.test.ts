@@ -147,9 +147,13 @@ describe("the retry after the reset", () => {
   });
 
   it("keeps the stopped call's place: with one slot, it runs again before the call queued behind it", async () => {
-    const resetAt = Date.now() + 1_500;
+    let resetAt = Infinity;
     const prompts = (request: RecordedRequest) => JSON.stringify(request.body?.messages ?? []).match(/unit [AB]/)?.[0];
-    const api = await scriptedApi((request) => (Date.now() < resetAt ? turn.limitReached({ resetsAt: new Date(resetAt) }) : allowed(`answer to ${prompts(request)}`)));
+    // The limit is reached at the first request, whenever a loaded machine gets the CLI there.
+    const api = await scriptedApi((request, index) => {
+      if (index === 0) resetAt = Date.now() + 1_500;
+      return Date.now() < resetAt ? turn.limitReached({ resetsAt: new Date(resetAt) }) : allowed(`answer to ${prompts(request)}`);
+    });
     const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), maxConcurrentRuns: 1 });
     const answers = await Promise.all([runtime.generateText({ prompt: "unit A" }), runtime.generateText({ prompt: "unit B" })]);
     expect(answers).toEqual(["answer to unit A", "answer to unit B"]);
