@@ -45,7 +45,7 @@ await section("memory", "memory.mjs", [], ["--expose-gc"]);
 await section("recorder", "recorder.mjs", quick ? ["--reps", "3"] : []);
 await section("tools", "tool-overhead.mjs", quick ? ["--loops", "3", "--texts", "2", "--spaced", "100"] : [], ["--no-warnings"]);
 await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["--expose-gc", "--no-warnings"]);
-await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000"] : [], ["--no-warnings"]);
+await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000", "--configs", "defaults"] : [], ["--no-warnings"]);
 await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
 await section("lifecycle", "lifecycle.mjs", quick ? ["--alternating", "6", "--budgets", "1,2,3"] : [], ["--no-warnings"]);
 await section("usage", "usage.mjs", [...(quick ? ["--calls", "1"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
@@ -96,13 +96,30 @@ const recorder = sections.recorder;
 if (recorder) goal("recorder cost per run, p50 (ms)", "< 1% of a 400 ms call", recorder.perRunMs.p50, recorder.perRunMs.p50 < 4);
 const ingest = sections.ingest;
 if (ingest) {
-  const { wait, maxWait } = ingest.runs;
-  goal(`ingest: failed calls with a ${ingest.scriptedWaitMs} ms reset wait`, "0", wait.failed, wait.failed === 0);
-  // A negative extra means the baseline ran slower than the run with the wait: the machine's load changed, nothing was measured.
-  goal("ingest: extra time / scripted reset wait", "<= 1.1 (and >= 0)", ingest.extraOverScriptedWait, ingest.extraMs >= 0 && ingest.extraOverScriptedWait <= 1.1);
-  goal("ingest: our CPU while waiting (% of one core)", "< 2", wait.waitCpu?.selfCpuPercentOfOneCore, (wait.waitCpu?.selfCpuPercentOfOneCore ?? Infinity) < 2);
-  const unanswered = ingest.calls - maxWait.api.answered;
-  goal(`ingest: UsageLimitErrors with maxWaitMs ${ingest.maxWaitMs} below the reset`, `= calls without an answer (${unanswered}), no other error`, maxWait.usageLimitErrors, maxWait.usageLimitErrors === unanswered && maxWait.failed === unanswered);
+  for (const [config, result] of Object.entries(ingest.configs)) {
+    const waits = result.runs.filter((run) => run.name.startsWith("wait"));
+    const failed = waits.reduce((sum, run) => sum + run.failed, 0);
+    goal(`ingest (${config}): failed calls over ${waits.length} runs with a ~${result.scriptedWaitMs} ms reset wait`, "0", failed, failed === 0);
+    const spread = result.spread ? ` (${result.spread.min}–${result.spread.max})` : "";
+    // The goal is the defaults' (what a KTX user runs); the cold figure is shown for comparison (docs/performance.md).
+    // A negative extra means the baselines ran slower than the run with the wait: the load changed, nothing was measured.
+    const extraMet = result.extraMs >= 0 && result.extraOverScriptedWait <= 1.1;
+    goal(`ingest (${config}): extra time / scripted reset wait, each wait run against the baselines around it (min–max)`, config === "defaults" ? "<= 1.1 (and >= 0)" : "shown only", `${result.extraOverScriptedWait}${spread}`, config === "defaults" ? extraMet : null);
+    // The part the limit can touch: from the rejection on (before it the wait run does a baseline's work).
+    goal(`ingest (${config}): the same from the rejection on`, "shown only", result.fromRejectionOverScriptedWait, null);
+    // Whether the figure above means anything: how far the two baselines around a wait run lay apart, over the wait.
+    goal(`ingest (${config}): baseline drift around a wait run / scripted wait (the figure's uncertainty)`, "<= 0.1", result.maxBracketDrift, result.maxBracketDrift <= 0.1);
+  }
+  const defaults = ingest.configs.defaults;
+  if (defaults) {
+    const cpu = Math.max(...defaults.runs.filter((run) => run.waitCpu).map((run) => run.waitCpu.selfCpuPercentOfOneCore));
+    goal("ingest: our CPU while waiting (% of one core, the most of the wait runs)", "< 2", cpu, cpu < 2);
+  }
+  const { maxWait } = ingest;
+  if (maxWait) {
+    const unanswered = ingest.calls - maxWait.api.answered;
+    goal(`ingest: UsageLimitErrors with maxWaitMs ${ingest.maxWaitMs} below the reset`, `= calls without an answer (${unanswered}), no other error`, maxWait.usageLimitErrors, maxWait.usageLimitErrors === unanswered && maxWait.failed === unanswered);
+  }
 }
 const usage = sections.usage;
 if (usage) usageGoals(usage, goal);
@@ -203,11 +220,21 @@ if (sections.concurrency) {
   table(`Concurrency: simultaneous 5-tool agent loops, cold and reused (median of ${c.reps}; parent RSS baseline ${c.parentRssBaselineMiB} MiB)`, ["loops", "limit", "processes", "wall ms", "loops/s", "scaling", "per-loop p50 ms", "parent RSS peak MiB", "CLI children RSS peak MiB"], c.rows.map((r) => [r.loops, r.maxConcurrentRuns, r.reuse ? "reused" : "cold", r.wallMs, fmt(r.loopsPerSecond, 2), fmt(r.scaling, 2), r.perLoopMsP50, fmt(r.parentRssPeakMiB, 1), r.childrenRssPeakMiB]));
 }
 if (ingest) {
-  const runs = Object.values(ingest.runs);
+  const runs = Object.entries(ingest.configs).flatMap(([config, result]) => result.runs.map((run) => [config, run]));
+  if (ingest.maxWait) runs.push(["defaults", ingest.maxWait]);
   table(
-    `Ingest through a subscription: ${ingest.calls} one-turn calls at concurrency ${ingest.concurrency}, 5-hour limit rejected after call ${ingest.rejectAfter}, reset ${ingest.scriptedWaitMs} ms later (as the CLI saw it); extra time ${ingest.extraMs} ms = ${fmt(ingest.extraOverScriptedWait, 3)} x the wait`,
-    ["run", "wall ms", "ok", "failed", "UsageLimitError", "API answered / rejected", "waited ms", "our CPU while waiting ms (% core)", "events: observed / wait ticks / call retries"],
-    runs.map((r) => [r.name, r.wallMs, r.succeeded, r.failed, r.usageLimitErrors, `${r.api.answered} / ${r.api.rejected}`, r.waitCpu?.waitMs ?? "-", r.waitCpu ? `${r.waitCpu.selfCpuMs} (${r.waitCpu.selfCpuPercentOfOneCore} %)` : "-", `${r.events.rate_limit_observed} / ${r.events.wait_tick} / ${r.events.call_retry}`]),
+    `Ingest through a subscription: ${ingest.calls} one-turn calls at concurrency ${ingest.concurrency}, 5-hour limit rejected after call ${ingest.rejectAfter}, reset ${ingest.resetMs} ms later`,
+    ["config", "run", "load", "wall ms", "ok", "failed", "UsageLimitError", "API answered / rejected", "waited ms", "our CPU while waiting ms (% core)", "call retries", "CLIs started (retries on a held one)"],
+    runs.map(([config, r]) => [config, r.name, r.load, r.wallMs, r.succeeded, r.failed, r.usageLimitErrors, `${r.api.answered} / ${r.api.rejected}`, r.waitCpu?.waitMs ?? "-", r.waitCpu ? `${r.waitCpu.selfCpuMs} (${r.waitCpu.selfCpuPercentOfOneCore} %); all waiting ${r.waitCpu.allWaitingSelfCpuMs ?? "-"} (${r.waitCpu.allWaitingPercentOfOneCore ?? "-"} %)` : "-", r.events.call_retry, `${r.pool.started} (${r.pool.heldRetries})`]),
+  );
+  const pairs = Object.entries(ingest.configs).flatMap(([config, result]) => result.pairs.map((pair, index) => [config, index + 1, pair]));
+  table(
+    "Ingest: each wait run against the mean of the baselines before and after it, and where its extra time went",
+    ["config", "wait run", "baselines ms", "wait ms", "scripted wait ms", "extra ms", "extra / wait (from the rejection)", "baseline drift / wait", "extra beyond the wait: before / pause / after ms", "report lag ms", "retried (on a held CLI)", "extra CLIs started"],
+    pairs.map(([config, n, p]) => {
+      const b = p.breakdown ?? {};
+      return [config, n, p.baselinesMs.join(" / "), p.waitMs, p.scriptedWaitMs, p.extraMs, `${p.extraOverScriptedWait} (${p.fromRejectionOverScriptedWait})`, p.bracketDrift, `${b.beforeMs} / ${b.pauseBeyondScriptedWaitMs} / ${b.afterMs}`, b.reportLagMs, `${b.retriedCalls} (${b.retriedOnHeldProcess})`, b.extraProcessesStarted];
+    }),
   );
 }
 if (memory) {
@@ -225,7 +252,7 @@ if (sections.lifecycle) {
   );
 }
 if (usage) usageTable(usage, table, fmt);
-table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met ? "yes" : "NO"]));
+table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met === null ? "-" : g.met ? "yes" : "NO"]));
 
 // A partial run (--only) gets its own file, so it never overwrites the figures of a full run.
 const out = join(BENCH_DIR, argValue("only", "") ? `results.${only.join("-")}.json` : "results.json");

@@ -2,7 +2,8 @@
  * The subscription-mode scripted Messages API for the ingest bench, in its own process. Every answer
  * carries usage headers (5-hour window at 20 %). With `--reject-after N`, request N+1 onwards is
  * rejected (429, 5-hour limit reached) until `--reset-ms` after that first rejection, then answers
- * again. Prints `{"baseUrl"}` once listening and `{"rejection": {...}}` at the first rejection.
+ * again. Prints `{"baseUrl"}` once listening, `{"rejection": {...}}` at the first rejection, and
+ * (`--mark-at N`, a baseline) `{"mark": {at}}` when request N+1 arrives: where a rejection would be.
  */
 import { dist } from "./common.mjs";
 
@@ -12,6 +13,7 @@ const arg = (name, fallback) => {
 };
 const rejectAfter = arg("reject-after", Infinity);
 const resetMs = arg("reset-ms", 8_000);
+const markAt = arg("mark-at", rejectAfter);
 
 const { startScriptedMessagesApi, turn } = await import(dist("testing/scripted-api.js"));
 
@@ -19,6 +21,7 @@ let resetAt;
 let answered = 0;
 let rejected = 0;
 const api = await startScriptedMessagesApi((_request, index) => {
+  if (index === markAt) process.stdout.write(`${JSON.stringify({ mark: { at: Date.now() } })}\n`);
   if (index === rejectAfter) {
     const at = Date.now();
     resetAt = at + resetMs;

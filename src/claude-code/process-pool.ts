@@ -3,65 +3,14 @@
  * here, in `acquire`: an idle process that served a call of the same shape (reuse), else a warm
  * spare started for the same launch, else a new one (cold). After the call, `release` keeps it or
  * retires it, and one idle budget — a count and resident memory together — holds for all of them.
- *
- * Keys: the launch key is everything fixed at spawn (binary, argv without the model where it can be
- * switched, cwd, environment); a spare matches on it alone, because system prompt, schema and MCP
- * server travel in the first call's `initialize`. The shape key adds those and the tool definitions:
- * a process that served a call serves only calls of its shape.
+ * A call a usage limit stopped is the exception: `hold` keeps its process, outside that budget, for
+ * the call's own retry after the reset. The keys are in pool-keys.ts.
  */
-import type { PreparedTool } from "../mcp/tools.js";
 import type { Logger } from "../session/logger.js";
 import type { PooledProcess } from "../session/pooled-process.js";
-import type { CliProcessOptions } from "../transport/process.js";
-import type { ToolSwitch } from "./tool-switch.js";
+import type { PoolEntry, PoolStats, ReuseOptions, Source, WarmOptions } from "./pool-keys.js";
 
-export interface ReuseOptions {
-  /** Idle processes kept in all, spares included (default 2; each holds 150–350 MiB). */
-  maxIdle?: number;
-  /** Resident memory the idle processes may hold in all (default 640 MiB; Linux only). */
-  maxIdleMiB?: number;
-  /** An idle process unused this long is ended (default 60 s). */
-  idleMs?: number;
-  /** Calls one process serves before it is retired (default 1000). */
-  maxCalls?: number;
-  /** A process whose resident memory exceeds this after a call is retired (default 450 MiB; Linux only). */
-  maxRssMiB?: number;
-  /** How long a rewind, model switch or an interrupted call's result may take before the process is retired (default 10 s). */
-  controlTimeoutMs?: number;
-}
-
-export interface WarmOptions {
-  /** Idle spares (started ahead of need, served nothing yet) at most, within the pool's idle budget (default 1). */
-  size?: number;
-  /** A spare unused this long is ended (default 30 s). */
-  idleMs?: number;
-}
-
-export interface PoolStats {
-  /** Processes that served a first call (cold or warm). */
-  started: number;
-  /** Calls served by a process that had served one before. */
-  reusedCalls: number;
-  /** First calls served by a spare (started ahead of need); the rest of `started` were cold. */
-  spareCalls: number;
-  /** Processes that served a call and were retired, by reason. */
-  retired: Record<string, number>;
-}
-/** @deprecated the pool's stats; kept under its old name. */
-export type SessionPoolStats = PoolStats;
-
-export interface PoolEntry {
-  readonly launchKey: string;
-  /** Undefined while the process is a spare (it has served nothing). */
-  shapeKey: string | undefined;
-  readonly proc: PooledProcess;
-  /** The MCP side, made at the process's first call (its tool definitions are fixed from then on). */
-  tools: ToolSwitch | undefined;
-  /** Transcript of the process's first call (its launch and initialize), referenced by later calls'. */
-  launchTranscript?: string;
-}
-
-export type Source = "reused" | "warm" | "cold";
+export { type PoolEntry, type PoolStats, type ReuseOptions, type SessionPoolStats, type Source, type WarmOptions, launchKey, shapeKey } from "./pool-keys.js";
 
 interface Idle {
   entry: PoolEntry;
@@ -73,23 +22,6 @@ interface Idle {
 const QUICK_DEATH_MS = 2_000;
 const MAX_FAILED_STARTS = 3;
 
-/** The launch: with `modelFree` (the CLI switches models without a request) `--model` is left out, so every role shares it. */
-export function launchKey(spec: CliProcessOptions, modelFree = false): string {
-  const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const args = modelFree ? spec.args.filter((arg) => !arg.startsWith("--model=")) : spec.args;
-  return JSON.stringify([spec.path, args, spec.cwd, env]);
-}
-
-/** Everything fixed in a process after its first call: launch, system prompt, schema, tool definitions. */
-export function shapeKey(
-  launch: CliProcessOptions,
-  modelFree: boolean,
-  shape: { system: string; jsonSchema?: Record<string, unknown>; tools: readonly PreparedTool[]; toolTimeoutMs?: number },
-): string {
-  const tools = shape.tools.map((tool) => [tool.name, tool.description, tool.inputJsonSchema]);
-  return JSON.stringify([launchKey(launch, modelFree), shape.system, shape.jsonSchema ?? null, tools, shape.toolTimeoutMs ?? null]);
-}
-
 export class ProcessPool {
   readonly reuse: boolean;
   readonly maxIdle: number;
@@ -100,8 +32,10 @@ export class ProcessPool {
   readonly controlTimeoutMs: number | undefined;
   readonly spares: number;
   readonly spareIdleMs: number;
-  readonly stats: PoolStats = { started: 0, reusedCalls: 0, spareCalls: 0, retired: {} };
+  readonly stats: PoolStats = { started: 0, reusedCalls: 0, spareCalls: 0, retired: {}, heldRetries: 0 };
   private readonly idle: Idle[] = [];
+  /** Processes held for a call's retry after a usage-limit rejection, each with the timer that ends it unused. */
+  private readonly held = new Map<PoolEntry, NodeJS.Timeout>();
   private readonly settling = new Map<PoolEntry, Promise<void>>();
   private readonly live = new Set<PoolEntry>();
   /** Every process not yet exited, whatever it is doing. */
@@ -187,19 +121,70 @@ export class ProcessPool {
     let kept = false;
     const settled = entry.proc.settled.then((reusable) => {
       this.settling.delete(entry);
-      const reason = !reusable
-        ? (entry.proc.retired ?? "not rewound")
-        : (entry.proc.rssMiB() ?? 0) > this.maxRssMiB
-          ? "memory limit"
-          : this.closed
-            ? "pool closed"
-            : undefined;
+      const reason = this.endReason(entry, reusable);
       if (reason) return this.retire(entry, reason);
       kept = true;
       this.makeIdle(entry, this.idleMs);
     });
     this.settling.set(entry, settled);
     return settled.then(() => kept);
+  }
+
+  /**
+   * After a call a usage limit stopped, which will run again after the reset: once rewound, the process
+   * waits for that retry outside the idle list and its budget (resolves true), so the retry runs warm
+   * instead of on a new CLI. At most one per waiting call, so no more than the calls that ran; a wait
+   * longer than `idleMs` ends it, as it would end an idle process.
+   */
+  hold(entry: PoolEntry): Promise<boolean> {
+    return entry.proc.settled.then(async (reusable) => {
+      const reason = this.endReason(entry, reusable);
+      if (reason) {
+        await this.retire(entry, reason);
+        return false;
+      }
+      const timer = setTimeout(() => {
+        this.held.delete(entry);
+        void this.retire(entry, "idle");
+      }, this.idleMs);
+      timer.unref();
+      this.held.set(entry, timer);
+      return true;
+    });
+  }
+
+  /** The process held for this call's retry, taken; undefined when it has ended meanwhile. */
+  takeHeld(entry: PoolEntry, shape: string): PoolEntry | undefined {
+    if (!this.unhold(entry)) return undefined;
+    if (entry.proc.retired || entry.shapeKey !== shape || this.closed) {
+      void this.retire(entry, entry.proc.retired ?? (this.closed ? "pool closed" : "not the call's shape"));
+      return undefined;
+    }
+    this.stats.reusedCalls += 1;
+    this.stats.heldRetries += 1;
+    return entry;
+  }
+
+  /** A held process its call did not run again (the call ended otherwise): idle like any other. */
+  letGo(entry: PoolEntry): void {
+    if (!this.unhold(entry)) return;
+    if (this.closed || entry.proc.retired) void this.retire(entry, entry.proc.retired ?? "pool closed");
+    else this.makeIdle(entry, this.idleMs);
+  }
+
+  private unhold(entry: PoolEntry): boolean {
+    const timer = this.held.get(entry);
+    if (!timer) return false;
+    clearTimeout(timer);
+    this.held.delete(entry);
+    return true;
+  }
+
+  /** Why a process that served a call may not serve another, or undefined. */
+  private endReason(entry: PoolEntry, reusable: boolean): string | undefined {
+    if (!reusable) return entry.proc.retired ?? "not rewound";
+    if ((entry.proc.rssMiB() ?? 0) > this.maxRssMiB) return "memory limit";
+    return this.closed ? "pool closed" : undefined;
   }
 
   /**
@@ -229,7 +214,8 @@ export class ProcessPool {
     this.closed = true;
     const running = [...this.running];
     const idle = this.idle.splice(0);
-    await Promise.all(idle.map((item) => (clearTimeout(item.timer), this.retire(item.entry, "pool closed"))));
+    const held = [...this.held.keys()].filter((entry) => this.unhold(entry));
+    await Promise.all([...idle.map((item) => (clearTimeout(item.timer), this.retire(item.entry, "pool closed"))), ...held.map((entry) => this.retire(entry, "pool closed"))]);
     await Promise.all(running.map((proc) => proc.proc.exited));
   }
 
@@ -306,6 +292,7 @@ export class ProcessPool {
   /** Counts a process's end once, by its first reason (spares that never served are not counted). */
   private forget(entry: PoolEntry, reason: string): void {
     if (!this.live.delete(entry)) return;
+    this.unhold(entry);
     const index = this.idle.findIndex((idle) => idle.entry === entry);
     if (index >= 0) {
       clearTimeout(this.idle[index]!.timer);

@@ -28,7 +28,7 @@ export interface CallRecord {
   /** This call's own cost and tokens (a kept process's `result` line carries its running total). */
   costUsd: number | null;
   usage: { inputTokens: number; outputTokens: number; cacheCreationInputTokens: number; cacheReadInputTokens: number } | null;
-  /** `kept for reuse`, `retired: <reason>`, `aborted`, `exited <code>` or `signal <SIG>`. */
+  /** `kept for reuse`, `held for the retry` (a usage limit stopped it; it runs again on this process), `retired: <reason>`, `aborted`, `exited <code>` or `signal <SIG>`. */
   ending: string;
   /** The process launch this call ran on, and the call's number on it. */
   process: { launch: string; call: number; pid?: number };
@@ -86,6 +86,18 @@ export interface RunSpec {
   reapInBackground?: boolean;
   /** This call's transcript file, when recorded (a process's later calls reference its first). */
   transcriptPath?: string;
+  /** A call that runs again after a usage-limit reset: its process is held for that retry (with reuse on). */
+  retry?: RetryHandoff;
+}
+
+/** What a call's attempts hand each other (runtime.ts keeps it for the whole call). */
+export interface RetryHandoff {
+  /** The process the call's previous attempt was stopped on, held for this attempt; taken once. */
+  take(): PoolEntry | undefined;
+  /** Whether this attempt's failure will run again (limits/call-limits.ts). */
+  willRetry(error: unknown): boolean;
+  /** The process, rewound, held for the next attempt. */
+  keep(entry: PoolEntry): void;
 }
 
 export interface RunOutput {
@@ -122,7 +134,9 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   const launchMatch = launchKey(launch, modelSwitch !== undefined);
   const shape = shapeKey(launch, modelSwitch !== undefined, spec);
   const start = () => new PooledProcess({ process: launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
-  const { entry, source } = await pool.acquire(launchMatch, shape, start);
+  const previous = spec.retry?.take();
+  const held = previous && pool.takeHeld(previous, shape);
+  const { entry, source } = held ? { entry: held, source: "held" as const } : await pool.acquire(launchMatch, shape, start);
   try {
     try {
       return await runOn(spec, pool, entry, source);
@@ -134,12 +148,12 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
           (error instanceof ProtocolError && (error.refusedRequest === "set_model" || error.refusedRequest === "apply_flag_settings")) ||
           (source === "warm" && error instanceof IsolationError));
       if (!retry || spec.signal?.aborted) throw error;
-      spec.logger.warn(`a ${source === "reused" ? "reused" : "warm"} Claude Code process failed before the call started (${(error as Error).name}); retrying on a fresh process`);
+      spec.logger.warn(`a ${source === "warm" ? "warm" : "reused"} Claude Code process failed before the call started (${(error as Error).name}); retrying on a fresh process`);
       return await runOn(spec, pool, pool.adopt(launchMatch, shape, start()), "cold");
     }
   } finally {
     // A spare started ahead of need pays off only while calls still miss processes of their shape.
-    if (source !== "reused") pool.addSpare(launchMatch, start);
+    if (source === "warm" || source === "cold") pool.addSpare(launchMatch, start);
   }
 }
 
@@ -224,18 +238,23 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     throw error;
   } finally {
     unbind();
-    const kept = pool.release(entry);
+    // A call the usage limit stopped keeps its process (rewound) for its retry after the reset.
+    const holding = failure !== undefined && pool.reuse && spec.retry?.willRetry(failure) === true;
+    const kept = holding ? pool.hold(entry) : pool.release(entry);
+    if (holding && (await kept)) spec.retry!.keep(entry);
     if (!spec.reapInBackground) {
       if (!(await kept)) recordExit(await proc.proc.exited);
-      spec.observer?.call?.(callRecord(entry, callIndex, result, await kept, exit, failure));
+      spec.observer?.call?.(callRecord(entry, callIndex, result, await kept, holding, exit, failure));
     }
   }
 }
 
-function callRecord(entry: PoolEntry, call: number, result: ResultMessage | undefined, kept: boolean, exit: ExitInfo | undefined, failure: unknown): CallRecord {
+function callRecord(entry: PoolEntry, call: number, result: ResultMessage | undefined, kept: boolean, held: boolean, exit: ExitInfo | undefined, failure: unknown): CallRecord {
   const reason = entry.proc.retired;
   const ending = kept
-    ? "kept for reuse"
+    ? held
+      ? "held for the retry"
+      : "kept for reuse"
     : reason === "aborted"
       ? "aborted"
       : reason && reason !== "single use" && reason !== "exited"

@@ -34,6 +34,7 @@ import { loginAhead, networkRoute } from "./billing.js";
 import { hostDiscovery } from "./isolation.js";
 import { type PoolStats, ProcessPool } from "./process-pool.js";
 import { requireProjectDir } from "./project-dir.js";
+import { RetryHold } from "./retry-hold.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
 import { thinkingEnv, thinkingFor } from "./thinking.js";
@@ -205,10 +206,11 @@ export class ClaudeCodeRuntime extends PortRuntime {
   /** Rate limits (src/limits/): every attempt waits for the governor; one a limit stopped before anything acted runs again. */
   private call(spec: CallSpec): Promise<CallOutput> {
     const unitKey = (spec as { telemetryTags?: { unitKey?: string } }).telemetryTags?.unitKey;
-    return this.limits.run({ signal: spec.signal, unitKey }, (hooks) => this.attempt(spec, hooks));
+    const hold = new RetryHold(this.pool, this.limiter);
+    return this.limits.run({ signal: spec.signal, unitKey }, (hooks) => this.attempt(spec, hooks, hold)).finally(() => hold.drop());
   }
 
-  private async attempt(spec: CallSpec, hooks: AttemptHooks): Promise<CallOutput> {
+  private async attempt(spec: CallSpec, hooks: AttemptHooks, hold: RetryHold): Promise<CallOutput> {
     const role = spec.role;
     if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
     // An aborted call starts nothing, not even the once-per-path version check.
@@ -227,7 +229,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
     });
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
-    await this.limiter.acquire(spec.signal);
+    // A retry after a usage-limit reset has the slot its rejected attempt kept (retry-hold.ts).
+    if (!hold.takeSlot()) await this.limiter.acquire(spec.signal);
     let released = false;
     const release = () => {
       if (!released) this.limiter.release();
@@ -277,12 +280,17 @@ export class ClaudeCodeRuntime extends PortRuntime {
         // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.
         reapInBackground: transcript === undefined,
         transcriptPath: transcript?.path,
+        retry: hold.forAttempt(hooks),
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();
       return { ...output, transcriptPath: transcript?.path, network: networkRoute(env) };
     } catch (error) {
-      release();
+      // A call that runs again after the reset keeps its place: its slot waits for the retry.
+      if (hooks.willRetry(error)) {
+        released = true;
+        hold.keepSlot();
+      } else release();
       await transcript?.close();
       if (ClaudeCodeError.isInstance(error) && transcript) error.transcriptPath = transcript.path;
       throw unknownModelError(error, this.models[role], this.options.modelsSource);

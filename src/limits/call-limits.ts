@@ -20,6 +20,8 @@ export interface AttemptHooks {
   admit(signal?: AbortSignal): Promise<void>;
   /** Frees what `admit` took; idempotent. */
   done(): void;
+  /** Whether this failure will be run again (so the call's slot and process may wait for it). */
+  willRetry(error: unknown): boolean;
   /** Every CLI message of the run; throws ApiRetryBudgetError to stop a run that retries too long. */
   onCliMessage(message: CliMessage): void;
   onStepFinish(stepIndex: number): void;
@@ -60,7 +62,7 @@ export class CallLimits {
     try {
       const maxAttempts = Math.max(1, this.options.governor.maxRetryAttempts());
       for (let number = 1; ; number += 1) {
-        const hooks = new Attempt(this, callId, info.unitKey);
+        const hooks = new Attempt(this, callId, info.unitKey, number >= maxAttempts, info.signal);
         try {
           const output = await attempt(hooks);
           hooks.succeeded();
@@ -68,7 +70,7 @@ export class CallLimits {
         } catch (caught) {
           const error = hooks.usageLimit(caught);
           const reason = hooks.retryReason(error);
-          if (reason === undefined || number >= maxAttempts || info.signal?.aborted) throw hooks.finalError(error);
+          if (reason === undefined) throw hooks.finalError(error);
           this.emit({ type: "call_retry", callId, ...(info.unitKey ? { unitKey: info.unitKey } : {}), attempt: number + 1, maxAttempts, reason });
         } finally {
           hooks.done();
@@ -156,6 +158,8 @@ class Attempt implements AttemptHooks {
     private readonly limits: CallLimits,
     private readonly callId: number,
     private readonly unitKey: string | undefined,
+    private readonly last: boolean,
+    private readonly signal: AbortSignal | undefined,
   ) {}
 
   async admit(signal?: AbortSignal): Promise<void> {
@@ -240,16 +244,22 @@ class Attempt implements AttemptHooks {
   }
 
   /**
-   * Why the failed attempt may run again, or undefined. Only a usage-limit rejection (it has a reset to
-   * wait for) and only when nothing had acted: no tool ran. Other API errors were already retried by the CLI.
+   * A usage-limit rejection (it has a reset to wait for) runs again when nothing had acted (no tool
+   * ran), attempts are left and the call was not aborted. Other API errors were already retried by the CLI.
    */
+  willRetry(error: unknown): boolean {
+    const limit = this.usageLimit(error);
+    return limit instanceof UsageLimitError && limit.reason === "rejected" && this.toolsSettled === 0 && !this.last && !this.signal?.aborted;
+  }
+
+  /** Why the failed attempt runs again, or undefined (willRetry); takes `usageLimit(error)`. */
   retryReason(error: unknown): string | undefined {
     if (!(error instanceof UsageLimitError) || error.reason !== "rejected") return undefined;
     // A CLI that reported the rejection only in its result: the governor still has to hold the other calls.
     if (!this.reportedRejection) {
       this.limits.report({ provider: "claude-subscription", status: "rejected", resetAtMs: error.resetsAt.getTime(), rateLimitType: error.window });
     }
-    if (this.toolsSettled > 0) return undefined;
+    if (!this.willRetry(error)) return undefined;
     return `${error.window} usage limit reached; running again after the reset`;
   }
 

@@ -236,9 +236,13 @@ export class RateLimitGovernor implements RateLimitGovernorPort {
 
   private applyPause(signal: RateLimitSignal): void {
     const now = this.now();
+    const afterReset = signal.resetAtMs !== undefined ? signal.resetAtMs + this.config.resetMarginMs : undefined;
+    // A rejection after its own reset (by our clock, margin included) means the API's clock is behind
+    // ours by more than the margin: the calls back off as for a limit without a reset, instead of
+    // running again at once until their attempts are spent.
     const until =
-      signal.resetAtMs !== undefined
-        ? signal.resetAtMs + this.config.resetMarginMs
+      afterReset !== undefined && afterReset > now
+        ? afterReset
         : signal.retryAfterMs !== undefined
           ? now + signal.retryAfterMs
           : now + this.backoff(signal.provider);

@@ -3,7 +3,7 @@
  * token, usage-limit headers), the typed limit error, the process governor's wait across runtimes, a
  * KTX-shaped governor receiving the signals, the CLI's retry budget, and the progress events.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { renderDoctor, renderStatus } from "../../src/cli/status.js";
@@ -122,6 +122,43 @@ describe("a reached limit", () => {
     expect(result.error).toMatchObject({ toolCallsBefore: 1, cause: expect.any(UsageLimitError) });
     expect(result.error!.message).toContain("had already run 1 tool call(s), so it was not retried");
     expect(api.messageRequests).toHaveLength(2);
+  });
+});
+
+describe("the retry after the reset", () => {
+  const records = (path: string) => readFileSync(path, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+
+  it("with reuse on, runs the stopped call again on its own process, rewound and held through the wait; the transcripts say so", async () => {
+    const api = await scriptedApi([turn.limitReached({ resetsAt: new Date(Date.now() + 2_000) }), allowed("after the reset")]);
+    const dir = tempDir("transcripts");
+    const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), reuse: {}, warm: false, transcript: { dir } });
+    const result = await runtime.generateTextResult({ prompt: "hi" });
+    expect(result.text).toBe("after the reset");
+    expect(result.warmStart).toBe(true);
+    expect(runtime.poolStats).toMatchObject({ started: 1, reusedCalls: 1, heldRetries: 1 });
+    const [first, retry] = readdirSync(dir).sort().map((name) => records(join(dir, name)));
+    expect(first!.at(-1)).toMatchObject({ kind: "call", ending: "held for the retry", process: { call: 1 }, error: { name: "UsageLimitError" } });
+    const launch = first!.at(-1)!.process.launch;
+    expect(retry![0]).toMatchObject({ kind: "header", process: { launch, call: 2, source: "held" } });
+    expect(retry!.at(-1)).toMatchObject({ kind: "call", ending: "kept for reuse", process: { launch, call: 2 } });
+    expect(result.transcriptPath).toBe(join(dir, readdirSync(dir).sort()[1]!));
+    expect(api.messageRequests).toHaveLength(2);
+    await runtime.close();
+  });
+
+  it("keeps the stopped call's place: with one slot, it runs again before the call queued behind it", async () => {
+    let resetAt = Infinity;
+    const prompts = (request: RecordedRequest) => JSON.stringify(request.body?.messages ?? []).match(/unit [AB]/)?.[0];
+    // The limit is reached at the first request, whenever a loaded machine gets the CLI there.
+    const api = await scriptedApi((request, index) => {
+      if (index === 0) resetAt = Date.now() + 1_500;
+      return Date.now() < resetAt ? turn.limitReached({ resetsAt: new Date(resetAt) }) : allowed(`answer to ${prompts(request)}`);
+    });
+    const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription"), maxConcurrentRuns: 1 });
+    const answers = await Promise.all([runtime.generateText({ prompt: "unit A" }), runtime.generateText({ prompt: "unit B" })]);
+    expect(answers).toEqual(["answer to unit A", "answer to unit B"]);
+    // B waited for A's slot: it never met the limit; A went first after the reset.
+    expect(api.messageRequests.map(prompts)).toEqual(["unit A", "unit A", "unit B"]);
   });
 });
 

@@ -124,6 +124,43 @@ describe("retry of a rate-limited call", () => {
   });
 });
 
+describe("willRetry: what a stopped attempt may keep for its retry", () => {
+  it("is true for a usage-limit rejection before any tool ran with attempts left, and agrees with what run() then does", async () => {
+    const { governor } = ktxShapedGovernor();
+    const { limits } = limitsWith(governor);
+    const answers: boolean[] = [];
+    const controller = new AbortController();
+    await limits
+      .run({ signal: controller.signal }, async (hooks) => {
+        const rejection = new UsageLimitError(new Date(T0 + 1_000), "five_hour");
+        answers.push(hooks.willRetry(rejection), hooks.willRetry(new ClaudeCodeApiError("overloaded", 529, "api_error")));
+        throw rejection;
+      })
+      .catch(() => undefined);
+    // Three attempts (maxRetryAttempts 3): the last one has no retry left.
+    expect(answers).toEqual([true, false, true, false, false, false]);
+    await limits
+      .run({ signal: controller.signal }, async (hooks) => {
+        controller.abort();
+        answers.push(hooks.willRetry(new UsageLimitError(new Date(T0 + 1_000), "five_hour")));
+      })
+      .catch(() => undefined);
+    expect(answers.at(-1)).toBe(false);
+  });
+
+  it("is false once a tool ran, and true for an API error after a rejected rate_limit_event (it becomes the UsageLimitError)", async () => {
+    const { governor } = ktxShapedGovernor();
+    const { limits } = limitsWith(governor);
+    await limits.run({}, async (hooks) => {
+      hooks.onCliMessage(rejectedEvent(T0 / 1000 + 10));
+      expect(hooks.willRetry(new ClaudeCodeApiError("You've hit your limit", 429, "rate_limit_error"))).toBe(true);
+      hooks.onCliMessage(toolUse("toolu_1"));
+      hooks.onToolSettled({ toolUseId: "toolu_1", name: "mcp__ktx__search", input: {}, ok: true, durationMs: 3 });
+      expect(hooks.willRetry(new UsageLimitError(new Date(T0 + 10_000), "five_hour"))).toBe(false);
+    });
+  });
+});
+
 describe("the CLI's retry budget", () => {
   it("stops the run with ApiRetryBudgetError naming the last status once the next retry would pass the budget", async () => {
     const { governor } = ktxShapedGovernor();

@@ -171,6 +171,31 @@ describe("backoff without a reset time", () => {
   });
 });
 
+describe("a rejection after its own reset", () => {
+  it("backs off as without a reset time (the API's clock is behind ours by more than the margin), instead of letting calls run again at once", async () => {
+    const governor = new RateLimitGovernor({ resetMarginMs: 500, retry: { baseDelayMs: 1_000, jitter: false } });
+    const events: GovernorEvent[] = [];
+    governor.subscribe((event) => events.push(event));
+    // The reset the API named is 600 ms past by our clock: margin included, it has passed.
+    governor.report(rejected(-600));
+    const ready = track(governor.waitForReady());
+    await vi.advanceTimersByTimeAsync(999);
+    expect(ready.settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(ready.settled).toBe(true);
+    // Rejected again at once: twice the backoff, as KTX's retry policy says.
+    governor.report(rejected(-1_600));
+    expect(governor.snapshot().resumeAt!.getTime() - Date.now()).toBe(2_000);
+    expect(events.filter((event) => event.type === "wait_started")).toHaveLength(2);
+  });
+
+  it("within the margin still waits for the reset plus the margin: the reset is not past yet by our reckoning", async () => {
+    const governor = new RateLimitGovernor({ resetMarginMs: 500 });
+    governor.report(rejected(-200));
+    expect(governor.snapshot().resumeAt!.getTime() - Date.now()).toBe(300);
+  });
+});
+
 describe("wait events", () => {
   it("reports the wait started, a tick per tickMs with the remaining time, and finished", async () => {
     const governor = new RateLimitGovernor({ resetMarginMs: 0, tickMs: 1_000 });
