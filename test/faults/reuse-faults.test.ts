@@ -48,7 +48,7 @@ describe("session pool", () => {
     // The model persists across rewinds: it is switched only when the call's model differs.
     expect(texts).toEqual(["answer 1 from claude-sonnet-4-6", "answer 2 from claude-sonnet-4-6", "answer 3 from claude-haiku-4-5", "answer 4 from claude-haiku-4-5", "answer 5 from claude-sonnet-4-6"]);
     expect(costs).toEqual([0.01, 0.01, 0.01, 0.01, 0.01]);
-    expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 4, spareCalls: 0, retired: {} });
+    expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 4, spareCalls: 0, heldRetries: 0, retired: {} });
     expect(runtime.reusePids).toHaveLength(1);
   });
 
@@ -99,7 +99,7 @@ describe("session pool", () => {
     expect(await failure(runtime.generateTextResult({ prompt: "slow", signal: controller.signal }))).toBeInstanceOf(AbortError);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect((await runtime.generateTextResult({ prompt: "three" })).text).toBe("answer 3 from claude-sonnet-4-6");
-    expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 2, spareCalls: 0, retired: {} });
+    expect(runtime.reuseStats).toEqual({ started: 1, reusedCalls: 2, spareCalls: 0, heldRetries: 0, retired: {} });
   });
 
   it("retires the process when an interrupt brings no result, a call times out, or the CLI dies mid-call", async () => {
