@@ -2,11 +2,18 @@
  * The in-process MCP server hosting KTX's tools, reached through the CLI's control protocol.
  *
  * The CLI wraps each JSON-RPC message for the "ktx" server in a `control_request` (`subtype: "mcp_message"`) and
- * waits for one `control_response` carrying the JSON-RPC reply. `ControlProtocolMcpTransport` turns that
- * request/reply shape into the MCP SDK's message-stream `Transport`, so the SDK's `Server` does the JSON-RPC work.
+ * waits for one `control_response` carrying the JSON-RPC reply. `ControlProtocolMcpTransport`
+ * (control-transport.ts) turns that request/reply shape into the MCP SDK's message-stream `Transport`, so the
+ * SDK's `Server` does the JSON-RPC work: initialize, tools/list, ping, notifications, errors.
+ *
+ * One exception, `tools/call`, the one message a loop sends per tool call: a well-formed one is answered here, by
+ * the same `callTool` the SDK's handler runs. Through the SDK each call paid about nine zod validations (the
+ * JSON-RPC envelope on the way in and out, the request twice, the result once) and a promise chain, a measurable
+ * share of a reused loop's host CPU (docs/performance.md, "Host CPU of a reused loop"). The reply is the one the
+ * SDK would send, key for key; anything else (no string `name`, `arguments` not an object, a task, a field the
+ * CLI does not send) still goes to the SDK, which validates it and answers with its errors.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -22,145 +29,13 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { InvalidInputError, ProtocolError } from "../errors/index.js";
+import { CANCELLED_BY_CLI, ControlProtocolMcpTransport, type KtxMcpLogger } from "./control-transport.js";
 import { errorMessage, KTX_MCP_SERVER_NAME, normalizeToolOutput, type KtxToolOutput, type PreparedTool } from "./tools.js";
+
+export { ControlProtocolMcpTransport, type KtxMcpLogger, notificationAck } from "./control-transport.js";
 
 /** Version reported in the MCP `serverInfo`; informational only. */
 export const KTX_MCP_SERVER_VERSION = "1.0.0";
-
-/** Console-compatible; every method optional. */
-export interface KtxMcpLogger {
-  debug?(message: string, ...rest: unknown[]): void;
-  warn?(message: string, ...rest: unknown[]): void;
-}
-
-/** The reply the CLI expects for a JSON-RPC notification (it waits for a reply to every control request). */
-export function notificationAck(): JSONRPCMessage {
-  return { jsonrpc: "2.0", result: {}, id: 0 };
-}
-
-interface Pending {
-  originalId: RequestId;
-  settle(reply: JSONRPCMessage | undefined): void;
-  cancel(): void;
-}
-
-/**
- * MCP SDK `Transport` over the control protocol. Inbound messages enter through `handle`, which resolves with the
- * server's reply to that request. Each inbound request gets a fresh internal JSON-RPC id (restored on the reply),
- * because the CLI may reuse an id while an earlier request with it is in flight (CLI 2.1.142 sends `initialize`
- * twice) and the SDK's `Protocol` keys handlers and cancellation by id.
- */
-export class ControlProtocolMcpTransport implements Transport {
-  onmessage?: Transport["onmessage"];
-  onclose?: Transport["onclose"];
-  onerror?: Transport["onerror"];
-
-  readonly #pending = new Map<number, Pending>();
-  // Starts at 1: the SDK ignores `notifications/cancelled` whose requestId is falsy, so id 0 could not be cancelled.
-  #nextId = 1;
-  #started = false;
-  #closed = false;
-
-  constructor(private readonly logger?: KtxMcpLogger) {}
-
-  async start(): Promise<void> {
-    if (this.#started) throw new Error("ControlProtocolMcpTransport already started");
-    this.#started = true;
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  /** Number of requests waiting for the server's reply (for tests and diagnostics). */
-  get inFlight(): number {
-    return this.#pending.size;
-  }
-
-  /**
-   * Delivers one inbound message. Requests resolve with the server's reply (original id restored), or with
-   * `undefined` when `signal` aborts first (the CLI cancelled it: no reply is sent) or the transport closes.
-   * Notifications and stray responses resolve at once with `notificationAck()`.
-   */
-  handle(message: JSONRPCMessage, signal?: AbortSignal): Promise<JSONRPCMessage | undefined> {
-    const deliver = this.onmessage;
-    if (this.#closed || !this.#started || !deliver) {
-      return Promise.reject(new ProtocolError("The ktx MCP transport is not connected (closed, or not started by an MCP server)."));
-    }
-    if (!isJSONRPCRequest(message)) {
-      if (isJSONRPCNotification(message)) {
-        if (message.method === "notifications/cancelled") {
-          // Its requestId is the CLI's id; the server only knows internal ids, so cancel through our own mapping.
-          const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
-          for (const pending of [...this.#pending.values()]) if (pending.originalId === requestId) pending.cancel();
-        } else {
-          deliver(message);
-        }
-      } else {
-        // Responses would be replies to server-initiated requests, which this server never makes.
-        this.logger?.debug?.("ktx MCP: ignoring an inbound JSON-RPC response", message);
-      }
-      return Promise.resolve(notificationAck());
-    }
-    if (signal?.aborted) return Promise.resolve(undefined);
-
-    const internalId = this.#nextId++;
-    return new Promise<JSONRPCMessage | undefined>((resolve) => {
-      const onAbort = (): void => {
-        if (!this.#pending.delete(internalId)) return;
-        signal?.removeEventListener("abort", onAbort);
-        resolve(undefined);
-        // Lets the SDK abort the handler's signal and suppress its reply.
-        this.onmessage?.({
-          jsonrpc: "2.0",
-          method: "notifications/cancelled",
-          params: { requestId: internalId, reason: "Cancelled by the Claude Code CLI" },
-        });
-      };
-      this.#pending.set(internalId, {
-        originalId: message.id,
-        settle: (reply) => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(reply);
-        },
-        cancel: onAbort,
-      });
-      signal?.addEventListener("abort", onAbort, { once: true });
-      try {
-        deliver({ ...message, id: internalId });
-      } catch (error) {
-        this.#pending.delete(internalId);
-        signal?.removeEventListener("abort", onAbort);
-        resolve({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.InternalError, message: errorMessage(error) } });
-      }
-    });
-  }
-
-  async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
-      const id = message.id;
-      const pending = typeof id === "number" ? this.#pending.get(id) : undefined;
-      if (pending === undefined) {
-        this.logger?.debug?.("ktx MCP: dropping a reply to a cancelled or unknown request", id);
-        return;
-      }
-      this.#pending.delete(id as number);
-      pending.settle({ ...message, id: pending.originalId });
-      return;
-    }
-    // The control protocol only carries replies to the CLI's requests; server-initiated messages have no channel.
-    this.logger?.debug?.("ktx MCP: dropping a server-initiated message", message);
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    const pending = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const p of pending) p.settle(undefined);
-    this.onclose?.();
-  }
-}
 
 export interface KtxToolCallEvent {
   name: string;
@@ -219,6 +94,49 @@ export interface KtxMcpBridge {
   handleMcpMessage(serverName: string, message: unknown, signal?: AbortSignal): Promise<JSONRPCMessage | undefined>;
   /** Aborts in-flight tool handlers; their pending `handleMcpMessage` calls resolve with `undefined`. */
   close(): Promise<void>;
+  /**
+   * Aborts the signals of the tool handlers running now, with `reason` (the call they served has ended); their
+   * requests stay open, so what a handler still returns is answered as usual.
+   */
+  abortRunning(reason: unknown): void;
+}
+
+/** The params of a `tools/call` this bridge answers itself (see the header); undefined: the SDK's `Server` answers. */
+type DirectCall = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
+
+function directCall(message: unknown): { id: RequestId; params: DirectCall } | undefined {
+  const request = message;
+  if (!isPlainObject(request) || request.method !== "tools/call" || request.jsonrpc !== "2.0" || !onlyKeys(request, ENVELOPE)) return undefined;
+  const id = request.id;
+  if (!isRequestId(id)) return undefined;
+  const params = request.params;
+  if (!isPlainObject(params) || typeof params.name !== "string" || !onlyKeys(params, DIRECT_PARAMS)) return undefined;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  // What the CLI sends (its tool_use id and a progress token, which this server never reports on); a related task or any other key is the SDK's to handle.
+  const meta = params._meta;
+  if (meta !== undefined && !(isPlainObject(meta) && onlyKeys(meta, DIRECT_META) && isRequestId(meta.progressToken ?? 0))) return undefined;
+  return { id, params: params as DirectCall };
+}
+
+/** The SDK's JSON-RPC request schema is strict: any other key makes the message no request at all. */
+const ENVELOPE = new Set(["jsonrpc", "id", "method", "params"]);
+const DIRECT_PARAMS = new Set(["name", "arguments", "_meta"]);
+const DIRECT_META = new Set(["claudecode/toolUseId", "progressToken"]);
+
+/** A JSON-RPC id, and an MCP progress token: a string or a (safe, as zod's `int()`) integer. */
+function isRequestId(value: unknown): value is RequestId {
+  return typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
+}
+
+function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+  for (const key in value) if (!allowed.has(key)) return false;
+  return true;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 type Outcome = { kind: "ok"; value: unknown } | { kind: "error"; error: unknown } | { kind: "timeout" } | { kind: "cancelled" };
@@ -239,8 +157,14 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
     }
   };
 
+  /** The signals of the handlers running now (abortRunning). */
+  const running = new Set<AbortController>();
+  /** The direct `tools/call` requests in flight, by the CLI's id: `notifications/cancelled` and close() end them. */
+  const direct = new Map<AbortController, RequestId>();
+
   const runTool = (tool: PreparedTool, input: unknown, toolUseId: string | undefined, requestSignal: AbortSignal): Promise<Outcome> => {
     const controller = new AbortController();
+    running.add(controller);
     let timer: NodeJS.Timeout | undefined;
     let onCancel: (() => void) | undefined;
     return new Promise<Outcome>((resolve) => {
@@ -264,6 +188,7 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
           (error: unknown) => resolve({ kind: "error", error }),
         );
     }).finally(() => {
+      running.delete(controller);
       clearTimeout(timer);
       if (onCancel) requestSignal.removeEventListener("abort", onCancel);
     });
@@ -326,12 +251,41 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
   const connected = server.connect(transport);
   let closed = false;
 
+  /** A well-formed `tools/call`, answered as the SDK's `Server` would: same handler, same reply, no reply once cancelled. */
+  const answerDirect = async (id: RequestId, params: DirectCall, signal: AbortSignal | undefined): Promise<JSONRPCMessage | undefined> => {
+    if (signal?.aborted) return undefined;
+    // The request's own signal, as the SDK makes one per request: the CLI's cancel, a notification or close() abort it.
+    const request = new AbortController();
+    const onAbort = () => request.abort(CANCELLED_BY_CLI);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    direct.set(request, id);
+    try {
+      const result = await callTool(params, request.signal);
+      return request.signal.aborted ? undefined : { result, jsonrpc: "2.0", id };
+    } catch (error) {
+      return request.signal.aborted ? undefined : { jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message: errorMessage(error) || "Internal error" } };
+    } finally {
+      direct.delete(request);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  };
+
+  /** `notifications/cancelled` for a direct request (the SDK's own requests are cancelled by the transport). */
+  const cancelDirect = (message: unknown): void => {
+    const notification = message as { method?: unknown; params?: { requestId?: unknown } } | null;
+    if (direct.size === 0 || notification?.method !== "notifications/cancelled") return;
+    for (const [request, id] of direct) if (id === notification.params?.requestId) request.abort(CANCELLED_BY_CLI);
+  };
+
   return {
     async handleMcpMessage(serverName, message, signal) {
       if (serverName !== KTX_MCP_SERVER_NAME) {
         throw new ProtocolError(`The CLI sent an MCP message for server "${serverName}", but this session only hosts "${KTX_MCP_SERVER_NAME}".`);
       }
       if (closed) throw new ProtocolError(`The ktx MCP bridge is closed; it cannot handle more messages.`);
+      const call = directCall(message);
+      if (call) return answerDirect(call.id, call.params, signal);
+      cancelDirect(message);
       await connected;
       if (!isJSONRPCRequest(message) && !isJSONRPCNotification(message) && !isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) {
         const id = (message as { id?: unknown } | null)?.id;
@@ -345,8 +299,13 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
     async close() {
       if (closed) return;
       closed = true;
+      // As the SDK's Server does with its requests' signals on close: no reason.
+      for (const request of direct.keys()) request.abort();
       await connected.catch(() => undefined);
       await server.close();
+    },
+    abortRunning(reason) {
+      for (const controller of running) controller.abort(reason);
     },
   };
 }
