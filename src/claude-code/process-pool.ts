@@ -67,6 +67,8 @@ interface Idle {
   entry: PoolEntry;
   timer: NodeJS.Timeout;
   since: number;
+  /** Resident memory read when it went idle after a call; undefined for a spare, which grows while it boots and is read afresh. */
+  rssMiB: number | undefined;
 }
 
 /** A spare that dies this soon after starting counts as a failed start; after 3 in a row its launch gets no more. */
@@ -187,16 +189,12 @@ export class ProcessPool {
     let kept = false;
     const settled = entry.proc.settled.then((reusable) => {
       this.settling.delete(entry);
-      const reason = !reusable
-        ? (entry.proc.retired ?? "not rewound")
-        : (entry.proc.rssMiB() ?? 0) > this.maxRssMiB
-          ? "memory limit"
-          : this.closed
-            ? "pool closed"
-            : undefined;
+      // Read once per call: the memory limit and, while it is idle, the idle budget use this figure.
+      const rssMiB = reusable ? entry.proc.rssMiB() : undefined;
+      const reason = !reusable ? (entry.proc.retired ?? "not rewound") : (rssMiB ?? 0) > this.maxRssMiB ? "memory limit" : this.closed ? "pool closed" : undefined;
       if (reason) return this.retire(entry, reason);
       kept = true;
-      this.makeIdle(entry, this.idleMs);
+      this.makeIdle(entry, this.idleMs, rssMiB);
     });
     this.settling.set(entry, settled);
     return settled.then(() => kept);
@@ -253,8 +251,8 @@ export class ProcessPool {
     return this.idle.filter((idle) => idle.entry.shapeKey === undefined).length;
   }
 
-  private makeIdle(entry: PoolEntry, idleMs: number): void {
-    const idle: Idle = { entry, since: Date.now(), timer: setTimeout(() => this.evict(idle, "idle"), idleMs) };
+  private makeIdle(entry: PoolEntry, idleMs: number, rssMiB?: number): void {
+    const idle: Idle = { entry, since: Date.now(), rssMiB, timer: setTimeout(() => this.evict(idle, "idle"), idleMs) };
     idle.timer.unref();
     this.idle.push(idle);
     this.enforceBudget();
@@ -262,10 +260,11 @@ export class ProcessPool {
 
   /**
    * One budget for every idle process: while the count or the memory is over, spares go first (they
-   * serve no shape yet), then the least recently used.
+   * serve no shape yet), then the least recently used. A process that served a call counts with the
+   * memory read when it went idle (an idle CLI does not grow); a spare is read each time.
    */
   private enforceBudget(): void {
-    const overMemory = () => this.idle.reduce((sum, idle) => sum + (idle.entry.proc.rssMiB() ?? 0), 0) > this.maxIdleMiB;
+    const overMemory = () => this.idle.reduce((sum, idle) => sum + (idle.rssMiB ?? idle.entry.proc.rssMiB() ?? 0), 0) > this.maxIdleMiB;
     while (this.idle.length > 0 && (this.idle.length > this.maxIdle || overMemory())) {
       const spare = this.idle.find((idle) => idle.entry.shapeKey === undefined);
       this.evict(spare ?? this.idle.reduce((a, b) => (b.since < a.since ? b : a)), "idle budget");

@@ -4,7 +4,7 @@
  * and runs a rate-limited call again once the governor lets it (only when nothing in it had acted).
  */
 import { type CliMessage, apiRetryInfo, rateLimitInfo } from "../protocol/messages.js";
-import type { Logger } from "../session/logger.js";
+import { type Logger, silentLogger } from "../session/logger.js";
 import type { ToolCallRecord } from "../runtime/types.js";
 import { ClaudeCodeApiError } from "../errors/index.js";
 import { ApiRetryBudgetError, UsageLimitError } from "./errors.js";
@@ -112,6 +112,8 @@ export class CallLimits {
       if (Date.now() - this.lastTickLog < 60_000) return;
       this.lastTickLog = Date.now();
     }
+    // No logger, no line: a loop makes a dozen events.
+    if (this.options.logger === silentLogger) return;
     const line = describeEvent(event);
     if (isChatty(event)) this.options.logger.debug(line);
     else this.options.logger.info(line);
