@@ -9,11 +9,13 @@
  * server travel in the first call's `initialize`. The shape key adds those and the tool definitions:
  * a process that served a call serves only calls of its shape.
  */
-import type { PreparedTool } from "../mcp/tools.js";
 import type { Logger } from "../session/logger.js";
 import type { PooledProcess } from "../session/pooled-process.js";
 import type { CliProcessOptions } from "../transport/process.js";
+import { LaunchKeys, type ShapeParts, shapeKeyOf } from "./pool-keys.js";
 import type { ToolSwitch } from "./tool-switch.js";
+
+export { LaunchKeys, type ShapeParts, launchKey, shapeKey } from "./pool-keys.js";
 
 export interface ReuseOptions {
   /** Idle processes kept in all, spares included (default 2; each holds 150–350 MiB). */
@@ -75,23 +77,6 @@ interface Idle {
 const QUICK_DEATH_MS = 2_000;
 const MAX_FAILED_STARTS = 3;
 
-/** The launch: with `modelFree` (the CLI switches models without a request) `--model` is left out, so every role shares it. */
-export function launchKey(spec: CliProcessOptions, modelFree = false): string {
-  const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const args = modelFree ? spec.args.filter((arg) => !arg.startsWith("--model=")) : spec.args;
-  return JSON.stringify([spec.path, args, spec.cwd, env]);
-}
-
-/** Everything fixed in a process after its first call: launch, system prompt, schema, tool definitions. */
-export function shapeKey(
-  launch: CliProcessOptions,
-  modelFree: boolean,
-  shape: { system: string; jsonSchema?: Record<string, unknown>; tools: readonly PreparedTool[]; toolTimeoutMs?: number },
-): string {
-  const tools = shape.tools.map((tool) => [tool.name, tool.description, tool.inputJsonSchema]);
-  return JSON.stringify([launchKey(launch, modelFree), shape.system, shape.jsonSchema ?? null, tools, shape.toolTimeoutMs ?? null]);
-}
-
 export class ProcessPool {
   readonly reuse: boolean;
   readonly maxIdle: number;
@@ -109,6 +94,7 @@ export class ProcessPool {
   /** Every process not yet exited, whatever it is doing. */
   private readonly running = new Set<PooledProcess>();
   private readonly failedStarts = new Map<string, number>();
+  private readonly launchKeys = new LaunchKeys();
   private closed = false;
 
   /** `busy()` says calls are queued for a slot: a spare booting then would take CPU from the calls in flight. */
@@ -132,6 +118,12 @@ export class ProcessPool {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** The launch key (what a spare must match) and the shape key (what a kept process must match) of a call. */
+  keysFor(launch: CliProcessOptions, modelFree: boolean, shape: ShapeParts): { launch: string; shape: string } {
+    const key = this.launchKeys.get(launch, modelFree);
+    return { launch: key, shape: shapeKeyOf(key, shape) };
   }
 
   /** Pids of live processes that served a call (idle, settling or serving). */
