@@ -139,6 +139,15 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
+/** Ends a running handler as cancelled; its signal aborts with `reason` (undefined: the default AbortError). */
+type Cancel = (reason: unknown) => void;
+
+/** How a direct request's handler is cancelled: with `cancelReason` when the control request is, and by the `cancel` it is given. */
+interface DirectRequest {
+  cancelReason: unknown;
+  onStart(cancel: Cancel): void;
+}
+
 type Outcome = { kind: "ok"; value: unknown } | { kind: "error"; error: unknown } | { kind: "timeout" } | { kind: "cancelled" };
 
 export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxMcpBridgeOptions = {}): KtxMcpBridge {
@@ -160,20 +169,28 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
   /** The signals of the handlers running now (abortRunning). */
   const running = new Set<AbortController>();
   /** The direct `tools/call` requests in flight, by the CLI's id: `notifications/cancelled` and close() end them. */
-  const direct = new Map<AbortController, RequestId>();
+  const direct = new Map<Cancel, RequestId>();
 
-  const runTool = (tool: PreparedTool, input: unknown, toolUseId: string | undefined, requestSignal: AbortSignal): Promise<Outcome> => {
+  /**
+   * Runs one handler under its own signal. It ends as `cancelled` when `requestSignal` aborts (the handler's signal
+   * then aborts with `cancelReason`, else the request signal's reason) or when the `cancel` given to `onStart` is called.
+   */
+  const runTool = (tool: PreparedTool, input: unknown, toolUseId: string | undefined, requestSignal: AbortSignal | undefined, direct?: DirectRequest): Promise<Outcome> => {
     const controller = new AbortController();
     running.add(controller);
     let timer: NodeJS.Timeout | undefined;
-    let onCancel: (() => void) | undefined;
+    let onAbort: (() => void) | undefined;
     return new Promise<Outcome>((resolve) => {
-      onCancel = () => {
+      const cancel: Cancel = (reason) => {
         resolve({ kind: "cancelled" });
-        controller.abort(requestSignal.reason);
+        controller.abort(reason);
       };
-      if (requestSignal.aborted) return onCancel();
-      requestSignal.addEventListener("abort", onCancel, { once: true });
+      direct?.onStart(cancel);
+      if (requestSignal) {
+        onAbort = () => cancel(direct ? direct.cancelReason : requestSignal.reason);
+        if (requestSignal.aborted) return onAbort();
+        requestSignal.addEventListener("abort", onAbort, { once: true });
+      }
       if (toolTimeoutMs !== undefined) {
         timer = setTimeout(() => {
           // Resolve before aborting: a handler reacting to the abort must not win the race with its own rejection.
@@ -190,11 +207,11 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
     }).finally(() => {
       running.delete(controller);
       clearTimeout(timer);
-      if (onCancel) requestSignal.removeEventListener("abort", onCancel);
+      if (onAbort) requestSignal!.removeEventListener("abort", onAbort);
     });
   };
 
-  const callTool = async (params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, signal: AbortSignal): Promise<CallToolResult> => {
+  const callTool = async (params: DirectCall, signal: AbortSignal | undefined, direct?: DirectRequest): Promise<CallToolResult> => {
     const started = performance.now();
     const rawToolUseId = params._meta?.["claudecode/toolUseId"];
     const toolUseId = typeof rawToolUseId === "string" ? rawToolUseId : undefined;
@@ -217,7 +234,7 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
     const parsed = z.safeParse(tool.inputSchema, params.arguments ?? {});
     if (!parsed.success) return fail(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(parsed.error)}`);
 
-    const outcome = await runTool(tool, parsed.data, toolUseId, signal);
+    const outcome = await runTool(tool, parsed.data, toolUseId, signal, direct);
     switch (outcome.kind) {
       case "cancelled":
         // The SDK sends nothing for an aborted request; this result only feeds onToolCall.
@@ -254,19 +271,26 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
   /** A well-formed `tools/call`, answered as the SDK's `Server` would: same handler, same reply, no reply once cancelled. */
   const answerDirect = async (id: RequestId, params: DirectCall, signal: AbortSignal | undefined): Promise<JSONRPCMessage | undefined> => {
     if (signal?.aborted) return undefined;
-    // The request's own signal, as the SDK makes one per request: the CLI's cancel, a notification or close() abort it.
-    const request = new AbortController();
-    const onAbort = () => request.abort(CANCELLED_BY_CLI);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    direct.set(request, id);
+    // Cancelled like the SDK's requests: by the CLI (its control request's signal, or a notification), or by close().
+    let cancelled = false;
+    let entry: Cancel | undefined;
+    const track: DirectRequest = {
+      cancelReason: CANCELLED_BY_CLI,
+      onStart(cancel) {
+        entry = (reason) => {
+          cancelled = true;
+          cancel(reason);
+        };
+        direct.set(entry, id);
+      },
+    };
     try {
-      const result = await callTool(params, request.signal);
-      return request.signal.aborted ? undefined : { result, jsonrpc: "2.0", id };
+      const result = await callTool(params, signal, track);
+      return cancelled || signal?.aborted ? undefined : { result, jsonrpc: "2.0", id };
     } catch (error) {
-      return request.signal.aborted ? undefined : { jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message: errorMessage(error) || "Internal error" } };
+      return cancelled || signal?.aborted ? undefined : { jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message: errorMessage(error) || "Internal error" } };
     } finally {
-      direct.delete(request);
-      signal?.removeEventListener("abort", onAbort);
+      if (entry) direct.delete(entry);
     }
   };
 
@@ -274,7 +298,7 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
   const cancelDirect = (message: unknown): void => {
     const notification = message as { method?: unknown; params?: { requestId?: unknown } } | null;
     if (direct.size === 0 || notification?.method !== "notifications/cancelled") return;
-    for (const [request, id] of direct) if (id === notification.params?.requestId) request.abort(CANCELLED_BY_CLI);
+    for (const [cancel, id] of direct) if (id === notification.params?.requestId) cancel(CANCELLED_BY_CLI);
   };
 
   return {
@@ -300,7 +324,7 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
       if (closed) return;
       closed = true;
       // As the SDK's Server does with its requests' signals on close: no reason.
-      for (const request of direct.keys()) request.abort();
+      for (const cancel of direct.keys()) cancel(undefined);
       await connected.catch(() => undefined);
       await server.close();
     },
