@@ -6,13 +6,15 @@
  * taken around the reused calls only (or the floor's, `--profile floor`), and its samples are grouped:
  * by our module (the nearest frame of dist/ on the stack) and by where the time was spent (the leaf).
  *
- *   npm run build && node bench/profile-loop.mjs [--loops 60] [--profile [reused|floor]] [--top 25] [--focus <module function>]
+ *   npm run build && node bench/profile-loop.mjs [--loops 60] [--text] [--profile [reused|floor]] [--top 25] [--focus <module function>]
  */
 import { Session } from "node:inspector/promises";
 import { argValue, cleanup, DIST, log, selfCpuMs, startApiProcess, summarize } from "./lib/common.mjs";
 import { loadLibrary, reuseFloorCalls, runtimeCalls, runtimeOptions } from "./lib/variants.mjs";
 
 const loops = argValue("loops", 60);
+// The measured call: the 5-tool loop (the goal's), or a one-turn text call (what every call pays).
+const workload = process.argv.includes("--text") ? "text" : "loop";
 const top = argValue("top", 25);
 const profileIndex = process.argv.indexOf("--profile");
 const focus = process.argv.includes("--focus") ? process.argv[process.argv.indexOf("--focus") + 1] : undefined;
@@ -22,7 +24,7 @@ const api = await startApiProcess();
 const lib = await loadLibrary();
 const runtime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false }));
 const variants = { reused: runtimeCalls(runtime), rfloor: reuseFloorCalls(lib, api.baseUrl) };
-for (let i = 0; i < 5; i += 1) for (const v of Object.values(variants)) await v.loop();
+for (let i = 0; i < 5; i += 1) for (const v of Object.values(variants)) await v[workload]();
 
 const session = new Session();
 session.connect();
@@ -37,7 +39,7 @@ for (let i = 0; i < loops; i += 1) {
   for (const name of i % 2 === 0 ? ["reused", "rfloor"] : ["rfloor", "reused"]) {
     const from = nowUs();
     const before = selfCpuMs();
-    await variants[name].loop();
+    await variants[name][workload]();
     cpu[name].push(selfCpuMs() - before);
     if (name === profiled) windows.push([from, nowUs()]);
     // As the reuse section does: the reused runtime rewinds after returning.
@@ -53,7 +55,7 @@ await cleanup();
 
 const reused = summarize(cpu.reused);
 const floor = summarize(cpu.rfloor);
-log(`host CPU per loop, p50 ms: reused ${reused.p50}, reuse floor ${floor.p50}, ratio ${(reused.p50 / floor.p50).toFixed(3)} (${loops} loops each${profiled ? `, ${profiled} profiled` : ""})`);
+log(`host CPU per ${workload === "loop" ? "loop" : "text call"}, p50 ms: reused ${reused.p50}, reuse floor ${floor.p50}, ratio ${(reused.p50 / floor.p50).toFixed(3)} (${loops} loops each${profiled ? `, ${profiled} profiled` : ""})`);
 log(`  means: reused ${reused.mean}, reuse floor ${floor.mean}`);
 if (profile) report(profile, windows);
 

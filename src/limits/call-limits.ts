@@ -100,6 +100,11 @@ export class CallLimits {
     return this.options.apiRetryBudgetMs;
   }
 
+  /** @internal No `onEvent` and no logger: a call's progress events have nowhere to go, so none are made. */
+  get unheard(): boolean {
+    return this.options.onEvent === undefined && this.options.logger === silentLogger;
+  }
+
   /** @internal */
   emit(event: KtxProgressEvent): void {
     try {
@@ -188,7 +193,7 @@ class Attempt implements AttemptHooks {
       case "api_retry":
         return this.apiRetry(apiRetryInfo(message.message));
       case "assistant": {
-        if (message.message.parent_tool_use_id != null) return;
+        if (message.message.parent_tool_use_id != null || this.limits.unheard) return;
         for (const block of message.message.message.content) {
           if (block.type !== "tool_use") continue;
           const use = block as unknown as { id: string; name: string; input: unknown };
@@ -198,7 +203,7 @@ class Attempt implements AttemptHooks {
         return;
       }
       case "stream_event": {
-        if ((message.message as { parent_tool_use_id?: unknown }).parent_tool_use_id != null) return;
+        if ((message.message as { parent_tool_use_id?: unknown }).parent_tool_use_id != null || this.limits.unheard) return;
         const event = message.message.event as { type?: string; delta?: { type?: string; text?: unknown } } | undefined;
         if (event?.type === "content_block_delta" && event.delta?.type === "text_delta" && typeof event.delta.text === "string") {
           this.emit({ type: "text_delta", text: event.delta.text });
@@ -211,11 +216,12 @@ class Attempt implements AttemptHooks {
   }
 
   onStepFinish(stepIndex: number): void {
-    this.emit({ type: "step_finished", stepIndex });
+    if (!this.limits.unheard) this.emit({ type: "step_finished", stepIndex });
   }
 
   onToolSettled(call: ToolCallRecord): void {
     this.toolsSettled += 1;
+    if (this.limits.unheard) return;
     const started = this.started.get(call.toolUseId);
     this.emit({
       type: "tool_call_finished",
