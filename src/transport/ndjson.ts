@@ -32,7 +32,8 @@ export class NdjsonFramer {
     for (;;) {
       const newline = chunk.indexOf(NEWLINE, start);
       if (newline === -1) {
-        this.keep(chunk.subarray(start));
+        // A chunk that ends with its last newline (the usual case) leaves nothing to keep.
+        if (start < chunk.length) this.keep(start === 0 ? chunk : chunk.subarray(start));
         return;
       }
       if (this.pendingBytes === 0 && !this.discarding) {
