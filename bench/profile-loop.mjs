@@ -65,6 +65,7 @@ function report(profile, windows) {
   const byLeaf = new Map();
   const byFunction = new Map();
   const byFocus = new Map();
+  const byModule = new Map();
   let totalMs = 0;
   const add = (map, key, ms) => map.set(key, (map.get(key) ?? 0) + ms);
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -90,6 +91,7 @@ function report(profile, windows) {
       }
     }
     add(byOwn, own, ms);
+    add(byModule, own.split(" ")[0], ms);
     add(byLeaf, leafKind, ms);
     add(byFunction, `${leafKind} ${leaf.callFrame.functionName || "(anonymous)"}`, ms);
     if (focus && own.startsWith(focus)) {
@@ -105,6 +107,7 @@ function report(profile, windows) {
     for (const [key, ms] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) log(`  ${per(ms).padStart(7)}  ${key}`);
   };
   log(`\nprofiled samples inside the calls (idle and program left out): ${per(totalMs)} ms per loop over ${all.length} loops`);
+  print("ms per loop by the nearest frame of ours (dist/ module)", byModule);
   print("ms per loop by the nearest frame of ours (dist/ module and function)", byOwn);
   print("ms per loop by where the sample landed (package or module of the leaf frame)", byLeaf);
   print("ms per loop by leaf function", byFunction);

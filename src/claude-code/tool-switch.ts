@@ -54,7 +54,7 @@ export class ToolSwitch {
     return () => {
       if (this.current !== binding) return;
       this.current = undefined;
-      this.bridge?.abortRunning(new Error("the call ended"));
+      this.bridge?.abortRunning(() => new Error("the call ended"));
     };
   }
 

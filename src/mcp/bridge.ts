@@ -55,10 +55,11 @@ export interface KtxMcpBridge {
   /** Aborts in-flight tool handlers; their pending `handleMcpMessage` calls resolve with `undefined`. */
   close(): Promise<void>;
   /**
-   * Aborts the signals of the tool handlers running now, with `reason` (the call they served has ended); their
-   * requests stay open, so what a handler still returns is answered as usual.
+   * Aborts the signals of the tool handlers running now, with `reason()` (the call they served has ended; the
+   * reason is made only when a handler is running); their requests stay open, so what a handler still returns is
+   * answered as usual.
    */
-  abortRunning(reason: unknown): void;
+  abortRunning(reason: () => unknown): void;
 }
 
 /** The params of a `tools/call` this bridge answers itself (see the header). */

@@ -144,8 +144,10 @@ export class ToolCalls {
   }
 
   /** Aborts the signals of the handlers running now; their requests stay open. */
-  abortRunning(reason: unknown): void {
-    for (const controller of this.running) controller.abort(reason);
+  abortRunning(reason: () => unknown): void {
+    if (this.running.size === 0) return;
+    const why = reason();
+    for (const controller of this.running) controller.abort(why);
   }
 
   /**

@@ -502,11 +502,11 @@ describe("ktx MCP bridge, tools/call answered without the SDK's Server", () => {
     const { bridge } = makeBridge([polite]);
     const reply = bridge.handleMcpMessage("ktx", call(1, "polite", {}), signal());
     await started.promise;
-    bridge.abortRunning(new Error("the call ended"));
+    bridge.abortRunning(() => new Error("the call ended"));
     expect(handlerSignal?.reason).toEqual(new Error("the call ended"));
     expect(await reply).toMatchObject({ id: 1, result: { content: [{ type: "text", text: "stopped early" }] } });
-    // Nothing runs now: a second abort touches nothing.
-    bridge.abortRunning(new Error("again"));
+    // Nothing runs now: a second abort touches nothing, and makes no reason.
+    bridge.abortRunning(() => expect.unreachable("no reason is made when nothing runs"));
     expect(handlerSignal?.reason).toEqual(new Error("the call ended"));
   });
 });
