@@ -127,7 +127,8 @@ export class CallLimits {
   /** Governor events reach this runtime's listeners while it has calls in progress. */
   private enter(): void {
     this.active += 1;
-    if (this.active > 1) return;
+    // Nobody would hear the governor's events: no need to follow them.
+    if (this.active > 1 || this.unheard) return;
     const governor = this.options.governor as RateLimitGovernorPort & { subscribe?: (listener: (state: never) => void) => () => void };
     if (typeof governor.subscribe !== "function") return;
     const forward = (event: GovernorEvent) => this.emit(event);
