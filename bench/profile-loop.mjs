@@ -91,7 +91,7 @@ function report(profile, windows) {
       }
     }
     add(byOwn, own, ms);
-    add(byModule, own.split(" ")[0], ms);
+    add(byModule, own.startsWith("(") ? own : own.split(" ")[0], ms);
     add(byLeaf, leafKind, ms);
     add(byFunction, `${leafKind} ${leaf.callFrame.functionName || "(anonymous)"}`, ms);
     if (focus && own.startsWith(focus)) {
