@@ -129,7 +129,9 @@ function settingsProblems(file: string, text: string): string[] {
   return Object.entries(settings).flatMap(([key, value]) => keyProblem(file, key, value) ?? []);
 }
 
+/** The file's text; undefined when it cannot be read (most often: it does not exist, which is asked first, as a failed read's exception costs more than the check). */
 function read(path: string): string | undefined {
+  if (!existsSync(path)) return undefined;
   try {
     return readFileSync(path, "utf8");
   } catch {
@@ -152,7 +154,7 @@ export function checkManagedPolicy(dir: string = managedPolicyDir()): string[] {
   const dropIn = join(dir, "managed-settings.d");
   let entries: string[] = [];
   try {
-    entries = readdirSync(dropIn);
+    if (existsSync(dropIn)) entries = readdirSync(dropIn);
   } catch {
     entries = [];
   }

@@ -8,14 +8,28 @@
  */
 import type { Logger } from "../session/logger.js";
 import type { PooledProcess } from "../session/pooled-process.js";
-import type { PoolEntry, PoolStats, ReuseOptions, Source, WarmOptions } from "./pool-keys.js";
+import type { CliProcessOptions } from "../transport/process.js";
+import { LaunchKeys, type PoolEntry, type PoolStats, type ReuseOptions, type ShapeParts, type Source, type WarmOptions, shapeKeyOf } from "./pool-keys.js";
 
-export { type PoolEntry, type PoolStats, type ReuseOptions, type SessionPoolStats, type Source, type WarmOptions, launchKey, shapeKey } from "./pool-keys.js";
+export {
+  LaunchKeys,
+  type PoolEntry,
+  type PoolStats,
+  type ReuseOptions,
+  type SessionPoolStats,
+  type ShapeParts,
+  type Source,
+  type WarmOptions,
+  launchKey,
+  shapeKey,
+} from "./pool-keys.js";
 
 interface Idle {
   entry: PoolEntry;
   timer: NodeJS.Timeout;
   since: number;
+  /** Resident memory read when it went idle after a call; undefined for a spare, which grows while it boots and is read afresh. */
+  rssMiB: number | undefined;
 }
 
 /** A spare that dies this soon after starting counts as a failed start; after 3 in a row its launch gets no more. */
@@ -41,6 +55,7 @@ export class ProcessPool {
   /** Every process not yet exited, whatever it is doing. */
   private readonly running = new Set<PooledProcess>();
   private readonly failedStarts = new Map<string, number>();
+  private readonly launchKeys = new LaunchKeys();
   private closed = false;
 
   /** `busy()` says calls are queued for a slot: a spare booting then would take CPU from the calls in flight. */
@@ -64,6 +79,12 @@ export class ProcessPool {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** The launch key (what a spare must match) and the shape key (what a kept process must match) of a call. */
+  keysFor(launch: CliProcessOptions, modelFree: boolean, shape: ShapeParts): { launch: string; shape: string } {
+    const key = this.launchKeys.get(launch, modelFree);
+    return { launch: key, shape: shapeKeyOf(key, shape) };
   }
 
   /** Pids of live processes that served a call (idle, settling or serving). */
@@ -121,10 +142,12 @@ export class ProcessPool {
     let kept = false;
     const settled = entry.proc.settled.then((reusable) => {
       this.settling.delete(entry);
-      const reason = this.endReason(entry, reusable);
+      // Read once per call: the memory limit and, while it is idle, the idle budget use this figure.
+      const rssMiB = reusable ? entry.proc.rssMiB() : undefined;
+      const reason = this.endReason(entry, reusable, rssMiB);
       if (reason) return this.retire(entry, reason);
       kept = true;
-      this.makeIdle(entry, this.idleMs);
+      this.makeIdle(entry, this.idleMs, rssMiB);
     });
     this.settling.set(entry, settled);
     return settled.then(() => kept);
@@ -138,7 +161,7 @@ export class ProcessPool {
    */
   hold(entry: PoolEntry): Promise<boolean> {
     return entry.proc.settled.then(async (reusable) => {
-      const reason = this.endReason(entry, reusable);
+      const reason = this.endReason(entry, reusable, reusable ? entry.proc.rssMiB() : undefined);
       if (reason) {
         await this.retire(entry, reason);
         return false;
@@ -181,9 +204,9 @@ export class ProcessPool {
   }
 
   /** Why a process that served a call may not serve another, or undefined. */
-  private endReason(entry: PoolEntry, reusable: boolean): string | undefined {
+  private endReason(entry: PoolEntry, reusable: boolean, rssMiB: number | undefined): string | undefined {
     if (!reusable) return entry.proc.retired ?? "not rewound";
-    if ((entry.proc.rssMiB() ?? 0) > this.maxRssMiB) return "memory limit";
+    if ((rssMiB ?? 0) > this.maxRssMiB) return "memory limit";
     return this.closed ? "pool closed" : undefined;
   }
 
@@ -239,8 +262,8 @@ export class ProcessPool {
     return this.idle.filter((idle) => idle.entry.shapeKey === undefined).length;
   }
 
-  private makeIdle(entry: PoolEntry, idleMs: number): void {
-    const idle: Idle = { entry, since: Date.now(), timer: setTimeout(() => this.evict(idle, "idle"), idleMs) };
+  private makeIdle(entry: PoolEntry, idleMs: number, rssMiB?: number): void {
+    const idle: Idle = { entry, since: Date.now(), rssMiB, timer: setTimeout(() => this.evict(idle, "idle"), idleMs) };
     idle.timer.unref();
     this.idle.push(idle);
     this.enforceBudget();
@@ -248,10 +271,11 @@ export class ProcessPool {
 
   /**
    * One budget for every idle process: while the count or the memory is over, spares go first (they
-   * serve no shape yet), then the least recently used.
+   * serve no shape yet), then the least recently used. A process that served a call counts with the
+   * memory read when it went idle (an idle CLI does not grow); a spare is read each time.
    */
   private enforceBudget(): void {
-    const overMemory = () => this.idle.reduce((sum, idle) => sum + (idle.entry.proc.rssMiB() ?? 0), 0) > this.maxIdleMiB;
+    const overMemory = () => this.idle.reduce((sum, idle) => sum + (idle.rssMiB ?? idle.entry.proc.rssMiB() ?? 0), 0) > this.maxIdleMiB;
     while (this.idle.length > 0 && (this.idle.length > this.maxIdle || overMemory())) {
       const spare = this.idle.find((idle) => idle.entry.shapeKey === undefined);
       this.evict(spare ?? this.idle.reduce((a, b) => (b.since < a.since ? b : a)), "idle budget");

@@ -17,7 +17,7 @@ import { PooledProcess } from "../session/pooled-process.js";
 import type { CliProcessOptions, ExitInfo } from "../transport/process.js";
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "./billing.js";
 import { buildCliArgs } from "./isolation.js";
-import { type PoolEntry, type ProcessPool, type Source, launchKey, shapeKey } from "./process-pool.js";
+import { type PoolEntry, type ProcessPool, type Source } from "./process-pool.js";
 import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
 import { StepTracker } from "./steps.js";
@@ -131,8 +131,7 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   checkBeforeStart(spec);
   const launch = launchSpec(spec);
   const modelSwitch = spec.cli.facts.modelSwitch;
-  const launchMatch = launchKey(launch, modelSwitch !== undefined);
-  const shape = shapeKey(launch, modelSwitch !== undefined, spec);
+  const { launch: launchMatch, shape } = pool.keysFor(launch, modelSwitch !== undefined, spec);
   const start = () => new PooledProcess({ process: launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
   const previous = spec.retry?.take();
   const held = previous && pool.takeHeld(previous, shape);

@@ -11,7 +11,6 @@ import type { Logger } from "../session/logger.js";
 interface Binding {
   tools: Map<string, PreparedTool>;
   onToolCall?(event: KtxToolCallEvent): void;
-  controller: AbortController;
 }
 
 export class ToolSwitch {
@@ -31,8 +30,7 @@ export class ToolSwitch {
         if (!binding || !tool) throw new Error(`Tool ${definition.name} is not available: no call is running on this process.`);
         const parsed = z.safeParse(tool.inputSchema, input ?? {});
         if (!parsed.success) throw new Error(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(parsed.error)}`);
-        const signal = AbortSignal.any([context.signal, binding.controller.signal]);
-        return tool.execute(parsed.data, { ...context, signal });
+        return tool.execute(parsed.data, context);
       },
     });
     this.bridge =
@@ -45,13 +43,18 @@ export class ToolSwitch {
           });
   }
 
-  /** Routes tool calls to this call's handlers; the returned function ends the binding and aborts its in-flight handlers. */
+  /**
+   * Routes tool calls to this call's handlers; the returned function ends the binding and aborts its in-flight
+   * handlers. A process serves one call at a time, so the handlers running on its bridge at the end are this
+   * call's (one abort per call, rather than a signal joined per tool call).
+   */
   bind(tools: readonly PreparedTool[], onToolCall?: (event: KtxToolCallEvent) => void): () => void {
-    const binding: Binding = { tools: new Map(tools.map((tool) => [tool.name, tool])), onToolCall, controller: new AbortController() };
+    const binding: Binding = { tools: new Map(tools.map((tool) => [tool.name, tool])), onToolCall };
     this.current = binding;
     return () => {
-      if (this.current === binding) this.current = undefined;
-      binding.controller.abort(new Error("the call ended"));
+      if (this.current !== binding) return;
+      this.current = undefined;
+      this.bridge?.abortRunning(() => new Error("the call ended"));
     };
   }
 

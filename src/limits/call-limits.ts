@@ -4,7 +4,7 @@
  * and runs a rate-limited call again once the governor lets it (only when nothing in it had acted).
  */
 import { type CliMessage, apiRetryInfo, rateLimitInfo } from "../protocol/messages.js";
-import type { Logger } from "../session/logger.js";
+import { type Logger, silentLogger } from "../session/logger.js";
 import type { ToolCallRecord } from "../runtime/types.js";
 import { ClaudeCodeApiError } from "../errors/index.js";
 import { ApiRetryBudgetError, UsageLimitError } from "./errors.js";
@@ -102,6 +102,11 @@ export class CallLimits {
     return this.options.apiRetryBudgetMs;
   }
 
+  /** @internal No `onEvent` and no logger: a call's progress events have nowhere to go, so none are made. */
+  get unheard(): boolean {
+    return this.options.onEvent === undefined && this.options.logger === silentLogger;
+  }
+
   /** @internal */
   emit(event: KtxProgressEvent): void {
     try {
@@ -114,6 +119,8 @@ export class CallLimits {
       if (Date.now() - this.lastTickLog < 60_000) return;
       this.lastTickLog = Date.now();
     }
+    // No logger, no line: a loop makes a dozen events.
+    if (this.options.logger === silentLogger) return;
     const line = describeEvent(event);
     if (isChatty(event)) this.options.logger.debug(line);
     else this.options.logger.info(line);
@@ -122,7 +129,8 @@ export class CallLimits {
   /** Governor events reach this runtime's listeners while it has calls in progress. */
   private enter(): void {
     this.active += 1;
-    if (this.active > 1) return;
+    // Nobody would hear the governor's events: no need to follow them.
+    if (this.active > 1 || this.unheard) return;
     const governor = this.options.governor as RateLimitGovernorPort & { subscribe?: (listener: (state: never) => void) => () => void };
     if (typeof governor.subscribe !== "function") return;
     const forward = (event: GovernorEvent) => this.emit(event);
@@ -190,7 +198,7 @@ class Attempt implements AttemptHooks {
       case "api_retry":
         return this.apiRetry(apiRetryInfo(message.message));
       case "assistant": {
-        if (message.message.parent_tool_use_id != null) return;
+        if (message.message.parent_tool_use_id != null || this.limits.unheard) return;
         for (const block of message.message.message.content) {
           if (block.type !== "tool_use") continue;
           const use = block as unknown as { id: string; name: string; input: unknown };
@@ -200,7 +208,7 @@ class Attempt implements AttemptHooks {
         return;
       }
       case "stream_event": {
-        if ((message.message as { parent_tool_use_id?: unknown }).parent_tool_use_id != null) return;
+        if ((message.message as { parent_tool_use_id?: unknown }).parent_tool_use_id != null || this.limits.unheard) return;
         const event = message.message.event as { type?: string; delta?: { type?: string; text?: unknown } } | undefined;
         if (event?.type === "content_block_delta" && event.delta?.type === "text_delta" && typeof event.delta.text === "string") {
           this.emit({ type: "text_delta", text: event.delta.text });
@@ -213,11 +221,12 @@ class Attempt implements AttemptHooks {
   }
 
   onStepFinish(stepIndex: number): void {
-    this.emit({ type: "step_finished", stepIndex });
+    if (!this.limits.unheard) this.emit({ type: "step_finished", stepIndex });
   }
 
   onToolSettled(call: ToolCallRecord): void {
     this.toolsSettled += 1;
+    if (this.limits.unheard) return;
     const started = this.started.get(call.toolUseId);
     this.emit({
       type: "tool_call_finished",

@@ -104,7 +104,7 @@ interface AnsweringCall {
   call: { control: ControlHandlers };
   failure: unknown;
   inflight: Map<string, AbortController>;
-  timers: { pause(): void; touch(): void };
+  timers: { touch(): void };
 }
 
 /**
@@ -127,9 +127,8 @@ export async function answerControl(
     return;
   }
   const controller = new AbortController();
+  // The idle clock stands still while a request is in flight (a slow tool): the CLI owes us nothing.
   active.inflight.set(requestId, controller);
-  // The idle clock runs only while the CLI owes us output, not while we answer it (a slow tool).
-  active.timers.pause();
   const open = () => !controller.signal.aborted && !active.failure && isCurrent();
   try {
     const response = await dispatchControl(active.call.control, request, controller.signal);

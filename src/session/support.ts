@@ -39,11 +39,18 @@ export class ProcessCost {
 
 /**
  * One call's overall and idle timeouts. The idle clock runs only while the CLI owes us output, not
- * while we answer it (`answering()`: a slow tool).
+ * while we answer it or once the call has its outcome (`quiet()`: a slow tool, a result in).
+ *
+ * Output restarts the idle clock on every line, so `touch` only notes the time: one timer is armed
+ * and, when it fires early (output came since), armed again for what is left. A clear and a new
+ * timer per line were a measurable share of a reused loop's host CPU (docs/performance.md).
  */
 export class CallTimers {
   private idle: NodeJS.Timeout | undefined;
   private overall: NodeJS.Timeout | undefined;
+  /** When the idle clock last restarted (Date.now()). */
+  private since = 0;
+  private cleared = false;
 
   constructor(
     private readonly limits: { timeoutMs?: number; idleTimeoutMs?: number },
@@ -60,26 +67,37 @@ export class CallTimers {
     this.touch();
   }
 
-  /** Output arrived or a handler finished: the idle clock restarts (unless we are answering, or done). */
+  /** Output arrived or a handler finished: the idle clock restarts (it stands still while quiet). */
   touch(): void {
-    this.pause();
-    const idleMs = this.limits.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    if (idleMs <= 0 || this.quiet()) return;
-    this.idle = setTimeout(() => this.fail(new TimeoutError("idle", idleMs), "idle timeout"), idleMs);
-    this.idle.unref();
-  }
-
-  pause(): void {
-    if (this.idle) clearTimeout(this.idle);
-    this.idle = undefined;
+    this.since = Date.now();
+    if (this.idle === undefined && !this.cleared && this.idleMs > 0 && !this.quiet()) this.arm(this.idleMs);
   }
 
   clear(): void {
-    this.pause();
-    if (this.overall) clearTimeout(this.overall);
+    this.cleared = true;
+    clearTimeout(this.idle);
+    this.idle = undefined;
+    clearTimeout(this.overall);
+  }
+
+  private get idleMs(): number {
+    return this.limits.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  }
+
+  private arm(ms: number): void {
+    this.idle = setTimeout(() => this.expire(), ms);
+    this.idle.unref();
+  }
+
+  private expire(): void {
+    this.idle = undefined;
+    // Quiet: the next touch (the handler's end) starts the clock again.
+    if (this.quiet()) return;
+    const left = this.since + this.idleMs - Date.now();
+    if (left > 0) this.arm(left);
+    else this.fail(new TimeoutError("idle", this.idleMs), "idle timeout");
   }
 }
-
 
 /** Resident memory of a process in MiB (Linux /proc); undefined elsewhere or once it is gone. */
 export function residentMiB(pid: number | undefined): number | undefined {

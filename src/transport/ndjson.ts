@@ -32,11 +32,17 @@ export class NdjsonFramer {
     for (;;) {
       const newline = chunk.indexOf(NEWLINE, start);
       if (newline === -1) {
-        this.keep(chunk.subarray(start));
+        // A chunk that ends with its last newline (the usual case) leaves nothing to keep.
+        if (start < chunk.length) this.keep(start === 0 ? chunk : chunk.subarray(start));
         return;
       }
-      this.keep(chunk.subarray(start, newline));
-      this.flushLine();
+      if (this.pendingBytes === 0 && !this.discarding) {
+        // The whole line is in this chunk (the usual case): decoded from it, with no copy or view made first.
+        this.lineOf(chunk, start, newline);
+      } else {
+        this.keep(chunk.subarray(start, newline));
+        this.flushLine();
+      }
       start = newline + 1;
     }
   }
@@ -63,6 +69,17 @@ export class NdjsonFramer {
     }
     this.pending.push(part);
     this.pendingBytes += part.length;
+  }
+
+  /** A line that lies whole in `chunk`, from `start` to its newline at `end`: what `keep` then `flushLine` would deliver. */
+  private lineOf(chunk: Buffer, start: number, end: number): void {
+    const bytes = end - start;
+    if (bytes > this.maxLineBytes) {
+      this.handlers.oversized(bytes, this.maxLineBytes);
+      return;
+    }
+    const stop = bytes > 0 && chunk[end - 1] === CR ? end - 1 : end;
+    if (stop > start) this.handlers.line(chunk.toString("utf8", start, stop));
   }
 
   private flushLine(): void {

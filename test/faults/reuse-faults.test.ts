@@ -90,6 +90,15 @@ describe("session pool", () => {
     expect(small.reuseStats).toMatchObject({ started: 2, retired: { "memory limit": 2 } });
   });
 
+  it("retires an idle process that puts the idle processes over maxIdleMiB", async () => {
+    const { runtime } = reuseCli("ok", { reuse: { maxIdleMiB: 1 } });
+    await runtime.generateTextResult({ prompt: "hi" });
+    await runtime.generateTextResult({ prompt: "hi" });
+    // The call returns at its result; the process is rewound, then found over the budget.
+    for (let waited = 0; runtime.reuseStats?.retired["idle budget"] !== 2 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runtime.reuseStats).toMatchObject({ started: 2, reusedCalls: 0, retired: { "idle budget": 2 } });
+  });
+
   it("interrupts and rewinds an aborted call's process, and reuses it", async () => {
     const { runtime } = reuseCli("ok");
     await runtime.generateTextResult({ prompt: "one" });

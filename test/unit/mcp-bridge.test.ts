@@ -404,6 +404,113 @@ describe("ktx MCP bridge, raw control-protocol messages", () => {
   });
 });
 
+describe("ktx MCP bridge, tools/call answered without the SDK's Server", () => {
+  /** The same call routed to the SDK's Server: an extra `_meta` key (which the SDK accepts) keeps it off the direct path. */
+  const viaSdk = (message: JSONRPCMessage): JSONRPCMessage => {
+    const request = structuredClone(message) as { params: { _meta?: Record<string, unknown> } };
+    request.params._meta = { ...request.params._meta, "x-route": "sdk" };
+    return request as unknown as JSONRPCMessage;
+  };
+  const withoutDurations = (events: KtxToolCallEvent[]) => events.map(({ durationMs: _, ...event }) => event);
+
+  it("gives the reply and the onToolCall event the SDK's Server gives, byte for byte", async () => {
+    const calls: JSONRPCMessage[] = [
+      call(1, "echo", { text: "ab", times: 2 }, "toolu_1"),
+      call("s-2", "echo", { text: "x" }),
+      call(3, "table", {}, "toolu_3"),
+      call(4, "explode", {}, "toolu_4"),
+      call(5, "echo", { text: 5 }, "toolu_5"),
+      call(6, "nope", {}, "toolu_6"),
+      { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "table" } },
+      { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "echo", arguments: { text: "t" }, _meta: { "claudecode/toolUseId": "toolu_8" } } },
+    ];
+    const direct = makeBridge([echo, table, explode]);
+    const sdk = makeBridge([echo, table, explode]);
+    for (const message of calls) {
+      const mine = await direct.bridge.handleMcpMessage("ktx", message, signal());
+      const theirs = await sdk.bridge.handleMcpMessage("ktx", viaSdk(message), signal());
+      expect(JSON.stringify(mine)).toBe(JSON.stringify(theirs));
+    }
+    expect(withoutDurations(direct.events)).toEqual(withoutDurations(sdk.events));
+    expect(direct.events.map((event) => event.ok)).toEqual([true, true, true, false, false, false, true, true]);
+  });
+
+  it("leaves a malformed or unusual tools/call to the SDK, which answers with its errors", async () => {
+    const { bridge, events } = makeBridge([echo]);
+    // The SDK's own verdicts: its request parse throws (an internal error), or the message is no JSON-RPC request.
+    const invalidParams = { jsonrpc: "2.0", error: { code: expect.any(Number), message: expect.stringMatching(/invalid/i) } };
+    expect(await bridge.handleMcpMessage("ktx", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: 12 } }, signal())).toMatchObject({ ...invalidParams, id: 1 });
+    expect(await bridge.handleMcpMessage("ktx", { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: ["x"] } }, signal())).toMatchObject({ ...invalidParams, id: 2 });
+    expect(await bridge.handleMcpMessage("ktx", { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text: "x" }, _meta: { progressToken: 1.5 } } }, signal())).toMatchObject({ ...invalidParams, id: 3 });
+    // The SDK's JSON-RPC request schema is strict: an extra envelope key makes it no request.
+    expect(await bridge.handleMcpMessage("ktx", { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "echo", arguments: { text: "x" } }, extra: true } as JSONRPCMessage, signal())).toMatchObject({
+      jsonrpc: "2.0",
+      id: 4,
+      error: { code: -32600 },
+    });
+    expect(events).toEqual([]);
+  });
+
+  it("cancels a direct call on notifications/cancelled and on close(), with the SDK path's reasons", async () => {
+    const signals: AbortSignal[] = [];
+    const hang = defineKtxTool({
+      name: "hang",
+      description: "d",
+      inputSchema: z.object({}),
+      execute: (_input, context) => {
+        signals.push(context.signal);
+        return new Promise(() => {});
+      },
+    });
+    for (const route of ["direct", "sdk"] as const) {
+      signals.length = 0;
+      const { bridge, events } = makeBridge([hang]);
+      const message = (id: number) => (route === "direct" ? call(id, "hang", {}, `toolu_${id}`) : viaSdk(call(id, "hang", {}, `toolu_${id}`)));
+      const cancelled = bridge.handleMcpMessage("ktx", message(5), signal());
+      const closed = bridge.handleMcpMessage("ktx", message(6), signal());
+      await vi_waitFor(() => signals.length === 2);
+      expect(await bridge.handleMcpMessage("ktx", { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5 } }, signal())).toEqual(notificationAck());
+      expect(await cancelled).toBeUndefined();
+      expect(signals[0]!.reason).toBe("Cancelled by the Claude Code CLI");
+      expect(signals[1]!.aborted).toBe(false);
+      await bridge.close();
+      expect(await closed).toBeUndefined();
+      expect(signals[1]!.aborted).toBe(true);
+      expect((signals[1]!.reason as Error).name).toBe("AbortError");
+      await vi_waitFor(() => events.length === 2);
+      expect(events.map((event) => [event.toolUseId, event.cancelled])).toEqual([
+        ["toolu_5", true],
+        ["toolu_6", true],
+      ]);
+    }
+  });
+
+  it("abortRunning aborts the running handlers' signals and still answers what they return", async () => {
+    let handlerSignal: AbortSignal | undefined;
+    const started = deferred();
+    const polite = defineKtxTool({
+      name: "polite",
+      description: "d",
+      inputSchema: z.object({}),
+      execute: async (_input, context) => {
+        handlerSignal = context.signal;
+        started.resolve();
+        await new Promise((resolve) => context.signal.addEventListener("abort", resolve));
+        return "stopped early";
+      },
+    });
+    const { bridge } = makeBridge([polite]);
+    const reply = bridge.handleMcpMessage("ktx", call(1, "polite", {}), signal());
+    await started.promise;
+    bridge.abortRunning(() => new Error("the call ended"));
+    expect(handlerSignal?.reason).toEqual(new Error("the call ended"));
+    expect(await reply).toMatchObject({ id: 1, result: { content: [{ type: "text", text: "stopped early" }] } });
+    // Nothing runs now: a second abort touches nothing, and makes no reason.
+    bridge.abortRunning(() => expect.unreachable("no reason is made when nothing runs"));
+    expect(handlerSignal?.reason).toEqual(new Error("the call ended"));
+  });
+});
+
 async function vi_waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {

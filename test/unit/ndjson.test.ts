@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { NdjsonFramer } from "../../src/transport/ndjson.js";
 
@@ -42,5 +43,31 @@ describe("NdjsonFramer", () => {
     const { lines, oversized } = frame([Buffer.from(`${"y".repeat(100)}\n{"ok":true}\n`)], 50);
     expect(oversized).toEqual([100]);
     expect(lines).toEqual(['{"ok":true}']);
+  });
+
+  it("frames any stream the same however it is cut into chunks", () => {
+    // Lines of a few bytes, with CRs, empty lines and multi-byte characters; a limit some of them exceed.
+    const line = fc.array(fc.constantFrom("a", "{", "\"", "\r", "é", "😀", " "), { maxLength: 12 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), fc.boolean(), fc.array(fc.nat(), { maxLength: 8 }), fc.integer({ min: 1, max: 40 }), (lines, finalNewline, cuts, limit) => {
+        const bytes = Buffer.from(lines.join("\n") + (finalNewline ? "\n" : ""));
+        const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+        const chunks = [0, ...points].map((from, index, all) => bytes.subarray(from, all[index + 1] ?? bytes.length));
+        // Reference: the whole stream in one piece, line by line.
+        const expected = { lines: [] as string[], oversized: [] as number[] };
+        const raw = bytes.toString("latin1").split("\n");
+        raw.forEach((text, index) => {
+          const size = Buffer.byteLength(text, "latin1");
+          if (index === raw.length - 1 && size === 0) return;
+          if (size > limit) return expected.oversized.push(size);
+          const kept = Buffer.from(text, "latin1");
+          const end = kept.length > 0 && kept[kept.length - 1] === 0x0d ? kept.length - 1 : kept.length;
+          if (end > 0) expected.lines.push(kept.toString("utf8", 0, end));
+        });
+        const { lines: got, oversized } = frame(chunks, limit);
+        expect({ lines: got, oversized }).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

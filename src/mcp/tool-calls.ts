@@ -1,0 +1,284 @@
+/**
+ * Running a `tools/call` for the ktx MCP server (bridge.ts): the tool by name, its arguments checked, its handler
+ * run under its own signal (timeout, cancellation), its output made the text the model sees, and `onToolCall`
+ * told. Both paths of the bridge use it: the SDK's `Server` handler, and the direct answer to a well-formed call.
+ */
+import type { CallToolResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { CANCELLED_BY_CLI, type KtxMcpLogger } from "./control-transport.js";
+import { errorMessage, normalizeToolOutput, type KtxToolOutput, type PreparedTool } from "./tools.js";
+
+export interface KtxToolCallEvent {
+  name: string;
+  toolUseId?: string;
+  ok: boolean;
+  /** What the model was told, when `ok` is false. */
+  error?: string;
+  durationMs: number;
+  /** The CLI cancelled the call (or the bridge closed); the model saw nothing from it. */
+  cancelled?: boolean;
+  timedOut?: boolean;
+  /** `structured` from the tool's output, on success. */
+  structured?: unknown;
+  /** Set when the text handed to the CLI was cut to `TOOL_OUTPUT_LIMIT` characters. */
+  truncated?: ToolOutputTruncation;
+}
+
+export interface ToolOutputTruncation {
+  /** Characters the tool produced. */
+  originalChars: number;
+  /** Characters of it the model got (the note comes on top). */
+  keptChars: number;
+}
+
+/**
+ * Most characters of tool text handed to the CLI. The CLI writes a longer result (over 50,000
+ * characters, measured on 2.1.330) to `~/.claude/projects/<project>/<session>/tool-results/` and gives
+ * the model a file path instead, so we cut below that with room for the note.
+ */
+export const TOOL_OUTPUT_LIMIT = 40_000;
+
+/** Cuts `text` to `limit` characters (never inside a surrogate pair) with a note the model can act on. */
+export function boundToolText(text: string, limit = TOOL_OUTPUT_LIMIT): { text: string; truncated?: ToolOutputTruncation } {
+  if (text.length <= limit) return { text };
+  let kept = limit;
+  const code = text.charCodeAt(kept);
+  if (code >= 0xdc00 && code <= 0xdfff) kept -= 1;
+  const note = `\n\n[ktx: tool output truncated: showing the first ${kept.toLocaleString("en-US")} of ${text.length.toLocaleString("en-US")} characters. Ask for less at once (a narrower query, a smaller page) to see the rest.]`;
+  return { text: text.slice(0, kept) + note, truncated: { originalChars: text.length, keptChars: kept } };
+}
+
+/** The params of a `tools/call`, as the SDK's schema reads them. */
+export type ToolCallParams = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
+
+/** A call's answer, and whether its request was cancelled (then no reply is sent; the result only fed onToolCall). */
+export interface ToolCallEnd {
+  result: CallToolResult;
+  cancelled: boolean;
+}
+
+export interface ToolCallsOptions {
+  /** Per-call limit; on expiry the handler's signal is aborted and the model gets a timeout error. */
+  toolTimeoutMs?: number;
+  onToolCall?(event: KtxToolCallEvent): void;
+  logger?: KtxMcpLogger;
+}
+
+/** Ends a running handler as cancelled; its signal aborts with `reason` (undefined: the default AbortError). */
+type Cancel = (reason: unknown) => void;
+
+type Outcome = { kind: "ok"; value: unknown } | { kind: "error"; error: unknown } | { kind: "timeout" } | { kind: "cancelled" };
+
+export class ToolCalls {
+  private readonly byName: Map<string, PreparedTool>;
+  /** The handlers running now (abortRunning). */
+  private readonly running = new Set<AbortController>();
+  /** Direct requests in flight, by the CLI's JSON-RPC id: `notifications/cancelled` and close() end them. */
+  private readonly direct = new Map<Cancel, RequestId>();
+  private readonly deadlines = new Deadlines();
+
+  constructor(
+    private readonly tools: readonly PreparedTool[],
+    private readonly options: ToolCallsOptions,
+  ) {
+    this.byName = new Map(tools.map((tool) => [tool.name, tool]));
+  }
+
+  /**
+   * One `tools/call`. `signal` is its request's: when it aborts the handler is cancelled. A direct request
+   * (`directId`, the CLI's id) may also be cancelled by `cancelDirect` or `cancelAllDirect`; its handler then
+   * sees the reasons the SDK's `Server` would give.
+   */
+  async call(params: ToolCallParams, signal: AbortSignal | undefined, directId?: RequestId): Promise<ToolCallEnd> {
+    const started = performance.now();
+    const rawToolUseId = params._meta?.["claudecode/toolUseId"];
+    const toolUseId = typeof rawToolUseId === "string" ? rawToolUseId : undefined;
+    const tool = this.byName.get(params.name);
+    if (!tool) {
+      const available = this.tools.length === 0 ? "none" : this.tools.map((t) => t.name).join(", ");
+      return this.fail(params.name, toolUseId, started, `Unknown tool "${params.name}". Available tools: ${available}.`);
+    }
+    let input: unknown = params.arguments ?? {};
+    // A schema that takes anything as it is (a forwarding tool's, which checks the input itself) is not run.
+    if (!acceptsAnything(tool.inputSchema)) {
+      const parsed = z.safeParse(tool.inputSchema, input);
+      if (!parsed.success) return this.fail(tool.name, toolUseId, started, `Invalid arguments for tool ${tool.name}: ${z.prettifyError(parsed.error)}`);
+      input = parsed.data;
+    }
+    const outcome = await this.run(tool, input, toolUseId, signal, directId);
+    switch (outcome.kind) {
+      case "cancelled":
+        // The SDK sends nothing for an aborted request; this result only feeds onToolCall.
+        return this.fail(tool.name, toolUseId, started, `Tool ${tool.name} was cancelled.`, "cancelled");
+      case "timeout":
+        return this.fail(tool.name, toolUseId, started, `Tool ${tool.name} timed out after ${this.options.toolTimeoutMs} ms`, "timedOut");
+      case "error": {
+        const message = errorMessage(outcome.error);
+        return this.fail(tool.name, toolUseId, started, message === "" ? `Tool ${tool.name} failed without an error message.` : message);
+      }
+      case "ok": {
+        let output: KtxToolOutput;
+        try {
+          output = normalizeToolOutput(outcome.value);
+        } catch (error) {
+          return this.fail(tool.name, toolUseId, started, `Tool ${tool.name} returned output that cannot be sent to the model: ${errorMessage(error)}`);
+        }
+        const { text, truncated } = boundToolText(output.markdown);
+        const event = this.event(tool.name, toolUseId, started, true);
+        if (output.structured !== undefined) event.structured = output.structured;
+        if (truncated) event.truncated = truncated;
+        this.report(event);
+        return { result: { content: [{ type: "text", text }] }, cancelled: false };
+      }
+    }
+  }
+
+  /** `notifications/cancelled` for a direct request in flight. */
+  cancelDirect(requestId: unknown): void {
+    for (const [cancel, id] of this.direct) if (id === requestId) cancel(CANCELLED_BY_CLI);
+  }
+
+  /** Every direct request in flight, as the SDK's `Server` ends its own on close: the handlers' signals abort with no reason. */
+  cancelAllDirect(): void {
+    for (const cancel of this.direct.keys()) cancel(undefined);
+  }
+
+  /** Aborts the signals of the handlers running now; their requests stay open. */
+  abortRunning(reason: () => unknown): void {
+    if (this.running.size === 0) return;
+    const why = reason();
+    for (const controller of this.running) controller.abort(why);
+  }
+
+  /**
+   * Runs one handler under its own signal, which aborts on timeout, when the request's signal aborts (with its
+   * reason; a direct request's with the SDK's cancel reason), or when the request is cancelled directly.
+   */
+  private run(tool: PreparedTool, input: unknown, toolUseId: string | undefined, requestSignal: AbortSignal | undefined, directId: RequestId | undefined): Promise<Outcome> {
+    const controller = new AbortController();
+    this.running.add(controller);
+    const { toolTimeoutMs } = this.options;
+    let untime: (() => void) | undefined;
+    let onAbort: (() => void) | undefined;
+    let cancel: Cancel | undefined;
+    return new Promise<Outcome>((resolve) => {
+      cancel = (reason) => {
+        resolve({ kind: "cancelled" });
+        controller.abort(reason);
+      };
+      if (directId !== undefined) this.direct.set(cancel, directId);
+      if (requestSignal) {
+        onAbort = () => cancel!(directId !== undefined ? CANCELLED_BY_CLI : requestSignal.reason);
+        if (requestSignal.aborted) return onAbort();
+        requestSignal.addEventListener("abort", onAbort);
+      }
+      if (toolTimeoutMs !== undefined) {
+        untime = this.deadlines.add(() => {
+          // Resolve before aborting: a handler reacting to the abort must not win the race with its own rejection.
+          resolve({ kind: "timeout" });
+          controller.abort(new Error(`Tool ${tool.name} timed out after ${toolTimeoutMs} ms`));
+        }, toolTimeoutMs);
+      }
+      Promise.resolve()
+        .then(() => tool.execute(input, toolContext(controller, toolUseId)))
+        .then(
+          (value) => resolve({ kind: "ok", value }),
+          (error: unknown) => resolve({ kind: "error", error }),
+        );
+    }).finally(() => {
+      this.running.delete(controller);
+      if (cancel) this.direct.delete(cancel);
+      untime?.();
+      if (onAbort) requestSignal!.removeEventListener("abort", onAbort);
+    });
+  }
+
+  private fail(name: string, toolUseId: string | undefined, started: number, message: string, flag?: "cancelled" | "timedOut"): ToolCallEnd {
+    const { text, truncated } = boundToolText(message);
+    const event = this.event(name, toolUseId, started, false);
+    event.error = text;
+    if (flag) event[flag] = true;
+    if (truncated) event.truncated = truncated;
+    this.report(event);
+    return { result: { content: [{ type: "text", text }], isError: true }, cancelled: flag === "cancelled" };
+  }
+
+  private event(name: string, toolUseId: string | undefined, started: number, ok: boolean): KtxToolCallEvent {
+    const durationMs = Math.round(performance.now() - started);
+    return toolUseId === undefined ? { name, durationMs, ok } : { name, toolUseId, durationMs, ok };
+  }
+
+  /** Exceptions of onToolCall are logged and ignored. */
+  private report(event: KtxToolCallEvent): void {
+    try {
+      this.options.onToolCall?.(event);
+    } catch (error) {
+      this.options.logger?.warn?.(`ktx MCP: onToolCall threw for tool ${event.name}: ${errorMessage(error)}`);
+    }
+  }
+}
+
+/**
+ * Tool timeouts on one timer: each running handler has a deadline and the timer is armed for the earliest
+ * (a timer made and cleared per tool call cost more than a quick tool's own work). The timer holds the host
+ * open only while a handler runs, as a timer per call did.
+ */
+export class Deadlines {
+  private readonly due = new Map<() => void, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+
+  /** Calls `expire` after `ms` unless the returned function is called first. */
+  add(expire: () => void, ms: number): () => void {
+    const at = Date.now() + ms;
+    this.due.set(expire, at);
+    if (this.timer === undefined || at < this.timerAt) this.arm(at);
+    else if (this.due.size === 1) this.timer.ref();
+    return () => {
+      if (this.due.delete(expire) && this.due.size === 0) this.timer?.unref();
+    };
+  }
+
+  private arm(at: number): void {
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, at - Date.now()));
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [expire, at] of this.due) {
+      if (at > now) next = Math.min(next, at);
+      else {
+        this.due.delete(expire);
+        expire();
+      }
+    }
+    if (next < Number.POSITIVE_INFINITY) this.arm(next);
+  }
+}
+
+/** The handler's context; its signal is made when the handler first reads it (most never do). */
+function toolContext(controller: AbortController, toolUseId: string | undefined): { signal: AbortSignal; toolUseId?: string } {
+  return toolUseId === undefined
+    ? {
+        get signal() {
+          return controller.signal;
+        },
+      }
+    : {
+        get signal() {
+          return controller.signal;
+        },
+        toolUseId,
+      };
+}
+
+/** `z.unknown()` and `z.any()` return their input unchanged, whatever it is. */
+function acceptsAnything(schema: z.ZodType): boolean {
+  const type = (schema as { _zod?: { def?: { type?: unknown } } })._zod?.def?.type;
+  return type === "unknown" || type === "any";
+}
