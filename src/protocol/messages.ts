@@ -307,7 +307,8 @@ const schemaByType: Record<string, [CliMessage["kind"], z.ZodType]> = {
 };
 
 function schemaFor(value: Record<string, unknown>): [CliMessage["kind"], z.ZodType] | undefined {
-  if (value.type !== "system") return schemaByType[String(value.type)];
+  // Own keys only: a line typed "constructor" or "toString" must not find an inherited function.
+  if (value.type !== "system") return Object.hasOwn(schemaByType, String(value.type)) ? schemaByType[String(value.type)] : undefined;
   if (value.subtype === "init") return ["system_init", systemInitSchema];
   if (value.subtype === "api_retry") return ["api_retry", apiRetrySchema];
   return ["system", systemOtherSchema];

@@ -31,6 +31,12 @@ describe("parseCliMessage", () => {
     expect(parseCliMessage({ type: "hologram", x: 1 })).toEqual({ kind: "unknown_message", message: { type: "hologram", x: 1 } });
   });
 
+  it("takes a type named like an Object.prototype member as unknown, without throwing", () => {
+    for (const type of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      expect(parseCliMessage({ type, x: 1 })).toEqual({ kind: "unknown_message", message: { type, x: 1 } });
+    }
+  });
+
   it("reports a known type with a broken shape as invalid, and never throws", () => {
     expect(parseCliMessage({ type: "control_request" }).kind).toBe("invalid");
     expect(parseCliMessage("text").kind).toBe("invalid");
