@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, expect } from "vitest";
+import { expect } from "vitest";
 import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
 import { EnvNotAllowedError, InvalidInputError, IsolationError, SubscriptionRequiredError } from "../../src/errors/index.js";
 import type { KtxGenerateTextResult, RunLoopResult } from "../../src/runtime/types.js";
@@ -14,17 +14,13 @@ import { z } from "zod";
 import type { KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
-import { cleanup, failure, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir, testEnv } from "../support.js";
-import { type Attack, Markers, type Trap, attackBatch, plant, startTrap } from "./harness.js";
+import { failure, realCli, runtimeFor, script, scriptedApi, tempDir, testEnv } from "../support.js";
+import { type Attack, Markers, type Trap, attackBatch, endSuiteAfterAll, plant, startTrap } from "./harness.js";
 
 const markers = new Markers();
 let trap: Trap;
 
-afterAll(async () => {
-  await trap?.close();
-  expect(await remainingChildren()).toEqual([]);
-  await cleanup();
-});
+endSuiteAfterAll(() => trap);
 
 const PLANTED_KEY = "sk-ant-api03-planted-primary-key-0000";
 

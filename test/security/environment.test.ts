@@ -5,12 +5,12 @@
  */
 import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, expect } from "vitest";
+import { expect } from "vitest";
 import type { KtxGenerateTextResult } from "../../src/runtime/types.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { lookup } from "../../src/testing/scenarios.js";
-import { cleanup, realCli, remainingChildren, runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
-import { type Attack, Markers, type Trap, attackBatch, canary, childEnvNames, everythingSent, noMarkers, plant, startTrap } from "./harness.js";
+import { realCli, runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
+import { type Attack, Markers, type Trap, attackBatch, canary, childEnvNames, endSuiteAfterAll, everythingSent, noMarkers, plant, startTrap } from "./harness.js";
 import { KTX_CLAUDE_CODE_MODEL_ALIASES } from "../../src/claude-code/models.js";
 
 const markers = new Markers();
@@ -23,11 +23,7 @@ let result: KtxGenerateTextResult;
 let envNames: string[] = [];
 let planted: Record<string, string> = {};
 
-afterAll(async () => {
-  await trap?.close();
-  expect(await remainingChildren()).toEqual([]);
-  await cleanup();
-});
+endSuiteAfterAll(() => trap);
 
 /** A preload that records where it ran (its argv shows the probe's --version) and reroutes the API. */
 const preload = (id: string) =>

@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RecordedRequest } from "../../src/testing/scripted-api.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
-import { tempDir } from "../support.js";
+import { cleanup, remainingChildren, tempDir } from "../support.js";
 
 export interface TrapHit {
   method: string;
@@ -24,6 +24,15 @@ export interface Trap {
   url: string;
   hits: TrapHit[];
   close(): Promise<void>;
+}
+
+/** A security suite's end: its trap closed, no CLI left behind, its temporary files gone. */
+export function endSuiteAfterAll(trap: () => Trap | undefined): void {
+  afterAll(async () => {
+    await trap()?.close();
+    expect(await remainingChildren()).toEqual([]);
+    await cleanup();
+  });
 }
 
 /** Answers like a Messages API (so a redirected CLI would "succeed" with TRAP) and records everything. */

@@ -4,14 +4,14 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, expect } from "vitest";
+import { expect } from "vitest";
 import { PINNED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
 import { KTX_CLAUDE_CODE_MODEL_ALIASES } from "../../src/claude-code/models.js";
 import type { RunLoopResult } from "../../src/runtime/types.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { lookup } from "../../src/testing/scenarios.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi, tempDir, testEnv, toolResultsIn } from "../support.js";
-import { type Attack, Markers, type Trap, attackBatch, canary, everythingSent, noMarkers, plant, startTrap } from "./harness.js";
+import { runtimeFor, scriptedApi, tempDir, testEnv, toolResultsIn } from "../support.js";
+import { type Attack, Markers, type Trap, attackBatch, canary, endSuiteAfterAll, everythingSent, noMarkers, plant, startTrap } from "./harness.js";
 
 const markers = new Markers();
 const canaries = {
@@ -38,11 +38,7 @@ let executed: string[] = [];
 const builtins = VERIFIED_CLI_VERSIONS[PINNED_CLI_VERSION]!.builtinTools;
 const foreign = ["mcp__evil__run", "mcp__github__create_issue", "mcp__ktx__not_a_tool", "mcp__ktx__lookup2", "mcp__ktx__LOOKUP"];
 
-afterAll(async () => {
-  await trap?.close();
-  expect(await remainingChildren()).toEqual([]);
-  await cleanup();
-});
+endSuiteAfterAll(() => trap);
 
 /** Hooks for every event that could see the prompt or a tool call, each leaving its own marker. */
 const hooks = (prefix: string) =>

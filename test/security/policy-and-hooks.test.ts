@@ -4,21 +4,17 @@
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CliCrashError, IsolationError } from "../../src/errors/index.js";
 import { managedPolicyDir } from "../../src/claude-code/managed-policy.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
-import { cleanup, failure, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir } from "../support.js";
-import { type Attack, Markers, type Trap, attackBatch, plant, startTrap } from "./harness.js";
+import { failure, realCli, runtimeFor, script, scriptedApi, tempDir } from "../support.js";
+import { type Attack, Markers, type Trap, attackBatch, endSuiteAfterAll, plant, startTrap } from "./harness.js";
 
 const markers = new Markers();
 let trap: Trap;
 
-afterAll(async () => {
-  await trap?.close();
-  expect(await remainingChildren()).toEqual([]);
-  await cleanup();
-});
+endSuiteAfterAll(() => trap);
 
 
 /** Why the managed-settings attacks cannot run here, or undefined when they can. */
