@@ -1,6 +1,6 @@
 /** Shared test set-up: isolated HOME and project dirs, the scripted API, child-process counting. */
 import { randomUUID } from "node:crypto";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inject } from "vitest";
@@ -21,6 +21,16 @@ Object.assign(process.env, LOOPBACK_ONLY);
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), `ktx-${prefix}-`));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A temporary dir holding `files` (relative path -> text), removed by cleanup(). */
+export function tempFiles(prefix: string, files: Record<string, string>): string {
+  const dir = tempDir(prefix);
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, ".."), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
   return dir;
 }
 

@@ -1,24 +1,13 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { accountFailure, callLogin, checkBeforeStart, describeRoute, loginAhead, loginFor, networkRoute } from "../../src/claude-code/billing.js";
 import { InvalidInputError, IsolationError, SubscriptionRequiredError, TranscriptWriteError } from "../../src/errors/index.js";
 import { openRunTranscript } from "../../src/transcripts/recorder.js";
+import { cleanup, tempFiles } from "../support.js";
 
-const dirs: string[] = [];
-const temp = (files: Record<string, string> = {}) => {
-  const dir = mkdtempSync(join(tmpdir(), "ktx-billing-"));
-  dirs.push(dir);
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, ".."), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
-  return dir;
-};
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const temp = (files: Record<string, string> = {}) => tempFiles("billing", files);
+afterAll(cleanup);
 
 const expected = { toolIds: [], structuredOutput: false, apiKeyAllowed: false, cwd: "/" };
 

@@ -1,9 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkAccount, hookDifference } from "../../src/claude-code/isolation.js";
 import { checkManagedPolicy, checkUserPolicy, managedPolicyDir } from "../../src/claude-code/managed-policy.js";
+import { cleanup, tempFiles } from "../support.js";
 
 const expected = (apiKeyAllowed: boolean) => ({ toolIds: [], structuredOutput: false, apiKeyAllowed, cwd: "/tmp" });
 const account = (fields: Record<string, string>) => ({ account: { apiProvider: "firstParty", ...fields } });
@@ -42,19 +41,8 @@ describe("hook events", () => {
 });
 
 describe("managed settings", () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-  const policyDir = (files: Record<string, string>) => {
-    const dir = mkdtempSync(join(tmpdir(), "ktx-managed-"));
-    dirs.push(dir);
-    for (const [name, text] of Object.entries(files)) {
-      mkdirSync(join(dir, name, ".."), { recursive: true });
-      writeFileSync(join(dir, name), text);
-    }
-    return dir;
-  };
+  afterEach(cleanup);
+  const policyDir = (files: Record<string, string>) => tempFiles("managed", files);
 
   it("knows the CLI's paths per platform", () => {
     expect(managedPolicyDir("linux")).toBe("/etc/claude-code");
