@@ -24,7 +24,7 @@ export interface RateLimitOptions {
   maxWaitMs?: number;
   /** Backoff for rate limits without a reset time (the CLI's `api_retry` on 429/529), and attempts per call. */
   retry?: Partial<RateLimitRetryOptions>;
-  /** Added to a reported reset time (resets are whole seconds; clocks differ). Default 500 ms. */
+  /** Added to a reported reset time (resets are whole seconds; clocks differ). Default 0: resume at the reset, as KTX's governor does. */
   resetMarginMs?: number;
   /** Interval of `wait_tick` progress events while waiting. Default 1000 ms. */
   tickMs?: number;
@@ -43,7 +43,8 @@ export const DEFAULT_RATE_LIMIT: ResolvedRateLimitOptions = {
   minConcurrencyUnderPressure: 1,
   maxWaitMs: undefined,
   retry: { maxAttempts: 6, baseDelayMs: 1_000, maxDelayMs: 60_000, jitter: true },
-  resetMarginMs: 500,
+  // KTX's own governor resumes at the reported reset; a rejection after it backs off (governor.ts).
+  resetMarginMs: 0,
   tickMs: 1_000,
   maxConcurrency: Number.POSITIVE_INFINITY,
 };
