@@ -1,7 +1,7 @@
 /**
  * Section: an ingest through a subscription that hits its 5-hour limit. N one-turn calls at
  * concurrency C (all submitted at once, as a KTX ingest queues its work units) through the
- * subscription-mode scripted API, which rejects every request after call R until a reset a few
+ * subscription-mode scripted API, which rejects every request after call R until a reset some
  * seconds later. Every run has a fresh API process and a fresh runtime.
  *
  * Configurations (`--configs`):
@@ -16,7 +16,7 @@
  *   maxWait (defaults only): maxWaitMs below the reset; every call without an answer ends in
  *   UsageLimitError at once, and our CPU while waiting ~ 0 (no polling) is read from the wait runs.
  *
- *   node bench/ingest.mjs [--calls 200] [--concurrency 4] [--reject-after 80] [--reset-ms 8000]
+ *   node bench/ingest.mjs [--calls 200] [--concurrency 4] [--reject-after 80] [--reset-ms 16000]
  *     [--max-wait-ms 2000] [--pairs 3] [--cold-pairs 2] [--configs defaults,cold]
  */
 import { spawn } from "node:child_process";
@@ -30,7 +30,9 @@ import { loadLibrary, runtimeOptions } from "./lib/variants.mjs";
 const calls = argValue("calls", 200);
 const concurrency = argValue("concurrency", 4);
 const rejectAfter = argValue("reject-after", 80);
-const resetMs = argValue("reset-ms", 8_000);
+// 16 s rather than 8: a 200-call baseline varies by about ±1 s on this machine, which at 8 s was as much
+// as the goal's margin. Our own part (the pause beyond the reset, the calls after it) is in the breakdown, in ms.
+const resetMs = argValue("reset-ms", 16_000);
 const maxWaitMs = argValue("max-wait-ms", 2_000);
 const pairs = argValue("pairs", 3);
 const coldPairs = argValue("cold-pairs", 2);
