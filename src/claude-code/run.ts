@@ -207,7 +207,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       keep: keep === true,
       endReason: keep === true ? undefined : keep,
       control: {
-        mcpMessage: tools.bridge ? (server, message, signal) => tools.bridge!.handleMcpMessage(server, message, signal) : undefined,
+        mcpMessage: tools.bridge ? (server, message, cancel) => tools.bridge!.handleMcpMessage(server, message, cancel) : undefined,
         canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
       },
       onInitialized: (response) => {

@@ -27,6 +27,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { InvalidInputError, ProtocolError } from "../errors/index.js";
+import { type Cancellation, signalOf } from "./cancel.js";
 import { ControlProtocolMcpTransport, type KtxMcpLogger } from "./control-transport.js";
 import { type KtxToolCallEvent, type ToolCallParams, ToolCalls } from "./tool-calls.js";
 import { errorMessage, KTX_MCP_SERVER_NAME, type PreparedTool } from "./tools.js";
@@ -51,7 +52,7 @@ export interface KtxMcpBridge {
    * as `mcp_response`, or `undefined` when `signal` aborted first (send no reply). Throws `ProtocolError` for a
    * server other than "ktx", a message that is not JSON-RPC (without a usable id), or a closed bridge.
    */
-  handleMcpMessage(serverName: string, message: unknown, signal?: AbortSignal): Promise<JSONRPCMessage | undefined>;
+  handleMcpMessage(serverName: string, message: unknown, signal?: Cancellation): Promise<JSONRPCMessage | undefined>;
   /** Aborts in-flight tool handlers; their pending `handleMcpMessage` calls resolve with `undefined`. */
   close(): Promise<void>;
   /**
@@ -119,7 +120,7 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
   let closed = false;
 
   /** A well-formed `tools/call`, answered as the SDK's `Server` would: same handler, same reply, no reply once cancelled. */
-  const answerDirect = async (id: RequestId, params: DirectCall, signal: AbortSignal | undefined): Promise<JSONRPCMessage | undefined> => {
+  const answerDirect = async (id: RequestId, params: DirectCall, signal: Cancellation | undefined): Promise<JSONRPCMessage | undefined> => {
     if (signal?.aborted) return undefined;
     try {
       const { result, cancelled } = await calls.call(params, signal, id);
@@ -130,7 +131,7 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
   };
 
   /** Everything but a direct `tools/call`: through the SDK's `Server`. */
-  const viaServer = async (message: unknown, signal: AbortSignal | undefined): Promise<JSONRPCMessage | undefined> => {
+  const viaServer = async (message: unknown, cancel: Cancellation | undefined): Promise<JSONRPCMessage | undefined> => {
     // `notifications/cancelled` may name a direct request (the SDK's own requests are cancelled by the transport).
     const notification = message as { method?: unknown; params?: { requestId?: unknown } } | null;
     if (notification?.method === "notifications/cancelled") calls.cancelDirect(notification.params?.requestId);
@@ -142,7 +143,7 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
       }
       throw new ProtocolError(`The CLI sent an MCP message that is not JSON-RPC 2.0: ${truncate(safeJson(message), 200)}`);
     }
-    return transport.handle(message as JSONRPCMessage, signal);
+    return transport.handle(message as JSONRPCMessage, signalOf(cancel));
   };
 
   return {

@@ -5,6 +5,7 @@
  */
 import type { CallToolResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { type Cancellation, onCancel } from "./cancel.js";
 import { CANCELLED_BY_CLI, type KtxMcpLogger } from "./control-transport.js";
 import { errorMessage, normalizeToolOutput, type KtxToolOutput, type PreparedTool } from "./tools.js";
 
@@ -89,7 +90,7 @@ export class ToolCalls {
    * (`directId`, the CLI's id) may also be cancelled by `cancelDirect` or `cancelAllDirect`; its handler then
    * sees the reasons the SDK's `Server` would give.
    */
-  async call(params: ToolCallParams, signal: AbortSignal | undefined, directId?: RequestId): Promise<ToolCallEnd> {
+  async call(params: ToolCallParams, signal: Cancellation | undefined, directId?: RequestId): Promise<ToolCallEnd> {
     const started = performance.now();
     const rawToolUseId = params._meta?.["claudecode/toolUseId"];
     const toolUseId = typeof rawToolUseId === "string" ? rawToolUseId : undefined;
@@ -154,12 +155,12 @@ export class ToolCalls {
    * Runs one handler under its own signal, which aborts on timeout, when the request's signal aborts (with its
    * reason; a direct request's with the SDK's cancel reason), or when the request is cancelled directly.
    */
-  private run(tool: PreparedTool, input: unknown, toolUseId: string | undefined, requestSignal: AbortSignal | undefined, directId: RequestId | undefined): Promise<Outcome> {
+  private run(tool: PreparedTool, input: unknown, toolUseId: string | undefined, requestSignal: Cancellation | undefined, directId: RequestId | undefined): Promise<Outcome> {
     const controller = new AbortController();
     this.running.add(controller);
     const { toolTimeoutMs } = this.options;
     let untime: (() => void) | undefined;
-    let onAbort: (() => void) | undefined;
+    let unlisten: (() => void) | undefined;
     let cancel: Cancel | undefined;
     return new Promise<Outcome>((resolve) => {
       cancel = (reason) => {
@@ -168,9 +169,9 @@ export class ToolCalls {
       };
       if (directId !== undefined) this.direct.set(cancel, directId);
       if (requestSignal) {
-        onAbort = () => cancel!(directId !== undefined ? CANCELLED_BY_CLI : requestSignal.reason);
+        const onAbort = () => cancel!(directId !== undefined ? CANCELLED_BY_CLI : requestSignal.reason);
         if (requestSignal.aborted) return onAbort();
-        requestSignal.addEventListener("abort", onAbort);
+        unlisten = onCancel(requestSignal, onAbort);
       }
       if (toolTimeoutMs !== undefined) {
         untime = this.deadlines.add(() => {
@@ -189,7 +190,7 @@ export class ToolCalls {
       this.running.delete(controller);
       if (cancel) this.direct.delete(cancel);
       untime?.();
-      if (onAbort) requestSignal!.removeEventListener("abort", onAbort);
+      unlisten?.();
     });
   }
 

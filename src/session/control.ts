@@ -4,11 +4,12 @@
  * each, an optional deadline, every one rejected when the process ends).
  */
 import { type ClaudeCodeError, ProtocolError } from "../errors/index.js";
+import { type Abortable, type Cancellation, RequestCancel } from "../mcp/cancel.js";
 import { type InitializeRequest, controlError, controlRequest, controlSuccess } from "../protocol/outbound.js";
 
 export interface ControlHandlers {
   /** JSON-RPC for an in-process MCP server; resolves with the JSON-RPC reply. */
-  mcpMessage?(serverName: string, message: unknown, signal: AbortSignal): Promise<unknown>;
+  mcpMessage?(serverName: string, message: unknown, cancel: Cancellation): Promise<unknown>;
   /** Permission question; resolves with `{behavior: "allow" | "deny", …}`. */
   canUseTool(request: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
 }
@@ -16,15 +17,15 @@ export interface ControlHandlers {
 export type WireDirection = "out" | "in" | "stderr" | "dropped";
 
 /** Answers one control request of the CLI with the call's handlers; anything else gets an error envelope. */
-export async function dispatchControl(control: ControlHandlers, request: Record<string, unknown> & { subtype: string }, signal: AbortSignal): Promise<unknown> {
+export async function dispatchControl(control: ControlHandlers, request: Record<string, unknown> & { subtype: string }, cancel: RequestCancel): Promise<unknown> {
   switch (request.subtype) {
     case "mcp_message": {
       const server = String(request.server_name);
       if (!control.mcpMessage) throw new Error(`No MCP server named ${JSON.stringify(server)} in this run`);
-      return { mcp_response: await control.mcpMessage(server, request.message, signal) };
+      return { mcp_response: await control.mcpMessage(server, request.message, cancel) };
     }
     case "can_use_tool":
-      return control.canUseTool(request, signal);
+      return control.canUseTool(request, cancel.signal);
     default:
       throw new Error(`ktx-claude-code does not handle control request subtype ${JSON.stringify(request.subtype)}`);
   }
@@ -103,7 +104,7 @@ export class ControlRequests {
 interface AnsweringCall {
   call: { control: ControlHandlers };
   failure: unknown;
-  inflight: Map<string, AbortController>;
+  inflight: Map<string, Abortable>;
   timers: { touch(): void };
 }
 
@@ -126,12 +127,12 @@ export async function answerControl(
     }
     return;
   }
-  const controller = new AbortController();
+  const cancel = new RequestCancel();
   // The idle clock stands still while a request is in flight (a slow tool): the CLI owes us nothing.
-  active.inflight.set(requestId, controller);
-  const open = () => !controller.signal.aborted && !active.failure && isCurrent();
+  active.inflight.set(requestId, cancel);
+  const open = () => !cancel.aborted && !active.failure && isCurrent();
   try {
-    const response = await dispatchControl(active.call.control, request, controller.signal);
+    const response = await dispatchControl(active.call.control, request, cancel);
     if (open()) write(controlSuccess(requestId, response));
   } catch (error) {
     if (open()) write(controlError(requestId, (error as Error).message ?? String(error)));

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { AbortError, ClaudeCodeError, CliCrashError, ProtocolError } from "../errors/index.js";
+import type { Abortable } from "../mcp/cancel.js";
 import { type CliMessage, parseCliMessage } from "../protocol/messages.js";
 import { CliProcess, type ExitInfo, type ProcessHandlers } from "../transport/process.js";
 import { ControlRequests, answerControl } from "./control.js";
@@ -125,7 +126,7 @@ export class PooledProcess {
     const callIndex = this.calls;
     let done!: () => void;
     const finished = new Promise<void>((resolve) => (done = resolve));
-    const inflight = new Map<string, AbortController>();
+    const inflight = new Map<string, Abortable>();
     // The idle clock is quiet while a handler runs and once the call has its outcome.
     const quiet = () => inflight.size > 0 || active.result !== undefined || active.failure !== undefined;
     const timers = new CallTimers(call, (error, reason) => this.failActive(error, reason), quiet);

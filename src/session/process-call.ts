@@ -5,6 +5,7 @@
 import { ClaudeCodeError, CliCrashError, CliNotFoundError, ProtocolError } from "../errors/index.js";
 import type { CliMessage, ResultMessage } from "../protocol/messages.js";
 import type { InitializeRequest } from "../protocol/outbound.js";
+import type { Abortable } from "../mcp/cancel.js";
 import type { CliProcessOptions, ExitInfo } from "../transport/process.js";
 import type { ControlHandlers, WireDirection } from "./control.js";
 import type { Logger } from "./logger.js";
@@ -66,7 +67,7 @@ export interface ActiveCall {
   result: ResultMessage | undefined;
   failure: ClaudeCodeError | undefined;
   sawInit: boolean;
-  inflight: Map<string, AbortController>;
+  inflight: Map<string, Abortable>;
   timers: CallTimers;
   done(): void;
 }
