@@ -76,6 +76,16 @@ describe("pause after a rejection", () => {
     expect(governor.snapshot()).toMatchObject({ paused: false, concurrencyLimit: Infinity, active: 0 });
   });
 
+  it("by default lets the calls go at the reported reset itself, as KTX's own governor does", async () => {
+    const governor = new RateLimitGovernor();
+    governor.report(rejected(10_000));
+    const ready = track(governor.waitForReady());
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(ready.settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(ready.settled).toBe(true);
+  });
+
   it("uses one timer while calls wait (no polling), none when nobody waits", async () => {
     const governor = new RateLimitGovernor();
     governor.report(rejected(3_600_000));
