@@ -174,8 +174,8 @@ export function isScrubbedEnvName(name: string): boolean {
   return SCRUBBED_ENV_NAMES.includes(key) || SCRUBBED_ENV_PREFIXES.some((prefix) => key.startsWith(prefix));
 }
 
-// Looked up once per name of the host's environment on every call: a scan of the list per name cost about
-// 0.15 ms per call with a usual process.env (docs/performance.md, "Host CPU of a reused loop").
+// Looked up once per name of the host's environment on every call: scanning the list per name made building
+// the child's environment 164 µs instead of 91 with a usual process.env (docs/performance.md, "Host CPU of a reused loop").
 const allowedNames = new Set(ALLOWED_ENV_NAMES.map(normalise));
 const allowedPrefixes = ALLOWED_ENV_PREFIXES.map(normalise);
 
