@@ -120,13 +120,13 @@ export function createKtxMcpBridge(tools: readonly PreparedTool[], options: KtxM
   let closed = false;
 
   /** A well-formed `tools/call`, answered as the SDK's `Server` would: same handler, same reply, no reply once cancelled. */
-  const answerDirect = async (id: RequestId, params: DirectCall, signal: Cancellation | undefined): Promise<JSONRPCMessage | undefined> => {
-    if (signal?.aborted) return undefined;
+  const answerDirect = async (id: RequestId, params: DirectCall, cancel: Cancellation | undefined): Promise<JSONRPCMessage | undefined> => {
+    if (cancel?.aborted) return undefined;
     try {
-      const { result, cancelled } = await calls.call(params, signal, id);
-      return cancelled || signal?.aborted ? undefined : { result, jsonrpc: "2.0", id };
+      const { result, cancelled } = await calls.call(params, cancel, id);
+      return cancelled || cancel?.aborted ? undefined : { result, jsonrpc: "2.0", id };
     } catch (error) {
-      return signal?.aborted ? undefined : { jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message: errorMessage(error) || "Internal error" } };
+      return cancel?.aborted ? undefined : { jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message: errorMessage(error) || "Internal error" } };
     }
   };
 
