@@ -11,7 +11,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 export const ROOT = dirname(BENCH_DIR);
-export const DIST = join(ROOT, "dist");
+// KTX_BENCH_DIST: another build to measure (A/B of two builds; docs/performance.md).
+export const DIST = process.env.KTX_BENCH_DIST ?? join(ROOT, "dist");
 export const dist = (path) => pathToFileURL(join(DIST, path)).href;
 
 /** The Agent SDK is a bench-only tool: installed on demand into the gitignored cache, never a dependency. */

@@ -11,6 +11,9 @@ export interface Abortable {
 }
 
 export class RequestCancel implements Abortable {
+  /** The CLI's request id (a control request's cancellation); undefined for a handler's own. */
+  constructor(readonly requestId?: string) {}
+
   private controller: AbortController | undefined;
   private listeners: Array<() => void> | undefined;
   private state: { reason: unknown } | undefined;

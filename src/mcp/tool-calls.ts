@@ -5,8 +5,9 @@
  */
 import type { CallToolResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { type Cancellation, onCancel } from "./cancel.js";
+import { type Cancellation, RequestCancel, onCancel } from "./cancel.js";
 import { CANCELLED_BY_CLI, type KtxMcpLogger } from "./control-transport.js";
+import { InFlight } from "./in-flight.js";
 import { errorMessage, normalizeToolOutput, type KtxToolOutput, type PreparedTool } from "./tools.js";
 
 export interface KtxToolCallEvent {
@@ -65,17 +66,14 @@ export interface ToolCallsOptions {
   logger?: KtxMcpLogger;
 }
 
-/** Ends a running handler as cancelled; its signal aborts with `reason` (undefined: the default AbortError). */
-type Cancel = (reason: unknown) => void;
-
 type Outcome = { kind: "ok"; value: unknown } | { kind: "error"; error: unknown } | { kind: "timeout" } | { kind: "cancelled" };
 
 export class ToolCalls {
   private readonly byName: Map<string, PreparedTool>;
-  /** The handlers running now (abortRunning). */
-  private readonly running = new Set<AbortController>();
-  /** Direct requests in flight, by the CLI's JSON-RPC id: `notifications/cancelled` and close() end them. */
-  private readonly direct = new Map<Cancel, RequestId>();
+  /** The handlers running now (abortRunning): their signals. */
+  private readonly running = new InFlight<RequestCancel>();
+  /** Direct requests in flight (each knows the CLI's JSON-RPC id): `notifications/cancelled` and close() end them. */
+  private readonly direct = new InFlight<HandlerRun>();
   private readonly deadlines = new Deadlines();
 
   constructor(
@@ -90,42 +88,53 @@ export class ToolCalls {
    * (`directId`, the CLI's id) may also be cancelled by `cancelDirect` or `cancelAllDirect`; its handler then
    * sees the reasons the SDK's `Server` would give.
    */
-  async call(params: ToolCallParams, signal: Cancellation | undefined, directId?: RequestId): Promise<ToolCallEnd> {
+  call(params: ToolCallParams, signal: Cancellation | undefined, directId?: RequestId): Promise<ToolCallEnd> {
     const started = performance.now();
     const rawToolUseId = params._meta?.["claudecode/toolUseId"];
     const toolUseId = typeof rawToolUseId === "string" ? rawToolUseId : undefined;
     const tool = this.byName.get(params.name);
     if (!tool) {
       const available = this.tools.length === 0 ? "none" : this.tools.map((t) => t.name).join(", ");
-      return this.fail(params.name, toolUseId, started, `Unknown tool "${params.name}". Available tools: ${available}.`);
+      return Promise.resolve(this.fail(params.name, toolUseId, started, `Unknown tool "${params.name}". Available tools: ${available}.`));
     }
     let input: unknown = params.arguments ?? {};
     // A schema that takes anything as it is (a forwarding tool's, which checks the input itself) is not run.
     if (!acceptsAnything(tool.inputSchema)) {
-      const parsed = z.safeParse(tool.inputSchema, input);
-      if (!parsed.success) return this.fail(tool.name, toolUseId, started, `Invalid arguments for tool ${tool.name}: ${z.prettifyError(parsed.error)}`);
+      let parsed: ReturnType<typeof z.safeParse>;
+      try {
+        parsed = z.safeParse(tool.inputSchema, input);
+      } catch (error) {
+        // A refinement that throws: the call fails as a handler error would.
+        return Promise.reject(error as Error);
+      }
+      if (!parsed.success) return Promise.resolve(this.fail(tool.name, toolUseId, started, `Invalid arguments for tool ${tool.name}: ${z.prettifyError(parsed.error)}`));
       input = parsed.data;
     }
-    const outcome = await this.run(tool, input, toolUseId, signal, directId);
+    // Not an async function: its frame was most of a tool call's allocation (docs/performance.md). The run settles with the call's end.
+    return this.run(tool, input, toolUseId, signal, directId, started);
+  }
+
+  /** What the model is told, and onToolCall, once a handler's run settled. @internal */
+  end(name: string, toolUseId: string | undefined, started: number, outcome: Outcome): ToolCallEnd {
     switch (outcome.kind) {
       case "cancelled":
         // The SDK sends nothing for an aborted request; this result only feeds onToolCall.
-        return this.fail(tool.name, toolUseId, started, `Tool ${tool.name} was cancelled.`, "cancelled");
+        return this.fail(name, toolUseId, started, `Tool ${name} was cancelled.`, "cancelled");
       case "timeout":
-        return this.fail(tool.name, toolUseId, started, `Tool ${tool.name} timed out after ${this.options.toolTimeoutMs} ms`, "timedOut");
+        return this.fail(name, toolUseId, started, `Tool ${name} timed out after ${this.options.toolTimeoutMs} ms`, "timedOut");
       case "error": {
         const message = errorMessage(outcome.error);
-        return this.fail(tool.name, toolUseId, started, message === "" ? `Tool ${tool.name} failed without an error message.` : message);
+        return this.fail(name, toolUseId, started, message === "" ? `Tool ${name} failed without an error message.` : message);
       }
       case "ok": {
         let output: KtxToolOutput;
         try {
           output = normalizeToolOutput(outcome.value);
         } catch (error) {
-          return this.fail(tool.name, toolUseId, started, `Tool ${tool.name} returned output that cannot be sent to the model: ${errorMessage(error)}`);
+          return this.fail(name, toolUseId, started, `Tool ${name} returned output that cannot be sent to the model: ${errorMessage(error)}`);
         }
         const { text, truncated } = boundToolText(output.markdown);
-        const event = this.event(tool.name, toolUseId, started, true);
+        const event = this.event(name, toolUseId, started, true);
         if (output.structured !== undefined) event.structured = output.structured;
         if (truncated) event.truncated = truncated;
         this.report(event);
@@ -136,62 +145,60 @@ export class ToolCalls {
 
   /** `notifications/cancelled` for a direct request in flight. */
   cancelDirect(requestId: unknown): void {
-    for (const [cancel, id] of this.direct) if (id === requestId) cancel(CANCELLED_BY_CLI);
+    for (const run of this.direct.snapshot()) if (run.directId === requestId) run.cancel(CANCELLED_BY_CLI);
   }
 
   /** Every direct request in flight, as the SDK's `Server` ends its own on close: the handlers' signals abort with no reason. */
   cancelAllDirect(): void {
-    for (const cancel of this.direct.keys()) cancel(undefined);
+    for (const run of this.direct.snapshot()) run.cancel(undefined);
   }
 
   /** Aborts the signals of the handlers running now; their requests stay open. */
   abortRunning(reason: () => unknown): void {
     if (this.running.size === 0) return;
     const why = reason();
-    for (const controller of this.running) controller.abort(why);
+    for (const cancel of this.running.snapshot()) cancel.abort(why);
   }
 
   /**
    * Runs one handler under its own signal, which aborts on timeout, when the request's signal aborts (with its
    * reason; a direct request's with the SDK's cancel reason), or when the request is cancelled directly.
    */
-  private run(tool: PreparedTool, input: unknown, toolUseId: string | undefined, requestSignal: Cancellation | undefined, directId: RequestId | undefined): Promise<Outcome> {
-    const controller = new AbortController();
-    this.running.add(controller);
-    const { toolTimeoutMs } = this.options;
-    let untime: (() => void) | undefined;
-    let unlisten: (() => void) | undefined;
-    let cancel: Cancel | undefined;
-    return new Promise<Outcome>((resolve) => {
-      cancel = (reason) => {
-        resolve({ kind: "cancelled" });
-        controller.abort(reason);
-      };
-      if (directId !== undefined) this.direct.set(cancel, directId);
+  private run(tool: PreparedTool, input: unknown, toolUseId: string | undefined, requestSignal: Cancellation | undefined, directId: RequestId | undefined, started: number): Promise<ToolCallEnd> {
+    return new Promise<ToolCallEnd>((resolve) => {
+      const run = new HandlerRun(this, resolve, tool.name, toolUseId, started, directId);
+      this.running.add(run.handlerCancel);
+      if (directId !== undefined) this.direct.add(run);
       if (requestSignal) {
-        const onAbort = () => cancel!(directId !== undefined ? CANCELLED_BY_CLI : requestSignal.reason);
-        if (requestSignal.aborted) return onAbort();
-        unlisten = onCancel(requestSignal, onAbort);
+        if (requestSignal.aborted) return run.cancel(directId !== undefined ? CANCELLED_BY_CLI : requestSignal.reason);
+        run.unlisten = onCancel(requestSignal, () => run.cancel(directId !== undefined ? CANCELLED_BY_CLI : requestSignal.reason));
       }
+      const { toolTimeoutMs } = this.options;
       if (toolTimeoutMs !== undefined) {
-        untime = this.deadlines.add(() => {
-          // Resolve before aborting: a handler reacting to the abort must not win the race with its own rejection.
-          resolve({ kind: "timeout" });
-          controller.abort(new Error(`Tool ${tool.name} timed out after ${toolTimeoutMs} ms`));
-        }, toolTimeoutMs);
+        run.timeoutMessage = `Tool ${tool.name} timed out after ${toolTimeoutMs} ms`;
+        this.deadlines.add(run, toolTimeoutMs);
       }
-      Promise.resolve()
-        .then(() => tool.execute(input, toolContext(controller, toolUseId)))
-        .then(
-          (value) => resolve({ kind: "ok", value }),
-          (error: unknown) => resolve({ kind: "error", error }),
+      let value: unknown;
+      try {
+        value = tool.execute(input, toolContext(run.handlerCancel, toolUseId));
+      } catch (error) {
+        return run.settle({ kind: "error", error });
+      }
+      if (isThenable(value)) {
+        Promise.resolve(value).then(
+          (resolved) => run.settle({ kind: "ok", value: resolved }),
+          (error: unknown) => run.settle({ kind: "error", error }),
         );
-    }).finally(() => {
-      this.running.delete(controller);
-      if (cancel) this.direct.delete(cancel);
-      untime?.();
-      unlisten?.();
+      } else run.settle({ kind: "ok", value });
     });
+  }
+
+  /** A handler's run ended (HandlerRun): it is no longer running, cancellable or timed. @internal */
+  forget(run: HandlerRun): void {
+    this.running.delete(run.handlerCancel);
+    this.direct.delete(run);
+    this.deadlines.delete(run);
+    run.unlisten?.();
   }
 
   private fail(name: string, toolUseId: string | undefined, started: number, message: string, flag?: "cancelled" | "timedOut"): ToolCallEnd {
@@ -225,19 +232,21 @@ export class ToolCalls {
  * open only while a handler runs, as a timer per call did.
  */
 export class Deadlines {
-  private readonly due = new Map<() => void, number>();
+  private readonly due = new InFlight<Expiring>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
-  /** Calls `expire` after `ms` unless the returned function is called first. */
-  add(expire: () => void, ms: number): () => void {
+  /** Calls `entry.expire()` after `ms` unless `delete(entry)` comes first. */
+  add(entry: Expiring, ms: number): void {
     const at = Date.now() + ms;
-    this.due.set(expire, at);
+    entry.deadlineAt = at;
+    this.due.add(entry);
     if (this.timer === undefined || at < this.timerAt) this.arm(at);
     else if (this.due.size === 1) this.timer.ref();
-    return () => {
-      if (this.due.delete(expire) && this.due.size === 0) this.timer?.unref();
-    };
+  }
+
+  delete(entry: Expiring): void {
+    if (this.due.delete(entry) && this.due.size === 0) this.timer?.unref();
   }
 
   private arm(at: number): void {
@@ -251,31 +260,94 @@ export class Deadlines {
     this.timerAt = Number.POSITIVE_INFINITY;
     const now = Date.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const [expire, at] of this.due) {
+    for (const entry of this.due.snapshot()) {
+      const at = entry.deadlineAt ?? 0;
       if (at > now) next = Math.min(next, at);
-      else {
-        this.due.delete(expire);
-        expire();
-      }
+      // An earlier entry's expiry may have ended this one already.
+      else if (this.due.delete(entry)) entry.expire();
     }
-    if (next < Number.POSITIVE_INFINITY) this.arm(next);
+    if (next < Number.POSITIVE_INFINITY && this.due.size > 0) this.arm(next);
   }
 }
 
-/** The handler's context; its signal is made when the handler first reads it (most never do). */
-function toolContext(controller: AbortController, toolUseId: string | undefined): { signal: AbortSignal; toolUseId?: string } {
-  return toolUseId === undefined
-    ? {
-        get signal() {
-          return controller.signal;
-        },
-      }
-    : {
-        get signal() {
-          return controller.signal;
-        },
-        toolUseId,
-      };
+export interface Expiring {
+  expire(): void;
+  /** Set by `Deadlines.add`. */
+  deadlineAt?: number;
+}
+
+/**
+ * One handler's run: the first of its value, its timeout or its cancellation settles it. An object with
+ * methods rather than a closure per way of ending: a reused loop makes one per tool call (docs/performance.md).
+ */
+class HandlerRun implements Expiring {
+  /** The handler's signal, made when the handler first reads it. */
+  readonly handlerCancel = new RequestCancel();
+  unlisten: (() => void) | undefined;
+  timeoutMessage = "";
+  deadlineAt: number | undefined = undefined;
+  private settled = false;
+
+  constructor(
+    private readonly calls: ToolCalls,
+    private readonly resolve: (end: ToolCallEnd) => void,
+    private readonly name: string,
+    private readonly toolUseId: string | undefined,
+    private readonly started: number,
+    readonly directId: RequestId | undefined,
+  ) {}
+
+  settle(outcome: Outcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.calls.forget(this);
+    this.resolve(this.calls.end(this.name, this.toolUseId, this.started, outcome));
+  }
+
+  /** Ends the call as cancelled; the handler's signal aborts with `reason` (undefined: the default AbortError). */
+  cancel(reason: unknown): void {
+    this.settle({ kind: "cancelled" });
+    this.handlerCancel.abort(reason);
+  }
+
+  expire(): void {
+    // Settled before aborting: a handler reacting to the abort must not win the race with its own rejection.
+    this.settle({ kind: "timeout" });
+    this.handlerCancel.abort(new Error(this.timeoutMessage));
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function";
+}
+
+/**
+ * The handler's context; its signal is made when the handler first reads it (most never do). Classes with the
+ * getter on the prototype: an object literal with a getter cost a new closure and accessor per tool call.
+ */
+class HandlerContext {
+  readonly #cancel: RequestCancel;
+
+  constructor(cancel: RequestCancel) {
+    this.#cancel = cancel;
+  }
+
+  get signal(): AbortSignal {
+    return this.#cancel.signal;
+  }
+}
+
+class HandlerContextWithId extends HandlerContext {
+  constructor(
+    cancel: RequestCancel,
+    readonly toolUseId: string,
+  ) {
+    super(cancel);
+  }
+}
+
+function toolContext(cancel: RequestCancel, toolUseId: string | undefined): { signal: AbortSignal; toolUseId?: string } {
+  return toolUseId === undefined ? new HandlerContext(cancel) : new HandlerContextWithId(cancel, toolUseId);
 }
 
 /** `z.unknown()` and `z.any()` return their input unchanged, whatever it is. */

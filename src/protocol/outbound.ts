@@ -41,6 +41,16 @@ export function controlSuccess(requestId: string, response: unknown) {
   return { type: "control_response", response: { subtype: "success", request_id: requestId, response } };
 }
 
+/**
+ * `JSON.stringify(controlSuccess(requestId, { mcp_response }))`, built as text: the reply to every tool call,
+ * without the wrapper objects (a share of a reused loop's allocation, docs/performance.md). Same bytes.
+ */
+export function mcpSuccessLine(requestId: string, mcpResponse: unknown): string {
+  const json = JSON.stringify(mcpResponse);
+  const body = json === undefined ? "{}" : `{"mcp_response":${json}}`;
+  return `{"type":"control_response","response":{"subtype":"success","request_id":${JSON.stringify(requestId)},"response":${body}}}`;
+}
+
 export function controlError(requestId: string, error: string) {
   return { type: "control_response", response: { subtype: "error", request_id: requestId, error } };
 }

@@ -4,8 +4,9 @@
  * each, an optional deadline, every one rejected when the process ends).
  */
 import { type ClaudeCodeError, ProtocolError } from "../errors/index.js";
-import { type Abortable, type Cancellation, RequestCancel } from "../mcp/cancel.js";
-import { type InitializeRequest, controlError, controlRequest, controlSuccess } from "../protocol/outbound.js";
+import { type Cancellation, RequestCancel } from "../mcp/cancel.js";
+import type { InFlight } from "../mcp/in-flight.js";
+import { type InitializeRequest, controlError, controlRequest, controlSuccess, mcpSuccessLine } from "../protocol/outbound.js";
 
 export interface ControlHandlers {
   /** JSON-RPC for an in-process MCP server; resolves with the JSON-RPC reply. */
@@ -104,8 +105,13 @@ export class ControlRequests {
 interface AnsweringCall {
   call: { control: ControlHandlers };
   failure: unknown;
-  inflight: Map<string, Abortable>;
+  inflight: InFlight<RequestCancel>;
   timers: { touch(): void };
+}
+
+/** Whether a request's answer may still be written: not cancelled, the call not failed, still this process's call. */
+function stillOpen(active: AnsweringCall, cancel: RequestCancel, isCurrent: () => boolean): boolean {
+  return !cancel.aborted && !active.failure && isCurrent();
 }
 
 /**
@@ -127,17 +133,20 @@ export async function answerControl(
     }
     return;
   }
-  const cancel = new RequestCancel();
+  const cancel = new RequestCancel(requestId);
   // The idle clock stands still while a request is in flight (a slow tool): the CLI owes us nothing.
-  active.inflight.set(requestId, cancel);
-  const open = () => !cancel.aborted && !active.failure && isCurrent();
+  active.inflight.add(cancel);
+  const { control } = active.call;
   try {
-    const response = await dispatchControl(active.call.control, request, cancel);
-    if (open()) write(controlSuccess(requestId, response));
+    const line =
+      request.subtype === "mcp_message" && control.mcpMessage
+        ? mcpSuccessLine(requestId, await control.mcpMessage(String(request.server_name), request.message, cancel))
+        : controlSuccess(requestId, await dispatchControl(control, request, cancel));
+    if (stillOpen(active, cancel, isCurrent)) write(line);
   } catch (error) {
-    if (open()) write(controlError(requestId, (error as Error).message ?? String(error)));
+    if (stillOpen(active, cancel, isCurrent)) write(controlError(requestId, (error as Error).message ?? String(error)));
   } finally {
-    active.inflight.delete(requestId);
+    active.inflight.delete(cancel);
     active.timers.touch();
   }
 }

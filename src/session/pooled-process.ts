@@ -11,7 +11,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { AbortError, ClaudeCodeError, CliCrashError, ProtocolError } from "../errors/index.js";
-import type { Abortable } from "../mcp/cancel.js";
+import type { RequestCancel } from "../mcp/cancel.js";
+import { InFlight } from "../mcp/in-flight.js";
 import { type CliMessage, parseCliMessage } from "../protocol/messages.js";
 import { CliProcess, type ExitInfo, type ProcessHandlers } from "../transport/process.js";
 import { ControlRequests, answerControl } from "./control.js";
@@ -126,7 +127,7 @@ export class PooledProcess {
     const callIndex = this.calls;
     let done!: () => void;
     const finished = new Promise<void>((resolve) => (done = resolve));
-    const inflight = new Map<string, Abortable>();
+    const inflight = new InFlight<RequestCancel>();
     // The idle clock is quiet while a handler runs and once the call has its outcome.
     const quiet = () => inflight.size > 0 || active.result !== undefined || active.failure !== undefined;
     const timers = new CallTimers(call, (error, reason) => this.failActive(error, reason), quiet);
@@ -236,7 +237,7 @@ export class PooledProcess {
    * with a result; every other failure stops it.
    */
   private async afterFailure(active: ActiveCall, failure: ClaudeCodeError): Promise<boolean> {
-    for (const controller of active.inflight.values()) controller.abort(new Error("call ended"));
+    for (const cancel of active.inflight.snapshot()) cancel.abort(new Error("call ended"));
     const reusable = active.call.keep && failure instanceof AbortError && this.initialized && !this.anomaly;
     if (active.uuid !== undefined && !active.result && this.proc.isRunning) {
       this.requests.notify({ subtype: "interrupt" });
@@ -271,8 +272,10 @@ export class PooledProcess {
     if (this.proc.isRunning && !this.retiredBecause) this.proc.keepHostAlive(false);
   }
 
-  private write(value: unknown): void {
-    if (this.proc.send(value)) this.active?.call.onWire?.("out", JSON.stringify(value));
+  /** One line to the CLI: a value, or a line serialised already (string). */
+  private write(line: unknown): void {
+    const text = typeof line === "string" ? line : JSON.stringify(line);
+    if (this.proc.sendText(text)) this.active?.call.onWire?.("out", text);
   }
 
   private onLine(text: string): void {
@@ -317,7 +320,7 @@ export class PooledProcess {
         void answerControl(active, message.message.request_id, message.message.request, (line) => this.write(line), () => this.active === active);
         return;
       case "control_cancel_request":
-        active.inflight.get(message.message.request_id)?.abort(new Error("cancelled by the CLI"));
+        cancelRequest(active, message.message.request_id);
         return;
       case "unknown_message":
         this.logger.info(`passing through unknown CLI message type ${JSON.stringify(message.message.type)}`);
@@ -356,7 +359,7 @@ export class PooledProcess {
       return;
     }
     active.failure = error;
-    for (const controller of active.inflight.values()) controller.abort(error);
+    for (const cancel of active.inflight.snapshot()) cancel.abort(error);
     active.done();
   }
 
@@ -388,4 +391,9 @@ export class PooledProcess {
       stderrTail: this.proc.stderrTail(),
     });
   }
+}
+
+/** `control_cancel_request`: the CLI no longer wants the answer to one of its requests. */
+function cancelRequest(active: ActiveCall, requestId: string): void {
+  active.inflight.find((cancel) => cancel.requestId === requestId)?.abort(new Error("cancelled by the CLI"));
 }

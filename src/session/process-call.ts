@@ -5,7 +5,8 @@
 import { ClaudeCodeError, CliCrashError, CliNotFoundError, ProtocolError } from "../errors/index.js";
 import type { CliMessage, ResultMessage } from "../protocol/messages.js";
 import type { InitializeRequest } from "../protocol/outbound.js";
-import type { Abortable } from "../mcp/cancel.js";
+import type { RequestCancel } from "../mcp/cancel.js";
+import type { InFlight } from "../mcp/in-flight.js";
 import type { CliProcessOptions, ExitInfo } from "../transport/process.js";
 import type { ControlHandlers, WireDirection } from "./control.js";
 import type { Logger } from "./logger.js";
@@ -67,7 +68,8 @@ export interface ActiveCall {
   result: ResultMessage | undefined;
   failure: ClaudeCodeError | undefined;
   sawInit: boolean;
-  inflight: Map<string, Abortable>;
+  /** Control requests being answered, by their cancellation (which carries the request id). */
+  inflight: InFlight<RequestCancel>;
   timers: CallTimers;
   done(): void;
 }

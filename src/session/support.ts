@@ -6,6 +6,9 @@ import type { ResultMessage } from "../protocol/messages.js";
 export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 
 /** `total_cost_usd` and `modelUsage` accumulate over a process: a call's own share is the difference. */
+/** Limits (context window, max output) are not counters. */
+const LIMIT = /window|max/i;
+
 export class ProcessCost {
   private cost = 0;
   private usage: Record<string, Record<string, number>> = {};
@@ -16,19 +19,27 @@ export class ProcessCost {
       out.total_cost_usd = Math.max(0, Math.round((result.total_cost_usd - this.cost) * 1e9) / 1e9);
       this.cost = result.total_cost_usd;
     }
-    if (out.modelUsage && typeof out.modelUsage === "object") {
+    const modelUsage = out.modelUsage;
+    if (modelUsage && typeof modelUsage === "object") {
+      // Plain loops: this runs once per call, and entries/fromEntries/map made it a share of a reused loop's allocation.
       const perCall: Record<string, Record<string, unknown>> = {};
-      for (const [model, usage] of Object.entries(out.modelUsage)) {
+      for (const model in modelUsage) {
+        if (!Object.hasOwn(modelUsage, model)) continue;
+        const usage = modelUsage[model] ?? {};
         const before = this.usage[model] ?? {};
         const now: Record<string, number> = {};
-        perCall[model] = Object.fromEntries(
-          Object.entries(usage ?? {}).map(([name, value]) => {
-            if (typeof value !== "number") return [name, value];
-            now[name] = value;
-            // Limits (context window, max output) are not counters.
-            return [name, /window|max/i.test(name) ? value : Math.max(0, value - (before[name] ?? 0))];
-          }),
-        );
+        const own: Record<string, unknown> = {};
+        for (const name in usage) {
+          if (!Object.hasOwn(usage, name)) continue;
+          const value = usage[name];
+          if (typeof value !== "number") {
+            own[name] = value;
+            continue;
+          }
+          now[name] = value;
+          own[name] = LIMIT.test(name) ? value : Math.max(0, value - (before[name] ?? 0));
+        }
+        perCall[model] = own;
         this.usage[model] = now;
       }
       out.modelUsage = perCall;

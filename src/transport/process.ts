@@ -113,7 +113,11 @@ export class CliProcess {
 
   /** Writes one JSON line. Returns false (and reports it) when stdin is already gone. */
   send(value: unknown): boolean {
-    const text = JSON.stringify(value);
+    return this.sendText(JSON.stringify(value));
+  }
+
+  /** Writes one line already serialised as JSON (no newline in it). */
+  sendText(text: string): boolean {
     if (!this.stdinOpen || !this.child.stdin || this.child.stdin.destroyed) {
       this.handlers.writeDropped?.(text, "stdin already closed");
       return false;

@@ -9,14 +9,16 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+const entry = (expire: () => unknown) => ({ expire: () => void expire() });
+
 describe("Deadlines", () => {
   it("expires each handler after its own time, however the calls overlap", () => {
     const deadlines = new Deadlines();
     const expired: string[] = [];
-    deadlines.add(() => expired.push("a"), 1_000);
+    deadlines.add(entry(() => expired.push("a")), 1_000);
     vi.advanceTimersByTime(400);
-    deadlines.add(() => expired.push("b"), 1_000);
-    deadlines.add(() => expired.push("c"), 100);
+    deadlines.add(entry(() => expired.push("b")), 1_000);
+    deadlines.add(entry(() => expired.push("c")), 100);
     vi.advanceTimersByTime(99);
     expect(expired).toEqual([]);
     vi.advanceTimersByTime(1);
@@ -34,18 +36,20 @@ describe("Deadlines", () => {
     const deadlines = new Deadlines();
     const expired: number[] = [];
     for (let call = 0; call < 20; call += 1) {
-      const done = deadlines.add(() => expired.push(call), 1_000);
+      const handler = entry(() => expired.push(call));
+      deadlines.add(handler, 1_000);
       vi.advanceTimersByTime(30);
-      done();
+      deadlines.delete(handler);
       expect(vi.getTimerCount()).toBe(1);
     }
     // The last call's time is measured from its own start.
-    const last = deadlines.add(() => expired.push(99), 1_000);
+    const last = entry(() => expired.push(99));
+    deadlines.add(last, 1_000);
     vi.advanceTimersByTime(999);
     expect(expired).toEqual([]);
     vi.advanceTimersByTime(1);
     expect(expired).toEqual([99]);
-    last();
+    deadlines.delete(last);
     vi.advanceTimersByTime(10_000);
     expect(expired).toEqual([99]);
     expect(vi.getTimerCount()).toBe(0);
