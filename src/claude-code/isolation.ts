@@ -21,6 +21,25 @@ export interface SurfaceSpec {
   includePartialMessages?: boolean;
 }
 
+/**
+ * `buildCliArgs`, remembered per CLI version for recent specs: every call builds its launch, and a reused
+ * loop's calls all have the same one (docs/performance.md). The array is frozen; it is shared.
+ */
+export function cliArgsFor(spec: SurfaceSpec): readonly string[] {
+  let memo = argsMemo.get(spec.facts);
+  if (!memo) argsMemo.set(spec.facts, (memo = new Map()));
+  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.toolIds.join(",")}`;
+  let args = memo.get(key);
+  if (!args) {
+    if (memo.size >= ARGS_MEMO_SIZE) memo.clear();
+    memo.set(key, (args = Object.freeze(buildCliArgs(spec))));
+  }
+  return args;
+}
+
+const ARGS_MEMO_SIZE = 64;
+const argsMemo = new WeakMap<CliVersionFacts, Map<string, readonly string[]>>();
+
 /** Value flags are written `--flag=value`: an empty value or one starting with `-` stays one argument. */
 export function buildCliArgs(spec: SurfaceSpec): string[] {
   const { facts, toolIds } = spec;
@@ -75,6 +94,10 @@ export function expectedTools(expected: Pick<ExpectedSurface, "toolIds" | "struc
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
+  // The usual case, the same names in the same order, needs no sorted copies (this runs on every call's init).
+  let inOrder = true;
+  for (let i = 0; i < a.length && inOrder; i += 1) inOrder = a[i] === b[i];
+  if (inOrder) return true;
   const sortedB = [...b].sort();
   return [...a].sort().every((value, index) => value === sortedB[index]);
 }

@@ -7,7 +7,7 @@
  * server travel in the first call's `initialize`. The shape key adds those and the tool definitions:
  * a process that served a call serves only calls of its shape.
  */
-import type { PreparedTool } from "../mcp/tools.js";
+import { type PreparedTool, inputJsonSchemaText } from "../mcp/tools.js";
 import type { PooledProcess } from "../session/pooled-process.js";
 import type { CliProcessOptions } from "../transport/process.js";
 import type { ToolSwitch } from "./tool-switch.js";
@@ -82,11 +82,66 @@ export function shapeKey(launch: CliProcessOptions, modelFree: boolean, shape: S
   return shapeKeyOf(launchKey(launch, modelFree), shape);
 }
 
-/** The shape key on a launch key already made. */
+/**
+ * The shape key on a launch key already made: `launch`, a newline, then the JSON of
+ * `[system, jsonSchema, [[name, description, inputJsonSchema], …], toolTimeoutMs]`, the tools' schemas taken
+ * from the text prepareToolSet keeps (not serialised again per call).
+ */
 export function shapeKeyOf(launch: string, shape: ShapeParts): string {
-  const tools = shape.tools.map((tool) => [tool.name, tool.description, tool.inputJsonSchema]);
+  let tools = "";
+  for (let i = 0; i < shape.tools.length; i += 1) {
+    const tool = shape.tools[i]!;
+    tools += `${i === 0 ? "" : ","}[${JSON.stringify(tool.name)},${JSON.stringify(tool.description)},${inputJsonSchemaText(tool.inputJsonSchema)}]`;
+  }
+  const schema = shape.jsonSchema === undefined ? "null" : JSON.stringify(shape.jsonSchema);
   // The launch key is JSON already, and no JSON holds a raw newline: it is joined as it is, not escaped again.
-  return `${launch}\n${JSON.stringify([shape.system, shape.jsonSchema ?? null, tools, shape.toolTimeoutMs ?? null])}`;
+  return `${launch}\n[${JSON.stringify(shape.system)},${schema},[${tools}],${shape.toolTimeoutMs ?? null}]`;
+}
+
+/** A shape as last seen: its parts (the tools' as they were then) and its key. */
+interface SeenShape {
+  launch: string;
+  system: string;
+  jsonSchema: Record<string, unknown> | undefined;
+  tools: Array<{ name: string; description: string; inputJsonSchema: object }>;
+  toolTimeoutMs: number | undefined;
+  key: string;
+}
+
+/**
+ * Shape keys of recent calls. The key holds the system prompt (often kilobytes) and every tool definition;
+ * a call whose parts are the same strings and schema objects as a recent one's gets that one's key instead
+ * of building it again (tool schemas from prepareToolSet are shared per zod schema, so they compare by identity).
+ */
+export class ShapeKeys {
+  private readonly seen: SeenShape[] = [];
+
+  constructor(private readonly size = 8) {}
+
+  get(launch: string, shape: ShapeParts): string {
+    const index = this.seen.findIndex((seen) => sameShape(seen, launch, shape));
+    if (index >= 0) {
+      const seen = this.seen[index]!;
+      if (index > 0) this.seen.splice(index, 1), this.seen.unshift(seen);
+      return seen.key;
+    }
+    const tools = shape.tools.map((tool) => ({ name: tool.name, description: tool.description, inputJsonSchema: tool.inputJsonSchema }));
+    this.seen.unshift({ launch, system: shape.system, jsonSchema: shape.jsonSchema, tools, toolTimeoutMs: shape.toolTimeoutMs, key: shapeKeyOf(launch, shape) });
+    if (this.seen.length > this.size) this.seen.pop();
+    return this.seen[0]!.key;
+  }
+}
+
+function sameShape(seen: SeenShape, launch: string, shape: ShapeParts): boolean {
+  // A schema object is compared by identity: one changed in place since would not be noticed otherwise.
+  if (seen.launch !== launch || seen.system !== shape.system || seen.toolTimeoutMs !== shape.toolTimeoutMs || seen.tools.length !== shape.tools.length) return false;
+  if (seen.jsonSchema !== shape.jsonSchema || (seen.jsonSchema !== undefined && !Object.isFrozen(seen.jsonSchema))) return false;
+  for (let i = 0; i < seen.tools.length; i += 1) {
+    const a = seen.tools[i]!;
+    const b = shape.tools[i]!;
+    if (a.name !== b.name || a.description !== b.description || a.inputJsonSchema !== b.inputJsonSchema || !Object.isFrozen(b.inputJsonSchema)) return false;
+  }
+  return true;
 }
 
 /** A launch as last seen: its parts (copies, so a caller changing its objects later cannot make it match) and its key. */

@@ -9,7 +9,7 @@
 import type { Logger } from "../session/logger.js";
 import type { PooledProcess } from "../session/pooled-process.js";
 import type { CliProcessOptions } from "../transport/process.js";
-import { LaunchKeys, type PoolEntry, type PoolStats, type ReuseOptions, type ShapeParts, type Source, type WarmOptions, shapeKeyOf } from "./pool-keys.js";
+import { LaunchKeys, type PoolEntry, type PoolStats, type ReuseOptions, ShapeKeys, type ShapeParts, type Source, type WarmOptions } from "./pool-keys.js";
 
 export {
   LaunchKeys,
@@ -56,6 +56,7 @@ export class ProcessPool {
   private readonly running = new Set<PooledProcess>();
   private readonly failedStarts = new Map<string, number>();
   private readonly launchKeys = new LaunchKeys();
+  private readonly shapeKeys = new ShapeKeys();
   private closed = false;
 
   /** `busy()` says calls are queued for a slot: a spare booting then would take CPU from the calls in flight. */
@@ -84,7 +85,7 @@ export class ProcessPool {
   /** The launch key (what a spare must match) and the shape key (what a kept process must match) of a call. */
   keysFor(launch: CliProcessOptions, modelFree: boolean, shape: ShapeParts): { launch: string; shape: string } {
     const key = this.launchKeys.get(launch, modelFree);
-    return { launch: key, shape: shapeKeyOf(key, shape) };
+    return { launch: key, shape: this.shapeKeys.get(key, shape) };
   }
 
   /** Pids of live processes that served a call (idle, settling or serving). */

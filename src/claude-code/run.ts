@@ -16,7 +16,7 @@ import type { Logger } from "../session/logger.js";
 import { PooledProcess } from "../session/pooled-process.js";
 import type { CliProcessOptions, ExitInfo } from "../transport/process.js";
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "./billing.js";
-import { buildCliArgs } from "./isolation.js";
+import { cliArgsFor } from "./isolation.js";
 import { type PoolEntry, type ProcessPool, type Source } from "./process-pool.js";
 import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
@@ -129,7 +129,8 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
   // Before any process is started or reused: policy files (hooks, helpers, env) apply whatever flags we pass; a planted key bills.
   checkBeforeStart(spec);
-  const launch = launchSpec(spec);
+  const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
+  const launch = launchSpec(spec, toolIds);
   const modelSwitch = spec.cli.facts.modelSwitch;
   const { launch: launchMatch, shape } = pool.keysFor(launch, modelSwitch !== undefined, spec);
   const start = () => new PooledProcess({ process: launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
@@ -138,7 +139,7 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   const { entry, source } = held ? { entry: held, source: "held" as const } : await pool.acquire(launchMatch, shape, start);
   try {
     try {
-      return await runOn(spec, pool, entry, source);
+      return await runOn(spec, pool, entry, source, toolIds);
     } catch (error) {
       // Nothing was asked of the model: a process that died idle, refused the model switch, or (a spare) failed isolation.
       const retry =
@@ -148,7 +149,7 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
           (source === "warm" && error instanceof IsolationError));
       if (!retry || spec.signal?.aborted) throw error;
       spec.logger.warn(`a ${source === "warm" ? "warm" : "reused"} Claude Code process failed before the call started (${(error as Error).name}); retrying on a fresh process`);
-      return await runOn(spec, pool, pool.adopt(launchMatch, shape, start()), "cold");
+      return await runOn(spec, pool, pool.adopt(launchMatch, shape, start()), "cold", toolIds);
     }
   } finally {
     // A spare started ahead of need pays off only while calls still miss processes of their shape.
@@ -156,19 +157,17 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   }
 }
 
-export function launchSpec(spec: RunSpec): CliProcessOptions {
-  const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
+export function launchSpec(spec: RunSpec, toolIds: readonly string[] = spec.tools.map((tool) => ktxToolId(tool.name))): CliProcessOptions {
   return {
     path: spec.cli.path,
-    args: buildCliArgs({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined, includePartialMessages: spec.includePartialMessages }),
+    args: cliArgsFor({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined, includePartialMessages: spec.includePartialMessages }),
     cwd: spec.projectDir,
     env: spec.env,
     maxLineBytes: spec.maxLineBytes,
   };
 }
 
-async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source: Source): Promise<RunOutput> {
-  const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
+async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source: Source, toolIds: readonly string[]): Promise<RunOutput> {
   const allowed = new Set(toolIds);
   const deniedTools: string[] = [];
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);

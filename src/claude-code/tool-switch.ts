@@ -9,7 +9,8 @@ import type { PreparedTool } from "../mcp/tools.js";
 import type { Logger } from "../session/logger.js";
 
 interface Binding {
-  tools: Map<string, PreparedTool>;
+  /** The call's own tools (a handful; found by name without a Map per call). */
+  tools: readonly PreparedTool[];
   onToolCall?(event: KtxToolCallEvent): void;
 }
 
@@ -26,7 +27,7 @@ export class ToolSwitch {
       inputSchema: z.unknown(),
       execute: (input, context) => {
         const binding = this.current;
-        const tool = binding?.tools.get(definition.name);
+        const tool = binding && toolNamed(binding.tools, definition.name);
         if (!binding || !tool) throw new Error(`Tool ${definition.name} is not available: no call is running on this process.`);
         const parsed = z.safeParse(tool.inputSchema, input ?? {});
         if (!parsed.success) throw new Error(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(parsed.error)}`);
@@ -49,7 +50,7 @@ export class ToolSwitch {
    * call's (one abort per call, rather than a signal joined per tool call).
    */
   bind(tools: readonly PreparedTool[], onToolCall?: (event: KtxToolCallEvent) => void): () => void {
-    const binding: Binding = { tools: new Map(tools.map((tool) => [tool.name, tool])), onToolCall };
+    const binding: Binding = { tools, onToolCall };
     this.current = binding;
     return () => {
       if (this.current !== binding) return;
@@ -61,4 +62,9 @@ export class ToolSwitch {
   async close(): Promise<void> {
     await this.bridge?.close();
   }
+}
+
+function toolNamed(tools: readonly PreparedTool[], name: string): PreparedTool | undefined {
+  for (let i = 0; i < tools.length; i += 1) if (tools[i]!.name === name) return tools[i];
+  return undefined;
 }

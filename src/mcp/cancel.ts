@@ -15,7 +15,9 @@ export class RequestCancel implements Abortable {
   constructor(readonly requestId?: string) {}
 
   private controller: AbortController | undefined;
-  private listeners: Array<() => void> | undefined;
+  /** The one listener a request usually has; more go to `others` (an array per request was a measurable allocation). */
+  private listener: (() => void) | undefined;
+  private others: Array<() => void> | undefined;
   private state: { reason: unknown } | undefined;
 
   get aborted(): boolean {
@@ -40,18 +42,29 @@ export class RequestCancel implements Abortable {
     if (this.state) return;
     this.state = { reason: reason === undefined ? new DOMException("This operation was aborted", "AbortError") : reason };
     this.controller?.abort(this.state.reason);
-    const listeners = this.listeners;
-    this.listeners = undefined;
-    for (const listener of listeners ?? []) listener();
+    const { listener, others } = this;
+    this.listener = undefined;
+    this.others = undefined;
+    // In the order they were added: the first listener is always the single slot's, or the slot was freed.
+    listener?.();
+    if (others) for (const other of others) other();
   }
 
   /** Calls `listener` once the request is cancelled; the returned function forgets it. */
   onAbort(listener: () => void): () => void {
-    (this.listeners ??= []).push(listener);
-    return () => {
-      const index = this.listeners?.indexOf(listener) ?? -1;
-      if (index >= 0) this.listeners!.splice(index, 1);
-    };
+    if (this.listener === undefined && this.others === undefined) this.listener = listener;
+    else (this.others ??= []).push(listener);
+    return () => this.offAbort(listener);
+  }
+
+  /** Forgets a listener given to `onAbort`. */
+  offAbort(listener: () => void): void {
+    if (this.listener === listener) {
+      this.listener = undefined;
+      return;
+    }
+    const index = this.others?.indexOf(listener) ?? -1;
+    if (index >= 0) this.others!.splice(index, 1);
   }
 }
 

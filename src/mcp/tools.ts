@@ -155,18 +155,38 @@ export function prepareToolSet(toolSet: KtxRuntimeToolSet): PreparedTool[] {
 }
 
 /**
- * A schema's JSON Schema, converted once per schema object: KTX builds its tool sets per call from the
- * same schemas, and the conversion was a measurable share of a reused loop's host CPU (docs/performance.md).
- * Each caller gets its own copy, so nothing it does to the result reaches the cache.
+ * A schema's JSON Schema (without the `$schema` marker: the dialect is implied by MCP, 2020-12, and the marker
+ * only adds noise to every tool definition sent to the model), converted once per schema object: KTX builds
+ * its tool sets per call from the same schemas, and the conversion, then a copy per call, was a measurable
+ * share of a reused loop's host CPU (docs/performance.md). Every caller shares one deep-frozen object, so
+ * nothing one does to it reaches another; its JSON text is kept beside it for the pool's keys.
  */
-const jsonSchemaCache = new WeakMap<object, string>();
-function inputJsonSchema(inputSchema: z.ZodType): Record<string, unknown> {
+const jsonSchemaCache = new WeakMap<object, Readonly<Record<string, unknown>>>();
+const jsonSchemaTexts = new WeakMap<object, string>();
+function inputJsonSchema(inputSchema: z.ZodType): Readonly<Record<string, unknown>> {
   let cached = jsonSchemaCache.get(inputSchema);
   if (cached === undefined) {
-    cached = JSON.stringify(z.toJSONSchema(inputSchema, { io: "input" }));
+    const converted = z.toJSONSchema(inputSchema, { io: "input" }) as Record<string, unknown>;
+    delete converted.$schema;
+    const text = JSON.stringify(converted);
+    cached = deepFreeze(JSON.parse(text) as Record<string, unknown>);
     jsonSchemaCache.set(inputSchema, cached);
+    jsonSchemaTexts.set(cached, text);
   }
-  return JSON.parse(cached) as Record<string, unknown>;
+  return cached;
+}
+
+/** The JSON text of a prepared tool's `inputJsonSchema` (its own, if the object did not come from prepareToolSet). */
+export function inputJsonSchemaText(schema: object): string {
+  return jsonSchemaTexts.get(schema) ?? JSON.stringify(schema);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 function prepareTool(label: string, entry: unknown): PreparedTool {
@@ -191,7 +211,7 @@ function prepareTool(label: string, entry: unknown): PreparedTool {
         (isZodV3Schema(inputSchema) ? " (a zod v3 schema; import from \"zod\" v4 instead of \"zod/v3\")." : "."),
     );
   }
-  let jsonSchema: Record<string, unknown>;
+  let jsonSchema: Readonly<Record<string, unknown>>;
   try {
     jsonSchema = inputJsonSchema(inputSchema);
   } catch (error) {
@@ -202,8 +222,6 @@ function prepareTool(label: string, entry: unknown): PreparedTool {
       `Tool "${name}" inputSchema must be a z.object({...}) (MCP tools take an object of named arguments); got a zod ${inputSchema._zod.def.type} schema.`,
     );
   }
-  // The dialect is implied by MCP (2020-12); the marker only adds noise to every tool definition sent to the model.
-  delete jsonSchema.$schema;
   return {
     name,
     description: description ?? "",

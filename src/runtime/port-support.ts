@@ -29,9 +29,12 @@ export function tokenUsage(usage: RunUsage): LlmTokenUsage {
 
 /** The call's one signal: `abortSignal`, the older `signal`, and the runtime's own (close with abortInFlight). */
 export function callSignal(options: CallOptions, runtimeSignal?: AbortSignal): AbortSignal | undefined {
-  const signals = [options.abortSignal, options.signal, runtimeSignal].filter((signal): signal is AbortSignal => signal !== undefined);
-  if (signals.length <= 1) return signals[0];
-  return AbortSignal.any(signals);
+  const { abortSignal, signal } = options;
+  // Most calls have one signal or none: no array is made for them.
+  if (abortSignal === undefined && signal === undefined) return runtimeSignal;
+  if (runtimeSignal === undefined && (abortSignal === undefined || signal === undefined)) return abortSignal ?? signal;
+  const signals = [abortSignal, signal, runtimeSignal].filter((each): each is AbortSignal => each !== undefined);
+  return signals.length === 1 ? signals[0] : AbortSignal.any(signals);
 }
 
 /** Calls a caller's callback; one that throws (or rejects) is logged at warn and ignored. */
