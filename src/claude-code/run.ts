@@ -17,6 +17,7 @@ import { PooledProcess } from "../session/pooled-process.js";
 import type { CliProcessOptions, ExitInfo } from "../transport/process.js";
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "./billing.js";
 import { cliArgsFor } from "./isolation.js";
+import { requireProjectDir } from "./project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "./process-pool.js";
 import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
@@ -133,7 +134,9 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   const launch = launchSpec(spec, toolIds);
   const modelSwitch = spec.cli.facts.modelSwitch;
   const { launch: launchMatch, shape } = pool.keysFor(launch, modelSwitch !== undefined, spec);
-  const start = () => new PooledProcess({ process: launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
+  const spawn = () => new PooledProcess({ process: launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
+  // The project directory is checked when a call needs a new CLI in it; a reused process runs there already (a stat per call was a measurable share of a reused loop's host CPU).
+  const start = () => (requireProjectDir(spec.projectDir), spawn());
   const previous = spec.retry?.take();
   const held = previous && pool.takeHeld(previous, shape);
   const { entry, source } = held ? { entry: held, source: "held" as const } : await pool.acquire(launchMatch, shape, start);
@@ -153,7 +156,7 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
     }
   } finally {
     // A spare started ahead of need pays off only while calls still miss processes of their shape.
-    if (source === "warm" || source === "cold") pool.addSpare(launchMatch, start);
+    if (source === "warm" || source === "cold") pool.addSpare(launchMatch, spawn);
   }
 }
 

@@ -33,7 +33,6 @@ import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { loginAhead, networkRoute } from "./billing.js";
 import { hostDiscovery } from "./isolation.js";
 import { type PoolStats, ProcessPool } from "./process-pool.js";
-import { requireProjectDir } from "./project-dir.js";
 import { RetryHold } from "./retry-hold.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
@@ -215,7 +214,6 @@ export class ClaudeCodeRuntime extends PortRuntime {
     if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
     // An aborted call starts nothing, not even the once-per-path version check.
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
-    requireProjectDir(this.options.projectDir);
     const cli = await this.cli();
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
     const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);

@@ -141,14 +141,17 @@ export class PooledProcess {
     call.signal?.addEventListener("abort", onAbort, { once: true });
     timers.start();
     try {
-      const prepared = this.prepare(active).then(
-        () => true,
-        (error: unknown) => {
-          this.failActive(asClaudeCodeError(error));
-          return false;
-        },
-      );
-      await Promise.race([prepared, finished]);
+      // A process initialized and on the call's model (a reused one, the usual case) has nothing to prepare.
+      if (!this.initialized || (call.model !== undefined && call.model !== this.model)) {
+        const prepared = this.prepare(active).then(
+          () => true,
+          (error: unknown) => {
+            this.failActive(asClaudeCodeError(error));
+            return false;
+          },
+        );
+        await Promise.race([prepared, finished]);
+      }
       if (!active.failure && !active.result) {
         active.uuid = randomUUID();
         this.write({ type: "user", uuid: active.uuid, session_id: "", message: { role: "user", content: [{ type: "text", text: call.prompt }] }, parent_tool_use_id: null });
