@@ -136,6 +136,6 @@ export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCo
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) throw new InvalidInputError(`Invalid ClaudeCodeRuntime options: ${z.prettifyError(parsed.error)}`);
   checkPassEnv(options.passEnv);
-  // Only resolved here: whether it exists is checked when a call needs a new CLI (requireProjectDir, run.ts).
+  // Only resolved here: whether it exists is checked by calls (requireProjectDir: runtime.ts, run.ts).
   return { ...options, projectDir: resolve(options.projectDir) };
 }

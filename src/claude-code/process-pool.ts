@@ -88,6 +88,12 @@ export class ProcessPool {
     return { launch: key, shape: this.shapeKeys.get(key, shape) };
   }
 
+  /** Whether a live process has served a call (so the project dir existed when it started). */
+  get servesCalls(): boolean {
+    for (const entry of this.live) if (entry.shapeKey !== undefined && !entry.proc.retired) return true;
+    return false;
+  }
+
   /** Pids of live processes that served a call (idle, settling or serving). */
   get pids(): number[] {
     return [...this.live].flatMap((entry) => (entry.shapeKey === undefined || entry.proc.pid === undefined || entry.proc.retired ? [] : [entry.proc.pid]));

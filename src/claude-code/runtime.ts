@@ -30,6 +30,7 @@ import {
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
+import { requireProjectDir } from "./project-dir.js";
 import { loginAhead, networkRoute } from "./billing.js";
 import { hostDiscovery } from "./isolation.js";
 import { type PoolStats, ProcessPool } from "./process-pool.js";
@@ -214,6 +215,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
     if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
     // An aborted call starts nothing, not even the once-per-path version check.
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
+    // Before the CLI is looked for, while no process runs in the project dir; later a call needing a new CLI checks it (run.ts).
+    if (!this.pool.servesCalls) requireProjectDir(this.options.projectDir);
     const cli = await this.cli();
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
     const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);
