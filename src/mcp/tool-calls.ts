@@ -321,33 +321,20 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function";
 }
 
-/**
- * The handler's context; its signal is made when the handler first reads it (most never do). Classes with the
- * getter on the prototype: an object literal with a getter cost a new closure and accessor per tool call.
- */
-class HandlerContext {
-  readonly #cancel: RequestCancel;
-
-  constructor(cancel: RequestCancel) {
-    this.#cancel = cancel;
-  }
-
-  get signal(): AbortSignal {
-    return this.#cancel.signal;
-  }
-}
-
-class HandlerContextWithId extends HandlerContext {
-  constructor(
-    cancel: RequestCancel,
-    readonly toolUseId: string,
-  ) {
-    super(cancel);
-  }
-}
-
+/** The handler's context; its signal is made when the handler first reads it (most never do). An own getter, so `{ ...context }` keeps it. */
 function toolContext(cancel: RequestCancel, toolUseId: string | undefined): { signal: AbortSignal; toolUseId?: string } {
-  return toolUseId === undefined ? new HandlerContext(cancel) : new HandlerContextWithId(cancel, toolUseId);
+  return toolUseId === undefined
+    ? {
+        get signal() {
+          return cancel.signal;
+        },
+      }
+    : {
+        get signal() {
+          return cancel.signal;
+        },
+        toolUseId,
+      };
 }
 
 /** `z.unknown()` and `z.any()` return their input unchanged, whatever it is. */
