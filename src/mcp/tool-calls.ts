@@ -104,7 +104,7 @@ export class ToolCalls {
       try {
         parsed = z.safeParse(tool.inputSchema, input);
       } catch (error) {
-        // A refinement that throws: the call fails as a handler error would.
+        // A refinement that throws: a rejection, as when this was an async function (the bridge answers it with an internal error).
         return Promise.reject(error as Error);
       }
       if (!parsed.success) return Promise.resolve(this.fail(tool.name, toolUseId, started, `Invalid arguments for tool ${tool.name}: ${z.prettifyError(parsed.error)}`));
