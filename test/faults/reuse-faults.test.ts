@@ -131,7 +131,8 @@ describe("session pool", () => {
   });
 
   it("gives concurrent calls of one shape their own processes, then reuses both", async () => {
-    const { runtime } = reuseCli("ok", { maxConcurrentRuns: 2 });
+    // A rewind slower than the file's 400 ms control timeout (a loaded machine) retires a process, and the next call then waits for the other: not what this test is about.
+    const { runtime } = reuseCli("ok", { maxConcurrentRuns: 2, reuse: { controlTimeoutMs: 10_000 } });
     await Promise.all([runtime.generateTextResult({ prompt: "a" }), runtime.generateTextResult({ prompt: "b" })]);
     const outs = await Promise.all([runtime.generateTextResult({ prompt: "c" }), runtime.generateTextResult({ prompt: "d" })]);
     expect(outs.map((out) => out.text).sort()).toEqual(["answer 2 from claude-sonnet-4-6", "answer 2 from claude-sonnet-4-6"]);
