@@ -144,14 +144,16 @@ export function checkManagedPolicy(dir: string = managedPolicyDir()): string[] {
   const problems: string[] = [];
   // Without the directory (the usual case) none of its files exists: one check instead of three, before every call.
   if (!existsSync(dir)) return problems;
-  const { mcp, main, dropIn } = policyPaths(dir);
+  const mcp = join(dir, "managed-mcp.json");
   if (existsSync(mcp)) {
     problems.push(
       `${mcp} exists: your organisation's MCP policy gives every Claude Code session its managed MCP servers, and the CLI then refuses --strict-mcp-config, which KTX runs need so that only KTX's own tools exist`,
     );
   }
+  const main = join(dir, "managed-settings.json");
   const mainText = read(main);
   if (mainText !== undefined) problems.push(...settingsProblems(main, mainText));
+  const dropIn = join(dir, "managed-settings.d");
   let entries: string[] = [];
   try {
     if (existsSync(dropIn)) entries = readdirSync(dropIn);
@@ -166,13 +168,6 @@ export function checkManagedPolicy(dir: string = managedPolicyDir()): string[] {
   return problems;
 }
 
-/** The policy files' paths, joined once per directory (the check runs before every call). */
-let lastPaths: { dir: string; mcp: string; main: string; dropIn: string } | undefined;
-function policyPaths(dir: string): { mcp: string; main: string; dropIn: string } {
-  if (lastPaths?.dir !== dir) lastPaths = { dir, mcp: join(dir, "managed-mcp.json"), main: join(dir, "managed-settings.json"), dropIn: join(dir, "managed-settings.d") };
-  return lastPaths;
-}
-
 /** The CLI's config dir for this environment: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
 export function claudeConfigDir(env: Env): string {
   return env.CLAUDE_CONFIG_DIR || join(env.HOME || env.USERPROFILE || homedir(), ".claude");
@@ -180,13 +175,7 @@ export function claudeConfigDir(env: Env): string {
 
 /** What in the settings the CLI reads in the user's own mode would breach isolation (`remote-settings.json`). */
 export function checkUserPolicy(env: Env): string[] {
-  const file = remoteSettingsPath(claudeConfigDir(env));
+  const file = join(claudeConfigDir(env), "remote-settings.json");
   const text = read(file);
   return text === undefined ? [] : settingsProblems(file, text);
-}
-
-let lastRemote: { dir: string; file: string } | undefined;
-function remoteSettingsPath(configDir: string): string {
-  if (lastRemote?.dir !== configDir) lastRemote = { dir: configDir, file: join(configDir, "remote-settings.json") };
-  return lastRemote.file;
 }

@@ -114,21 +114,40 @@ interface SeenShape {
  * of building it again (tool schemas from prepareToolSet are shared per zod schema, so they compare by identity).
  */
 export class ShapeKeys {
-  private readonly seen: SeenShape[] = [];
+  private readonly seen: Recent<SeenShape>;
 
-  constructor(private readonly size = 8) {}
+  constructor(size = 8) {
+    this.seen = new Recent(size);
+  }
 
   get(launch: string, shape: ShapeParts): string {
-    const index = this.seen.findIndex((seen) => sameShape(seen, launch, shape));
-    if (index >= 0) {
-      const seen = this.seen[index]!;
-      if (index > 0) this.seen.splice(index, 1), this.seen.unshift(seen);
-      return seen.key;
-    }
+    const seen = this.seen.find((each) => sameShape(each, launch, shape));
+    if (seen) return seen.key;
     const tools = shape.tools.map((tool) => ({ name: tool.name, description: tool.description, inputJsonSchema: tool.inputJsonSchema }));
-    this.seen.unshift({ launch, system: shape.system, jsonSchema: shape.jsonSchema, tools, toolTimeoutMs: shape.toolTimeoutMs, key: shapeKeyOf(launch, shape) });
-    if (this.seen.length > this.size) this.seen.pop();
-    return this.seen[0]!.key;
+    return this.seen.add({ launch, system: shape.system, jsonSchema: shape.jsonSchema, tools, toolTimeoutMs: shape.toolTimeoutMs, key: shapeKeyOf(launch, shape) }).key;
+  }
+}
+
+/** The last few keys made, most recent first: a call repeating the last one finds it at once. */
+class Recent<T> {
+  private readonly items: T[] = [];
+
+  constructor(private readonly size: number) {}
+
+  /** The item `match` accepts, moved to the front. */
+  find(match: (item: T) => boolean): T | undefined {
+    const index = this.items.findIndex(match);
+    if (index < 0) return undefined;
+    const item = this.items[index]!;
+    if (index > 0) this.items.splice(index, 1), this.items.unshift(item);
+    return item;
+  }
+
+  /** Adds `item` at the front, forgetting the oldest beyond the size. */
+  add(item: T): T {
+    this.items.unshift(item);
+    if (this.items.length > this.size) this.items.pop();
+    return item;
   }
 }
 
@@ -161,24 +180,19 @@ interface SeenLaunch {
  * CPU (docs/performance.md): a launch equal to a recent one, field by field, gets that one's key.
  */
 export class LaunchKeys {
-  private readonly seen: SeenLaunch[] = [];
+  private readonly seen: Recent<SeenLaunch>;
 
-  constructor(private readonly size = 8) {}
+  constructor(size = 8) {
+    this.seen = new Recent(size);
+  }
 
   get(spec: CliProcessOptions, modelFree: boolean): string {
-    const index = this.seen.findIndex((seen) => sameLaunch(seen, spec, modelFree));
-    if (index >= 0) {
-      const seen = this.seen[index]!;
-      // Most recent first: a call repeating the last launch is found at once.
-      if (index > 0) this.seen.splice(index, 1), this.seen.unshift(seen);
-      return seen.key;
-    }
+    const seen = this.seen.find((each) => sameLaunch(each, spec, modelFree));
+    if (seen) return seen.key;
     const env: Record<string, string> = Object.create(null) as Record<string, string>;
     let envSize = 0;
     for (const name of Object.keys(spec.env)) (env[name] = spec.env[name]!), (envSize += 1);
-    this.seen.unshift({ path: spec.path, cwd: spec.cwd, modelFree, args: [...spec.args], env, envSize, key: launchKey(spec, modelFree) });
-    if (this.seen.length > this.size) this.seen.pop();
-    return this.seen[0]!.key;
+    return this.seen.add({ path: spec.path, cwd: spec.cwd, modelFree, args: [...spec.args], env, envSize, key: launchKey(spec, modelFree) }).key;
   }
 }
 

@@ -160,7 +160,7 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   }
 }
 
-export function launchSpec(spec: RunSpec, toolIds: readonly string[] = spec.tools.map((tool) => ktxToolId(tool.name))): CliProcessOptions {
+export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProcessOptions {
   return {
     path: spec.cli.path,
     args: cliArgsFor({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined, includePartialMessages: spec.includePartialMessages }),

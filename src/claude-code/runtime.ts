@@ -30,10 +30,10 @@ import {
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
-import { requireProjectDir } from "./project-dir.js";
 import { loginAhead, networkRoute } from "./billing.js";
 import { hostDiscovery } from "./isolation.js";
 import { type PoolStats, ProcessPool } from "./process-pool.js";
+import { requireProjectDir } from "./project-dir.js";
 import { RetryHold } from "./retry-hold.js";
 import { type RunOutput, executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";

@@ -121,7 +121,7 @@ export class ToolCalls {
         // The SDK sends nothing for an aborted request; this result only feeds onToolCall.
         return this.fail(name, toolUseId, started, `Tool ${name} was cancelled.`, "cancelled");
       case "timeout":
-        return this.fail(name, toolUseId, started, `Tool ${name} timed out after ${this.options.toolTimeoutMs} ms`, "timedOut");
+        return this.fail(name, toolUseId, started, this.timeoutMessage(name), "timedOut");
       case "error": {
         const message = errorMessage(outcome.error);
         return this.fail(name, toolUseId, started, message === "" ? `Tool ${name} failed without an error message.` : message);
@@ -174,10 +174,7 @@ export class ToolCalls {
         run.unlisten = onCancel(requestSignal, () => run.cancel(directId !== undefined ? CANCELLED_BY_CLI : requestSignal.reason));
       }
       const { toolTimeoutMs } = this.options;
-      if (toolTimeoutMs !== undefined) {
-        run.timeoutMessage = `Tool ${tool.name} timed out after ${toolTimeoutMs} ms`;
-        this.deadlines.add(run, toolTimeoutMs);
-      }
+      if (toolTimeoutMs !== undefined) this.deadlines.add(run, toolTimeoutMs);
       let value: unknown;
       try {
         value = tool.execute(input, toolContext(run.handlerCancel, toolUseId));
@@ -191,6 +188,11 @@ export class ToolCalls {
         );
       } else run.settle({ kind: "ok", value });
     });
+  }
+
+  /** What the model is told, and the handler's abort reason, when a tool times out. @internal */
+  timeoutMessage(name: string): string {
+    return `Tool ${name} timed out after ${this.options.toolTimeoutMs} ms`;
   }
 
   /** A handler's run ended (HandlerRun): it is no longer running, cancellable or timed. @internal */
@@ -284,7 +286,6 @@ class HandlerRun implements Expiring {
   /** The handler's signal, made when the handler first reads it. */
   readonly handlerCancel = new RequestCancel();
   unlisten: (() => void) | undefined;
-  timeoutMessage = "";
   deadlineAt: number | undefined = undefined;
   private settled = false;
 
@@ -313,7 +314,7 @@ class HandlerRun implements Expiring {
   expire(): void {
     // Settled before aborting: a handler reacting to the abort must not win the race with its own rejection.
     this.settle({ kind: "timeout" });
-    this.handlerCancel.abort(new Error(this.timeoutMessage));
+    this.handlerCancel.abort(new Error(this.calls.timeoutMessage(this.name)));
   }
 }
 

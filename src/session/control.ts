@@ -1,6 +1,6 @@
 /**
  * The control protocol's two directions for one CLI process: answering the CLI's requests with a
- * call's handlers (`dispatchControl`), and our own requests to the CLI (`ControlRequests`: one reply
+ * call's handlers (`answerLine`), and our own requests to the CLI (`ControlRequests`: one reply
  * each, an optional deadline, every one rejected when the process ends).
  */
 import { type ClaudeCodeError, ProtocolError } from "../errors/index.js";
@@ -17,16 +17,19 @@ export interface ControlHandlers {
 
 export type WireDirection = "out" | "in" | "stderr" | "dropped";
 
-/** Answers one control request of the CLI with the call's handlers; anything else gets an error envelope. */
-export async function dispatchControl(control: ControlHandlers, request: Record<string, unknown> & { subtype: string }, cancel: RequestCancel): Promise<unknown> {
+/**
+ * The success line answering one control request of the CLI with the call's handlers (throws for anything
+ * else, which gets an error envelope). An MCP reply, one per tool call, is built as text (`mcpSuccessLine`).
+ */
+async function answerLine(control: ControlHandlers, requestId: string, request: Record<string, unknown> & { subtype: string }, cancel: RequestCancel): Promise<string | object> {
   switch (request.subtype) {
     case "mcp_message": {
       const server = String(request.server_name);
       if (!control.mcpMessage) throw new Error(`No MCP server named ${JSON.stringify(server)} in this run`);
-      return { mcp_response: await control.mcpMessage(server, request.message, cancel) };
+      return mcpSuccessLine(requestId, await control.mcpMessage(server, request.message, cancel));
     }
     case "can_use_tool":
-      return control.canUseTool(request, cancel.signal);
+      return controlSuccess(requestId, await control.canUseTool(request, cancel.signal));
     default:
       throw new Error(`ktx-claude-code does not handle control request subtype ${JSON.stringify(request.subtype)}`);
   }
@@ -136,12 +139,8 @@ export async function answerControl(
   const cancel = new RequestCancel(requestId);
   // The idle clock stands still while a request is in flight (a slow tool): the CLI owes us nothing.
   active.inflight.add(cancel);
-  const { control } = active.call;
   try {
-    const line =
-      request.subtype === "mcp_message" && control.mcpMessage
-        ? mcpSuccessLine(requestId, await control.mcpMessage(String(request.server_name), request.message, cancel))
-        : controlSuccess(requestId, await dispatchControl(control, request, cancel));
+    const line = await answerLine(active.call.control, requestId, request, cancel);
     if (stillOpen(active, cancel, isCurrent)) write(line);
   } catch (error) {
     if (stillOpen(active, cancel, isCurrent)) write(controlError(requestId, (error as Error).message ?? String(error)));

@@ -5,10 +5,10 @@ import type { ResultMessage } from "../protocol/messages.js";
 /** A call that gets no output from the CLI this long (while it owes us some) fails with TimeoutError. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 
-/** `total_cost_usd` and `modelUsage` accumulate over a process: a call's own share is the difference. */
 /** Limits (context window, max output) are not counters. */
 const LIMIT = /window|max/i;
 
+/** `total_cost_usd` and `modelUsage` accumulate over a process: a call's own share is the difference. */
 export class ProcessCost {
   private cost = 0;
   private usage: Record<string, Record<string, number>> = {};
