@@ -3,11 +3,14 @@
  *   burst       per call shape, `--calls` calls back to back on our runtime with reuse (`reused`) and on
  *               the floor for reuse (`rfloor`: a bare CLI rewound by the least code), interleaved;
  *               latency to the answer, and CLI CPU per call (user+sys of the live processes, /proc)
+ *   steady      host CPU per loop once V8 has compiled our code: `--steady-warmup` more reused loops,
+ *               then `--steady-calls` loops, reused and reuse floor interleaved (the burst's loop figure
+ *               is taken while V8 still tiers our code up; docs/performance.md, "Host CPU of a reused loop")
  *   throughput  `--throughput` one-turn calls, 2 at a time, on a fresh reusing runtime (start-up included),
  *               against `--sdk-calls` Agent SDK query() calls, 2 at a time; calls/s and CPU per call
  *   tools       tools/call in -> our reply out, from transcripts of 5-tool loops on a reused process
  *
- *   node bench/reuse.mjs [--calls 100] [--throughput 200] [--sdk-calls 20] [--loops 6] [--no-sdk]
+ *   node bench/reuse.mjs [--calls 100] [--steady-warmup 300] [--steady-calls 100] [--throughput 200] [--sdk-calls 20] [--loops 6] [--no-sdk]
  */
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -19,6 +22,8 @@ const calls = argValue("calls", 100);
 const throughputCalls = argValue("throughput", 200);
 const sdkThroughputCalls = argValue("sdk-calls", 20);
 const loops = argValue("loops", 6);
+const steadyWarmup = argValue("steady-warmup", 300);
+const steadyCalls = argValue("steady-calls", 100);
 const withSdk = !hasFlag("no-sdk");
 
 const api = await startApiProcess();
@@ -34,11 +39,11 @@ const ticksOf = (pids) => pids.reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 
 const reusedRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false }));
 const variants = { reused: { ...runtimeCalls(reusedRuntime), pids: () => reusedRuntime.reusePids }, rfloor: reuseFloorCalls(lib, api.baseUrl) };
 const burst = {};
-for (const workload of WORKLOADS) {
-  // Start-up and the first calls (JIT, caches) are not steady state.
-  for (let i = 0; i < 3; i += 1) for (const v of Object.values(variants)) await v[workload]();
+
+/** `n` calls of `workload`, reused and reuse floor alternating: per variant latency, CLI ticks and host CPU samples. */
+async function interleaved(workload, n) {
   const samples = Object.fromEntries(Object.keys(variants).map((name) => [name, { ms: [], cpuTicks: 0, hostCpuMs: [] }]));
-  for (let i = 0; i < calls; i += 1) {
+  for (let i = 0; i < n; i += 1) {
     const order = i % 2 === 0 ? ["reused", "rfloor"] : ["rfloor", "reused"];
     for (const name of order) {
       const variant = variants[name];
@@ -52,6 +57,13 @@ for (const workload of WORKLOADS) {
       samples[name].cpuTicks += ticksOf(pids) - before.ticks;
     }
   }
+  return samples;
+}
+
+for (const workload of WORKLOADS) {
+  // Start-up and the first calls (caches, the first compilations) are not steady state.
+  for (let i = 0; i < 3; i += 1) for (const v of Object.values(variants)) await v[workload]();
+  const samples = await interleaved(workload, calls);
   burst[workload] = Object.fromEntries(
     Object.entries(samples).map(([name, s]) => [name, { ms: summarize(s.ms), cliCpuMsPerCall: Math.round((s.cpuTicks * TICK_MS * 10) / calls) / 10, hostCpuMsP50: summarize(s.hostCpuMs).p50 }]),
   );
@@ -59,6 +71,29 @@ for (const workload of WORKLOADS) {
   loads.push(loadavg()[0]);
   log(`  reuse burst ${workload}: reused p50 ${burst[workload].reused.ms.p50} ms, ${burst[workload].reused.cliCpuMsPerCall} ms CPU; floor p50 ${burst[workload].rfloor.ms.p50} ms, ${burst[workload].rfloor.cliCpuMsPerCall} ms CPU`);
 }
+
+// Steady state for the loop: V8 compiles a function of ours only after it has run many times, and most
+// run a few times per loop, so over the burst's loops our host code still runs largely in V8's lower
+// tiers while the floor's few functions are already compiled. The warm-up loops' host CPU is kept too.
+const warmupCpu = [];
+for (let i = 0; i < steadyWarmup; i += 1) {
+  const before = selfCpuMs();
+  await variants.reused.loop();
+  warmupCpu.push(selfCpuMs() - before);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+}
+const steadySamples = await interleaved("loop", steadyCalls);
+const steady = {
+  warmupLoops: steadyWarmup,
+  loops: steadyCalls,
+  warmupHostCpuMsP50: warmupCpu.length > 0 ? summarize(warmupCpu).p50 : undefined,
+  reused: { hostCpuMsP50: summarize(steadySamples.reused.hostCpuMs).p50, ms: summarize(steadySamples.reused.ms) },
+  rfloor: { hostCpuMsP50: summarize(steadySamples.rfloor.hostCpuMs).p50, ms: summarize(steadySamples.rfloor.ms) },
+};
+steady.hostCpuRatio = Math.round((steady.reused.hostCpuMsP50 / steady.rfloor.hostCpuMsP50) * 1000) / 1000;
+burst.loop.steady = steady;
+loads.push(loadavg()[0]);
+log(`  reuse loop after ${calls + 3 + steadyWarmup} loops: host CPU p50 reused ${steady.reused.hostCpuMsP50} ms, floor ${steady.rfloor.hostCpuMsP50} ms (${steady.hostCpuRatio})`);
 const rss = reusedRuntime.reusePids.map((pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024);
 await reusedRuntime.close();
 await variants.rfloor.close();

@@ -49,7 +49,7 @@ await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after"
 await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
 await section("lifecycle", "lifecycle.mjs", quick ? ["--alternating", "6", "--budgets", "1,2,3"] : [], ["--no-warnings"]);
 await section("usage", "usage.mjs", [...(quick ? ["--calls", "1"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
-await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
+await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--steady-warmup", "40", "--steady-calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 
 const totalSeconds = Math.round((performance.now() - started) / 100) / 10;
 machine.loadavgAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
@@ -74,7 +74,9 @@ const reuse = sections.reuse;
 if (reuse) {
   for (const [workload, b] of Object.entries(reuse.burst)) {
     goal(`reuse ${workload}: reused / reuse floor (p50)`, "<= 1.1", b.ratio, b.ratio <= 1.1);
-    if (workload === "loop" && b.rfloor.hostCpuMsP50 > 0) goal("reuse loop: host CPU per call, reused / reuse floor (p50)", "<= 1.5", ratioOf(b.reused.hostCpuMsP50, b.rfloor.hostCpuMsP50), b.reused.hostCpuMsP50 / b.rfloor.hostCpuMsP50 <= 1.5);
+    // Taken once V8 has compiled our code (bench/reuse.mjs, steady); the burst's figure is in the CPU table.
+    const steady = workload === "loop" ? b.steady : undefined;
+    if (steady?.rfloor.hostCpuMsP50 > 0) goal(`reuse loop: host CPU per call after ${steady.warmupLoops + reuse.calls + 3} loops, reused / reuse floor (p50)`, "<= 1.5", steady.hostCpuRatio, steady.hostCpuRatio <= 1.5);
     const cold = lat?.[workload]?.variants.ours?.cliCpuMsP50;
     if (cold) goal(`reuse ${workload}: CLI CPU per call, reused / cold`, "<= 0.1", ratioOf(b.reused.cliCpuMsPerCall, cold), b.reused.cliCpuMsPerCall / cold <= 0.1);
   }
@@ -186,6 +188,15 @@ if (reuse) {
     ["reused", t.reused.calls, t.reused.wallMs, fmt(t.reused.callsPerSecond, 2), fmt(t.reused.cliCpuMsPerCall, 1), fmt(t.reused.hostCpuMsPerCall, 1)],
     ...(t.sdk ? [["Agent SDK", t.sdk.calls, t.sdk.wallMs, fmt(t.sdk.callsPerSecond, 2), fmt(t.sdk.cliCpuMsPerCall, 1), fmt(t.sdk.hostCpuMsPerCall, 1)]] : []),
   ]);
+  const steady = reuse.burst.loop?.steady;
+  if (steady) {
+    const loop = reuse.burst.loop;
+    table("Host CPU per reused 5-tool loop, p50 ms: while V8 compiles our code, and after", ["loops", "reused", "reuse floor", "reused / reuse floor"], [
+      [`4-${reuse.calls + 3} (the burst)`, fmt(loop.reused.hostCpuMsP50, 2), fmt(loop.rfloor.hostCpuMsP50, 2), fmt(loop.reused.hostCpuMsP50 / loop.rfloor.hostCpuMsP50, 3)],
+      [`${reuse.calls + 4}-${reuse.calls + 3 + steady.warmupLoops} (reused alone)`, fmt(steady.warmupHostCpuMsP50, 2), "-", "-"],
+      [`${reuse.calls + 4 + steady.warmupLoops}-${reuse.calls + 3 + steady.warmupLoops + steady.loops}`, fmt(steady.reused.hostCpuMsP50, 2), fmt(steady.rfloor.hostCpuMsP50, 2), fmt(steady.hostCpuRatio, 3)],
+    ]);
+  }
   table("Tool round trip on a reused process (tools/call in -> reply out, from transcripts), ms", ["n", "p50", "p95"], [[reuse.toolRoundTrip.n, fmt(reuse.toolRoundTrip.p50, 3), fmt(reuse.toolRoundTrip.p95, 3)]]);
 }
 if (tools) {
