@@ -33,6 +33,7 @@ const { parseCliMessage } = await import(dist("protocol/messages.js"));
 const { controlSuccess } = await import(dist("protocol/outbound.js"));
 const { executeRun } = await import(dist("claude-code/run.js"));
 const { silentLogger } = await import(dist("session/logger.js"));
+const { ProcessPool } = await import(dist("claude-code/process-pool.js"));
 
 // ---------------------------------------------------------------- end to end, from transcripts
 
@@ -61,6 +62,8 @@ for (let i = 0; i < texts; i += 1) {
 const e2eNoRecorder = [];
 const runEnv = lib.createKtxClaudeCodeEnv(runtime.options.env, { apiEndpoint: { baseUrl: api.baseUrl, apiKey: runtime.options.apiEndpoint.apiKey } });
 const prepared5 = lib.prepareToolSet(loopTools);
+// One process per loop, as the recorded loops above (reuse off, no spares).
+const pool = new ProcessPool(false, false, silentLogger);
 for (let i = 0; i < loops; i += 1) {
   const arrived = new Map();
   const observer = {
@@ -73,9 +76,10 @@ for (let i = 0; i < loops; i += 1) {
       }
     },
   };
-  const output = await executeRun({ cli: lib.cli, projectDir: runtime.options.projectDir, env: runEnv, apiKeyAllowed: true, model: "sonnet", maxTurns: 8, system: "", prompt: "loop", tools: prepared5, logger: silentLogger, observer });
+  const output = await executeRun({ cli: lib.cli, projectDir: runtime.options.projectDir, env: runEnv, apiKeyAllowed: true, model: "sonnet", maxTurns: 8, system: "", prompt: "loop", tools: prepared5, logger: silentLogger, observer }, pool);
   await output.reaped;
 }
+await pool.close();
 await runtime.close();
 await api.close();
 log(`  tool overhead: ${loops} + ${loops} loops and ${texts} text calls recorded`);
