@@ -8,17 +8,19 @@
  * with a fresh random uuid. After the `result` the process is either rewound to that uuid (kept: the
  * next call's API requests equal a fresh process's) or retired at once (stdin EOF). Anything
  * unexpected retires it; a retiring process keeps the host alive until it is reaped.
+ *
+ * Below it, `CliChannel` (cli-channel.ts) turns the process's stdout into checked messages and carries
+ * our control requests; `ActiveCall` (process-call.ts) is the running call's own state and clocks.
  */
 import { randomUUID } from "node:crypto";
 import { AbortError, ClaudeCodeError, CliCrashError, ProtocolError } from "../errors/index.js";
-import type { RequestCancel } from "../mcp/cancel.js";
-import { InFlight } from "../mcp/in-flight.js";
-import { type CliMessage, parseCliMessage } from "../protocol/messages.js";
-import { CliProcess, type ExitInfo, type ProcessHandlers } from "../transport/process.js";
-import { ControlRequests, answerControl } from "./control.js";
+import type { CliMessage } from "../protocol/messages.js";
+import type { CliProcess, ExitInfo } from "../transport/process.js";
+import { CliChannel } from "./cli-channel.js";
+import { type ControlRequests, answerControl } from "./control.js";
 import { type Logger, silentLogger } from "./logger.js";
 import {
-  type ActiveCall,
+  ActiveCall,
   DEFAULT_CONTROL_TIMEOUT_MS,
   INTERRUPT_GRACE_MS,
   type PooledProcessOptions,
@@ -27,7 +29,7 @@ import {
   asClaudeCodeError,
   crashError,
 } from "./process-call.js";
-import { CallTimers, ProcessCost, residentMiB } from "./support.js";
+import { ProcessCost, residentMiB } from "./support.js";
 
 export { DEFAULT_CONTROL_TIMEOUT_MS, INTERRUPT_GRACE_MS, type ModelSwitch, type PooledProcessOptions, type ProcessCall, type ProcessCallEnd } from "./process-call.js";
 
@@ -37,6 +39,7 @@ export class PooledProcess {
   readonly launchId = randomUUID().slice(0, 8);
   private readonly logger: Logger;
   private readonly controlTimeoutMs: number;
+  private readonly channel: CliChannel;
   private readonly requests: ControlRequests;
   private initialized = false;
   private model: string | undefined;
@@ -45,37 +48,31 @@ export class PooledProcess {
   private active: ActiveCall | undefined;
   private retiredBecause: string | undefined;
   private anomaly: string | undefined;
-  private noise = 0;
-  private firstNoise = "";
-  /** stderr written while no call was running (a spare booting), handed to the first call's transcript. */
-  private heldStderr = "";
-  /**
-   * stdout lines of a spare before its first call: with an in-process MCP server on argv the CLI opens it
-   * at boot (an `mcp_message` request), before any `initialize`. They are the first call's to answer.
-   */
-  private readonly heldLines: string[] = [];
   private settling: Promise<boolean> = Promise.resolve(true);
 
   constructor(private readonly options: PooledProcessOptions) {
     this.logger = options.logger ?? silentLogger;
     this.controlTimeoutMs = options.controlTimeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS;
-    this.requests = new ControlRequests((line) => this.write(line), (reason) => this.kill(reason));
-    const handlers: ProcessHandlers = {
-      line: (text) => this.onLine(text),
-      oversizedLine: (bytes, limit) =>
-        this.failActive(new ProtocolError(`The CLI wrote a ${bytes}-byte line, over maxLineBytes=${limit}; the message was dropped and the run stopped. Raise maxLineBytes if such output is expected.`), "oversized line"),
-      stderr: (text) => (this.active ? this.active.call.onWire?.("stderr", text) : (this.heldStderr = (this.heldStderr + text).slice(-16_384))),
-      writeDropped: (text, reason) => {
-        this.active?.call.onWire?.("dropped", text);
-        this.logger.warn(`write to CLI dropped (${reason})`);
+    this.channel = new CliChannel(
+      options.process,
+      {
+        lineArrived: () => this.active?.timers.touch(),
+        message: (message) => this.onMessage(message),
+        broken: (error, reason) => this.failActive(error, reason),
+        noise: (text) => {
+          this.anomaly ??= `the CLI wrote a non-JSON line: ${text.slice(0, 100)}`;
+        },
+        stdoutEnd: () => this.onStdoutEnd(),
+        exit: (exit) => this.onExit(exit),
+        unanswered: (reason) => void this.kill(reason),
       },
-      stdoutEnd: () => this.onStdoutEnd(),
-    };
-    this.proc = new CliProcess(options.process, handlers);
+      this.logger,
+    );
+    this.proc = this.channel.proc;
+    this.requests = this.channel.requests;
     // Idle, a process never keeps the host alive (it ends with the host); serving or retiring, it does.
     this.proc.keepHostAlive(false);
     this.model = /^--model=(.*)$/.exec(this.proc.launchArgs.find((arg) => arg.startsWith("--model=")) ?? "")?.[1];
-    void this.proc.exited.then((exit) => this.onExit(exit));
   }
 
   get pid(): number | undefined {
@@ -125,21 +122,11 @@ export class PooledProcess {
     if (call.signal?.aborted) throw new AbortError(call.signal.reason);
     this.calls += 1;
     const callIndex = this.calls;
-    let done!: () => void;
-    const finished = new Promise<void>((resolve) => (done = resolve));
-    const inflight = new InFlight<RequestCancel>();
-    // The idle clock is quiet while a handler runs and once the call has its outcome.
-    const quiet = () => inflight.size > 0 || active.result !== undefined || active.failure !== undefined;
-    const timers = new CallTimers(call, (error, reason) => this.failActive(error, reason), quiet);
-    const active: ActiveCall = { call, uuid: undefined, result: undefined, failure: undefined, sawInit: false, inflight, timers, done };
+    const active = new ActiveCall(call, (error, reason) => this.failActive(error, reason));
     this.active = active;
     this.proc.keepHostAlive(true);
-    if (this.heldStderr) call.onWire?.("stderr", this.heldStderr);
-    this.heldStderr = "";
-    for (const line of this.heldLines.splice(0)) this.onLine(line);
-    const onAbort = () => this.failActive(new AbortError(call.signal?.reason));
-    call.signal?.addEventListener("abort", onAbort, { once: true });
-    timers.start();
+    this.channel.attach(call.onWire);
+    active.start();
     try {
       // A process initialized and on the call's model (a reused one, the usual case) has nothing to prepare.
       if (!this.initialized || (call.model !== undefined && call.model !== this.model)) {
@@ -150,18 +137,17 @@ export class PooledProcess {
             return false;
           },
         );
-        await Promise.race([prepared, finished]);
+        await Promise.race([prepared, active.finished]);
       }
       if (!active.failure && !active.result) {
         active.uuid = randomUUID();
-        this.write({ type: "user", uuid: active.uuid, session_id: "", message: { role: "user", content: [{ type: "text", text: call.prompt }] }, parent_tool_use_id: null });
+        this.channel.write({ type: "user", uuid: active.uuid, session_id: "", message: { role: "user", content: [{ type: "text", text: call.prompt }] }, parent_tool_use_id: null });
       }
-      await finished;
+      await active.finished;
     } catch (error) {
       this.failActive(asClaudeCodeError(error));
     } finally {
-      call.signal?.removeEventListener("abort", onAbort);
-      timers.clear();
+      active.stop();
     }
     const stderrTail = this.proc.stderrTail();
     if (active.result && !active.failure) {
@@ -240,16 +226,13 @@ export class PooledProcess {
    * with a result; every other failure stops it.
    */
   private async afterFailure(active: ActiveCall, failure: ClaudeCodeError): Promise<boolean> {
-    for (const cancel of active.inflight.snapshot()) cancel.abort(new Error("call ended"));
+    active.cancelAll(new Error("call ended"));
     const reusable = active.call.keep && failure instanceof AbortError && this.initialized && !this.anomaly;
     if (active.uuid !== undefined && !active.result && this.proc.isRunning) {
       this.requests.notify({ subtype: "interrupt" });
       // A process about to be stopped anyway gets a short grace; one that may serve again, the full one.
       const grace = reusable ? this.controlTimeoutMs : Math.min(this.controlTimeoutMs, INTERRUPT_GRACE_MS);
-      const timer = setTimeout(() => active.done(), grace);
-      timer.unref();
-      await new Promise<void>((resolve) => (active.done = resolve));
-      clearTimeout(timer);
+      await active.awaitResult(grace);
       if (!active.result && reusable) return this.stopAfterFailure(`no result within ${grace} ms of an interrupt`);
     }
     if (!reusable || !this.proc.isRunning || this.requests.size > 0) {
@@ -272,58 +255,27 @@ export class PooledProcess {
 
   private becomeIdle(): void {
     this.active = undefined;
+    this.channel.detach();
     if (this.proc.isRunning && !this.retiredBecause) this.proc.keepHostAlive(false);
   }
 
-  /** One line to the CLI: a value, or a line serialised already (string). */
-  private write(line: unknown): void {
-    const text = typeof line === "string" ? line : JSON.stringify(line);
-    if (this.proc.sendText(text)) this.active?.call.onWire?.("out", text);
-  }
-
-  private onLine(text: string): void {
-    if (!this.active && this.calls === 0) {
-      this.heldLines.push(text);
-      return;
-    }
+  private onMessage(message: CliMessage): void {
     const active = this.active;
-    active?.call.onWire?.("in", text);
-    active?.timers.touch();
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      // Peers saw non-JSON noise on stdout: kept reading, reported if the call fails, and the process is not reused.
-      if (this.noise++ === 0) this.firstNoise = text.slice(0, 200);
-      this.logger.warn(`ignored a non-JSON stdout line: ${text.slice(0, 200)}`);
-      this.anomaly ??= `the CLI wrote a non-JSON line: ${text.slice(0, 100)}`;
-      return;
-    }
-    const parsed = parseCliMessage(value);
-    if (parsed.kind === "invalid") {
-      this.failActive(new ProtocolError(`The CLI wrote a message that does not match the stream-json protocol: ${parsed.issues}\nLine: ${text.slice(0, 500)}`), "invalid message");
-      return;
-    }
-    if (parsed.kind === "control_response") {
-      // Replies to `interrupt` and `end_session` are not awaited.
-      this.requests.settle(parsed.message.response);
-      return;
-    }
     if (!active) {
       // Between calls only bookkeeping lines may come (e.g. `command_lifecycle`); anything else is not ours to act on.
-      if (parsed.kind !== "unknown_message" && parsed.kind !== "keep_alive") void this.kill(`a ${parsed.kind} line arrived between calls`);
+      if (message.kind !== "unknown_message" && message.kind !== "keep_alive") void this.kill(`a ${message.kind} line arrived between calls`);
       return;
     }
-    this.route(active, parsed);
+    this.route(active, message);
   }
 
   private route(active: ActiveCall, message: CliMessage): void {
     switch (message.kind) {
       case "control_request":
-        void answerControl(active, message.message.request_id, message.message.request, (line) => this.write(line), () => this.active === active);
+        void answerControl(active, message.message.request_id, message.message.request, (line) => this.channel.write(line), () => this.active === active);
         return;
       case "control_cancel_request":
-        cancelRequest(active, message.message.request_id);
+        active.cancelRequest(message.message.request_id);
         return;
       case "unknown_message":
         this.logger.info(`passing through unknown CLI message type ${JSON.stringify(message.message.type)}`);
@@ -356,14 +308,8 @@ export class PooledProcess {
   /** First failure of the current call wins; `retireReason` marks the process as unusable afterwards. */
   private failActive(error: ClaudeCodeError, retireReason?: string): void {
     if (retireReason) this.anomaly ??= retireReason;
-    const active = this.active;
-    if (!active || active.failure || active.result) {
-      if (!active && retireReason) void this.kill(retireReason);
-      return;
-    }
-    active.failure = error;
-    for (const cancel of active.inflight.snapshot()) cancel.abort(error);
-    active.done();
+    if (this.active) this.active.fail(error);
+    else if (retireReason) void this.kill(retireReason);
   }
 
   private onStdoutEnd(): void {
@@ -389,14 +335,9 @@ export class PooledProcess {
       initialized: this.initialized,
       active: this.active,
       calls: this.calls,
-      noise: this.noise,
-      firstNoise: this.firstNoise,
+      noise: this.channel.noiseLines,
+      firstNoise: this.channel.firstNoise,
       stderrTail: this.proc.stderrTail(),
     });
   }
-}
-
-/** `control_cancel_request`: the CLI no longer wants the answer to one of its requests. */
-function cancelRequest(active: ActiveCall, requestId: string): void {
-  active.inflight.find((cancel) => cancel.requestId === requestId)?.abort(new Error("cancelled by the CLI"));
 }

@@ -2,15 +2,15 @@
  * What one call on a CLI process is (session/pooled-process.ts): its inputs, its end, the state the
  * process follows while it runs, and the error a process that ends early gives the call.
  */
-import { ClaudeCodeError, CliCrashError, CliNotFoundError, ProtocolError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, CliCrashError, CliNotFoundError, ProtocolError } from "../errors/index.js";
 import type { CliMessage, ResultMessage } from "../protocol/messages.js";
 import type { InitializeRequest } from "../protocol/outbound.js";
 import type { RequestCancel } from "../mcp/cancel.js";
-import type { InFlight } from "../mcp/in-flight.js";
+import { InFlight } from "../mcp/in-flight.js";
 import type { CliProcessOptions, ExitInfo } from "../transport/process.js";
 import type { ControlHandlers, WireDirection } from "./control.js";
 import type { Logger } from "./logger.js";
-import type { CallTimers } from "./support.js";
+import { CallTimers } from "./support.js";
 
 /** How long one of our control requests (initialize excepted) may take before the process is retired. */
 export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
@@ -61,17 +61,69 @@ export interface PooledProcessOptions {
   logger?: Logger;
 }
 
-/** What the current call is waiting for. */
-export interface ActiveCall {
-  call: ProcessCall;
-  uuid: string | undefined;
-  result: ResultMessage | undefined;
-  failure: ClaudeCodeError | undefined;
-  sawInit: boolean;
+/** The call a process runs now: what it waits for, the CLI's requests being answered, its clocks. */
+export class ActiveCall {
+  /** The uuid of the call's user line, once it is written. */
+  uuid: string | undefined = undefined;
+  result: ResultMessage | undefined = undefined;
+  failure: ClaudeCodeError | undefined = undefined;
+  sawInit = false;
   /** Control requests being answered, by their cancellation (which carries the request id). */
-  inflight: InFlight<RequestCancel>;
-  timers: CallTimers;
-  done(): void;
+  readonly inflight = new InFlight<RequestCancel>();
+  readonly timers: CallTimers;
+  /** Settles once the call has its outcome (`done`). */
+  readonly finished: Promise<void>;
+  done!: () => void;
+  private readonly onAbort: () => void;
+
+  constructor(
+    readonly call: ProcessCall,
+    /** A timeout or an abort of the call: the process's `failActive`, which may also mark the process unusable. */
+    failActive: (error: ClaudeCodeError, retireReason?: string) => void,
+  ) {
+    this.finished = new Promise<void>((resolve) => (this.done = resolve));
+    // The idle clock is quiet while a handler runs and once the call has its outcome.
+    this.timers = new CallTimers(call, failActive, () => this.inflight.size > 0 || this.result !== undefined || this.failure !== undefined);
+    this.onAbort = () => failActive(new AbortError(call.signal?.reason));
+  }
+
+  /** The call's clocks and its abort signal start. */
+  start(): void {
+    this.call.signal?.addEventListener("abort", this.onAbort, { once: true });
+    this.timers.start();
+  }
+
+  /** The call has its outcome (or gave up waiting): no clock or abort reaches it any more. */
+  stop(): void {
+    this.call.signal?.removeEventListener("abort", this.onAbort);
+    this.timers.clear();
+  }
+
+  /** The first failure wins: it is recorded, the handlers still running are cancelled, the wait ends. */
+  fail(error: ClaudeCodeError): void {
+    if (this.failure || this.result) return;
+    this.failure = error;
+    this.cancelAll(error);
+    this.done();
+  }
+
+  /** Cancels every request of the CLI still being answered. */
+  cancelAll(reason: unknown): void {
+    for (const cancel of this.inflight.snapshot()) cancel.abort(reason);
+  }
+
+  /** `control_cancel_request`: the CLI no longer wants the answer to one of its requests. */
+  cancelRequest(requestId: string): void {
+    this.inflight.find((cancel) => cancel.requestId === requestId)?.abort(new Error("cancelled by the CLI"));
+  }
+
+  /** After `interrupt`: resolves once the turn's result is in, or after `graceMs`. */
+  async awaitResult(graceMs: number): Promise<void> {
+    const timer = setTimeout(() => this.done(), graceMs);
+    timer.unref();
+    await new Promise<void>((resolve) => (this.done = resolve));
+    clearTimeout(timer);
+  }
 }
 
 /** Where the process was in its call when it ended, for the crash message. */
