@@ -27,10 +27,10 @@ export {
   type KtxRuntimeToolSet,
   type KtxToolOutput,
   defineKtxTool,
-  fromAiSdkTools,
   normalizeToolOutput,
   ktxToolId,
 } from "./mcp/tools.js";
+export { fromAiSdkTools } from "./mcp/ai-sdk-tools.js";
 export { createKtxClaudeCodeEnv, ALLOWED_ENV_NAMES, ALLOWED_ENV_PREFIXES, SCRUBBED_ENV_NAMES, SCRUBBED_ENV_PREFIXES, type ApiEndpoint } from "./transport/env.js";
 export type { TelemetryOptions } from "./transport/telemetry.js";
 export { resolveCli, locateBundledCli, type ResolvedCli } from "./binary/locate.js";

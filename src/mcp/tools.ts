@@ -5,8 +5,6 @@
  * them once, up front, and converts each input schema to the JSON Schema the model sees; the bridge then only
  * dispatches. See docs/tool-boundary.md.
  */
-import { randomUUID } from "node:crypto";
-import type { ToolSet } from "ai";
 import { z } from "zod";
 import { InvalidInputError, ToolDefinitionError } from "../errors/index.js";
 
@@ -142,7 +140,7 @@ export function prepareToolSet(toolSet: KtxRuntimeToolSet): PreparedTool[] {
       entries.push([key, entry === null || typeof entry !== "object" ? entry : { ...entry, name: key }]);
     }
   } else {
-    throw new ToolDefinitionError(`The tool set must be an array of tool descriptors or a record keyed by tool name; got ${describe(toolSet)}.`);
+    throw new ToolDefinitionError(`The tool set must be an array of tool descriptors or a record keyed by tool name; got ${describeValue(toolSet)}.`);
   }
 
   const seen = new Set<string>();
@@ -191,7 +189,7 @@ function deepFreeze<T>(value: T): T {
 
 function prepareTool(label: string, entry: unknown): PreparedTool {
   if (typeof entry !== "object" || entry === null) {
-    throw new ToolDefinitionError(`Tool "${label}" must be an object with name, description, inputSchema and execute; got ${describe(entry)}.`);
+    throw new ToolDefinitionError(`Tool "${label}" must be an object with name, description, inputSchema and execute; got ${describeValue(entry)}.`);
   }
   const { name, description, inputSchema, execute } = entry as Record<string, unknown>;
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
@@ -200,14 +198,14 @@ function prepareTool(label: string, entry: unknown): PreparedTool {
     );
   }
   if (description !== undefined && typeof description !== "string") {
-    throw new ToolDefinitionError(`Tool "${name}" has a non-string description (${describe(description)}).`);
+    throw new ToolDefinitionError(`Tool "${name}" has a non-string description (${describeValue(description)}).`);
   }
   if (typeof execute !== "function") {
     throw new ToolDefinitionError(`Tool "${name}" has no execute function.`);
   }
   if (!isZodV4Schema(inputSchema)) {
     throw new ToolDefinitionError(
-      `Tool "${name}" inputSchema must be a zod v4 schema such as z.object({...}); got ${describe(inputSchema)}` +
+      `Tool "${name}" inputSchema must be a zod v4 schema such as z.object({...}); got ${describeValue(inputSchema)}` +
         (isZodV3Schema(inputSchema) ? " (a zod v3 schema; import from \"zod\" v4 instead of \"zod/v3\")." : "."),
     );
   }
@@ -231,97 +229,13 @@ function prepareTool(label: string, entry: unknown): PreparedTool {
   };
 }
 
-function isZodV4Schema(value: unknown): value is z.ZodType {
+export function isZodV4Schema(value: unknown): value is z.ZodType {
   const internals = (value as { _zod?: { def?: { type?: unknown } } } | null | undefined)?._zod;
   return typeof value === "object" && value !== null && typeof internals?.def?.type === "string";
 }
 
 function isZodV3Schema(value: unknown): boolean {
   return typeof value === "object" && value !== null && "_def" in value && !("_zod" in value);
-}
-
-/** The parts of an AI SDK tool this module reads; `ToolSet`'s union of tool types is too wide to use directly. */
-interface AiSdkToolView {
-  type?: string;
-  description?: string;
-  inputSchema?: unknown;
-  needsApproval?: unknown;
-  execute?: (input: unknown, options: { toolCallId: string; messages: []; abortSignal?: AbortSignal }) => unknown;
-  toModelOutput?: (options: { toolCallId: string; input: unknown; output: unknown }) => unknown;
-}
-
-/**
- * Converts AI SDK v6 tools (`tool({ description, inputSchema: z.object(...), execute })`) into descriptors.
- * `execute` gets `{ toolCallId, messages: [], abortSignal }`; an async-iterable result (preliminary outputs) counts
- * by its last value; `toModelOutput`, when present, decides what the model sees.
- * Throws `ToolDefinitionError` naming the tool when it has no execute, is provider-executed, needs approval, or its
- * input schema is not a zod v4 schema.
- */
-export function fromAiSdkTools(toolSet: ToolSet): KtxRuntimeToolDescriptor[] {
-  return Object.entries(toolSet).map(([name, raw]) => {
-    const t = raw as AiSdkToolView;
-    if (t.type === "provider") {
-      throw new ToolDefinitionError(`Tool "${name}" is a provider-defined tool; it runs at the model provider and cannot be hosted for Claude Code.`);
-    }
-    const execute = t.execute;
-    if (typeof execute !== "function") {
-      throw new ToolDefinitionError(`Tool "${name}" has no execute function; Claude Code can only call tools that KTX executes.`);
-    }
-    if (t.needsApproval !== undefined && t.needsApproval !== false) {
-      throw new ToolDefinitionError(`Tool "${name}" sets needsApproval, which cannot be honoured through Claude Code; remove it or check inside execute.`);
-    }
-    if (!isZodV4Schema(t.inputSchema)) {
-      throw new ToolDefinitionError(
-        `Tool "${name}" inputSchema must be a zod v4 schema (z.object({...})); AI SDK jsonSchema()/zodSchema() wrappers and zod v3 schemas are not supported. Got ${describe(t.inputSchema)}.`,
-      );
-    }
-    const toModelOutput = t.toModelOutput;
-    return {
-      name,
-      description: t.description ?? "",
-      inputSchema: t.inputSchema,
-      async execute(input: unknown, context: KtxToolContext): Promise<unknown> {
-        const toolCallId = context.toolUseId ?? `ktx_${randomUUID()}`;
-        const output = await lastValue(execute(input, { toolCallId, messages: [], abortSignal: context.signal }));
-        if (!toModelOutput) return output;
-        return fromModelOutput(await toModelOutput({ toolCallId, input, output }), output);
-      },
-    };
-  });
-}
-
-async function lastValue(result: unknown): Promise<unknown> {
-  if (typeof result === "object" && result !== null && Symbol.asyncIterator in result && typeof (result as { then?: unknown }).then !== "function") {
-    let last: unknown;
-    for await (const value of result as AsyncIterable<unknown>) last = value;
-    return last;
-  }
-  return await result;
-}
-
-/** Maps an AI SDK `ToolResultOutput` to KTX output; error kinds throw so they count as tool failures. */
-function fromModelOutput(modelOutput: unknown, output: unknown): KtxToolOutput {
-  const m = modelOutput as { type?: unknown; value?: unknown; reason?: unknown };
-  const withStructured = (markdown: string): KtxToolOutput => (output === undefined ? { markdown } : { markdown, structured: output });
-  switch (m?.type) {
-    case "text":
-      return withStructured(String(m.value));
-    case "json":
-      return withStructured(normalizeToolOutput(m.value ?? null).markdown);
-    case "content": {
-      const parts = Array.isArray(m.value) ? (m.value as Array<{ type?: unknown; text?: unknown }>) : [];
-      // Only text reaches the model through this bridge; other parts are named so the omission is visible.
-      return withStructured(parts.map((p) => (p.type === "text" ? String(p.text) : `[${String(p.type)} content omitted]`)).join("\n\n"));
-    }
-    case "error-text":
-      throw new Error(String(m.value));
-    case "error-json":
-      throw new Error(normalizeToolOutput(m.value ?? null).markdown);
-    case "execution-denied":
-      throw new Error(`Tool execution denied${typeof m.reason === "string" ? `: ${m.reason}` : "."}`);
-    default:
-      throw new Error(`toModelOutput returned an unsupported output type ${JSON.stringify(m?.type)}.`);
-  }
 }
 
 export function errorMessage(error: unknown): string {
@@ -334,7 +248,8 @@ export function errorMessage(error: unknown): string {
   }
 }
 
-function describe(value: unknown): string {
+/** A value's kind, for error messages. */
+export function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return `an object (${value.constructor?.name ?? "no prototype"})`;

@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import * as z3 from "zod/v3";
 import { ClaudeCodeError, InvalidInputError, ToolDefinitionError } from "../../src/errors/index.js";
+import { fromAiSdkTools } from "../../src/mcp/ai-sdk-tools.js";
 import {
   defineKtxTool,
-  fromAiSdkTools,
   KTX_MCP_SERVER_NAME,
   ktxToolId,
   normalizeToolOutput,

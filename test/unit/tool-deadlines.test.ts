@@ -1,6 +1,6 @@
-/** Tool timeouts on one timer (src/mcp/tool-calls.ts, `Deadlines`). */
+/** Tool timeouts on one timer (src/mcp/deadlines.ts, `Deadlines`). */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Deadlines } from "../../src/mcp/tool-calls.js";
+import { Deadlines } from "../../src/mcp/deadlines.js";
 
 beforeEach(() => {
   vi.useFakeTimers();
