@@ -4,11 +4,12 @@
  * spare started for the same launch, else a new one (cold). After the call, `release` keeps it or
  * retires it, and one idle budget — a count and resident memory together — holds for all of them.
  * A call a usage limit stopped is the exception: `hold` keeps its process, outside that budget, for
- * the call's own retry after the reset. The keys are in pool-keys.ts.
+ * the call's own retry after the reset. The keys are in pool-keys.ts, the idle list and its budget in idle-list.ts.
  */
 import type { Logger } from "../session/logger.js";
 import type { PooledProcess } from "../session/pooled-process.js";
 import type { CliProcessOptions } from "../transport/process.js";
+import { IdleList } from "./idle-list.js";
 import { LaunchKeys, type PoolEntry, type PoolStats, type ReuseOptions, ShapeKeys, type ShapeParts, type Source, type WarmOptions } from "./pool-keys.js";
 
 export {
@@ -23,14 +24,6 @@ export {
   launchKey,
   shapeKey,
 } from "./pool-keys.js";
-
-interface Idle {
-  entry: PoolEntry;
-  timer: NodeJS.Timeout;
-  since: number;
-  /** Resident memory read when it went idle after a call; undefined for a spare, which grows while it boots and is read afresh. */
-  rssMiB: number | undefined;
-}
 
 /** A spare that dies this soon after starting counts as a failed start; after 3 in a row its launch gets no more. */
 const QUICK_DEATH_MS = 2_000;
@@ -47,7 +40,7 @@ export class ProcessPool {
   readonly spares: number;
   readonly spareIdleMs: number;
   readonly stats: PoolStats = { started: 0, reusedCalls: 0, spareCalls: 0, retired: {}, heldRetries: 0 };
-  private readonly idle: Idle[] = [];
+  private readonly idle: IdleList;
   /** Processes held for a call's retry after a usage-limit rejection, each with the timer that ends it unused. */
   private readonly held = new Map<PoolEntry, NodeJS.Timeout>();
   private readonly settling = new Map<PoolEntry, Promise<void>>();
@@ -76,6 +69,7 @@ export class ProcessPool {
     this.controlTimeoutMs = options.controlTimeoutMs;
     this.spares = warm === false ? 0 : (warm.size ?? 1);
     this.spareIdleMs = warm === false ? 0 : (warm.idleMs ?? 30_000);
+    this.idle = new IdleList(this.maxIdle, this.maxIdleMiB, (entry, reason) => void this.retire(entry, reason));
   }
 
   get isClosed(): boolean {
@@ -101,12 +95,12 @@ export class ProcessPool {
 
   /** Pids of idle spares. */
   get sparePids(): number[] {
-    return this.idle.flatMap((idle) => (idle.entry.shapeKey === undefined && idle.entry.proc.pid !== undefined ? [idle.entry.proc.pid] : []));
+    return this.idle.entries.flatMap((entry) => (entry.shapeKey === undefined && entry.proc.pid !== undefined ? [entry.proc.pid] : []));
   }
 
   /** Pids and resident memory of every idle process (diagnostics, the bench). */
   idleMemory(): Array<{ pid: number | undefined; rssMiB: number }> {
-    return this.idle.map((idle) => ({ pid: idle.entry.proc.pid, rssMiB: idle.entry.proc.rssMiB() ?? 0 }));
+    return this.idle.entries.map((entry) => ({ pid: entry.proc.pid, rssMiB: entry.proc.rssMiB() ?? 0 }));
   }
 
   /**
@@ -119,8 +113,7 @@ export class ProcessPool {
       this.stats.reusedCalls += 1;
       return { entry: used, source: "reused" };
     }
-    const spareIndex = this.idle.findIndex((idle) => idle.entry.shapeKey === undefined && idle.entry.launchKey === launch && !idle.entry.proc.retired);
-    const spare = spareIndex >= 0 ? this.unidle(spareIndex) : undefined;
+    const spare = this.idle.takeSpare(launch);
     const entry: PoolEntry = spare ?? { launchKey: launch, shapeKey: undefined, proc: start(), tools: undefined };
     if (!spare) this.track(entry);
     entry.shapeKey = shape;
@@ -154,7 +147,7 @@ export class ProcessPool {
       const reason = this.endReason(entry, reusable, rssMiB);
       if (reason) return this.retire(entry, reason);
       kept = true;
-      this.makeIdle(entry, this.idleMs, rssMiB);
+      this.idle.add(entry, this.idleMs, rssMiB);
     });
     this.settling.set(entry, settled);
     return settled.then(() => kept);
@@ -199,7 +192,7 @@ export class ProcessPool {
   letGo(entry: PoolEntry): void {
     if (!this.unhold(entry)) return;
     if (this.closed || entry.proc.retired) void this.retire(entry, entry.proc.retired ?? "pool closed");
-    else this.makeIdle(entry, this.idleMs);
+    else this.idle.add(entry, this.idleMs);
   }
 
   private unhold(entry: PoolEntry): boolean {
@@ -223,16 +216,16 @@ export class ProcessPool {
    */
   addSpare(launch: string, start: () => PooledProcess): void {
     if (this.closed || this.spares <= 0 || this.busy()) return;
-    if (this.idle.some((idle) => idle.entry.launchKey === launch && idle.entry.shapeKey === undefined)) return;
+    if (this.idle.hasSpare(launch)) return;
     // Processes rewinding after a call are about to be idle too.
-    if (this.idle.filter((idle) => idle.entry.shapeKey !== undefined).length + (this.reuse ? this.settling.size : 0) >= this.maxIdle) return;
+    if (this.idle.servedCount + (this.reuse ? this.settling.size : 0) >= this.maxIdle) return;
     if ((this.failedStarts.get(launch) ?? 0) >= MAX_FAILED_STARTS) return;
-    while (this.sparesIdle() >= this.spares) this.evict(this.idle.find((idle) => idle.entry.shapeKey === undefined)!, "spare replaced");
+    while (this.idle.spareCount >= this.spares) this.idle.evictSpare("spare replaced");
     const entry: PoolEntry = { launchKey: launch, shapeKey: undefined, proc: start(), tools: undefined };
     this.track(entry, start);
-    this.makeIdle(entry, this.spareIdleMs);
+    this.idle.add(entry, this.spareIdleMs);
     // A booting CLI grows for about a second; the memory budget is checked again once it has.
-    const recheck = setTimeout(() => this.enforceBudget(), 1_500);
+    const recheck = setTimeout(() => this.idle.enforceBudget(), 1_500);
     recheck.unref();
   }
 
@@ -243,49 +236,19 @@ export class ProcessPool {
   async close(): Promise<void> {
     this.closed = true;
     const running = [...this.running];
-    const idle = this.idle.splice(0);
+    const idle = this.idle.drain();
     const held = [...this.held.keys()].filter((entry) => this.unhold(entry));
-    await Promise.all([...idle.map((item) => (clearTimeout(item.timer), this.retire(item.entry, "pool closed"))), ...held.map((entry) => this.retire(entry, "pool closed"))]);
+    await Promise.all([...idle, ...held].map((entry) => this.retire(entry, "pool closed")));
     await Promise.all(running.map((proc) => proc.proc.exited));
   }
 
   private async takeIdle(shape: string): Promise<PoolEntry | undefined> {
     for (;;) {
-      const index = this.idle.findIndex((idle) => idle.entry.shapeKey === shape && !idle.entry.proc.retired);
-      if (index >= 0) return this.unidle(index);
+      const idle = this.idle.takeShape(shape);
+      if (idle) return idle;
       const pending = [...this.settling].filter(([entry]) => entry.shapeKey === shape).map(([, settled]) => settled);
       if (pending.length === 0 || this.closed) return undefined;
       await Promise.race(pending);
-    }
-  }
-
-  private unidle(index: number): PoolEntry {
-    const [idle] = this.idle.splice(index, 1);
-    clearTimeout(idle!.timer);
-    return idle!.entry;
-  }
-
-  private sparesIdle(): number {
-    return this.idle.filter((idle) => idle.entry.shapeKey === undefined).length;
-  }
-
-  private makeIdle(entry: PoolEntry, idleMs: number, rssMiB?: number): void {
-    const idle: Idle = { entry, since: Date.now(), rssMiB, timer: setTimeout(() => this.evict(idle, "idle"), idleMs) };
-    idle.timer.unref();
-    this.idle.push(idle);
-    this.enforceBudget();
-  }
-
-  /**
-   * One budget for every idle process: while the count or the memory is over, spares go first (they
-   * serve no shape yet), then the least recently used. A process that served a call counts with the
-   * memory read when it went idle (an idle CLI does not grow); a spare is read each time.
-   */
-  private enforceBudget(): void {
-    const overMemory = () => this.idle.reduce((sum, idle) => sum + (idle.rssMiB ?? idle.entry.proc.rssMiB() ?? 0), 0) > this.maxIdleMiB;
-    while (this.idle.length > 0 && (this.idle.length > this.maxIdle || overMemory())) {
-      const spare = this.idle.find((idle) => idle.entry.shapeKey === undefined);
-      this.evict(spare ?? this.idle.reduce((a, b) => (b.since < a.since ? b : a)), "idle budget");
     }
   }
 
@@ -296,7 +259,7 @@ export class ProcessPool {
     void entry.proc.proc.exited.then(() => {
       this.running.delete(entry.proc);
       // A spare that died by itself while idle (not retired by us) is replaced, unless its launch keeps failing at once.
-      const diedIdle = restart !== undefined && entry.shapeKey === undefined && entry.proc.retired === "exited" && this.idle.some((idle) => idle.entry === entry);
+      const diedIdle = restart !== undefined && entry.shapeKey === undefined && entry.proc.retired === "exited" && this.idle.has(entry);
       this.forget(entry, entry.proc.retired ?? "exited");
       if (!diedIdle) return;
       const failures = Date.now() - startedAt < QUICK_DEATH_MS ? (this.failedStarts.get(entry.launchKey) ?? 0) + 1 : 0;
@@ -304,14 +267,6 @@ export class ProcessPool {
       this.logger.warn(`an idle warm Claude Code process exited; ${failures >= MAX_FAILED_STARTS ? "not replacing it" : "replacing it"}`);
       this.addSpare(entry.launchKey, restart);
     });
-  }
-
-  private evict(idle: Idle, reason: string): void {
-    const index = this.idle.indexOf(idle);
-    if (index < 0) return;
-    this.idle.splice(index, 1);
-    clearTimeout(idle.timer);
-    void this.retire(idle.entry, reason);
   }
 
   private async retire(entry: PoolEntry, reason: string): Promise<void> {
@@ -324,12 +279,7 @@ export class ProcessPool {
   private forget(entry: PoolEntry, reason: string): void {
     if (!this.live.delete(entry)) return;
     this.unhold(entry);
-    const index = this.idle.findIndex((idle) => idle.entry === entry);
-    if (index >= 0) {
-      clearTimeout(this.idle[index]!.timer);
-      this.idle.splice(index, 1);
-      if (entry.shapeKey !== undefined) this.logger.warn(`an idle reused Claude Code process exited (${entry.proc.retired ?? reason}); the next call starts another`);
-    }
+    if (this.idle.remove(entry) && entry.shapeKey !== undefined) this.logger.warn(`an idle reused Claude Code process exited (${entry.proc.retired ?? reason}); the next call starts another`);
     if (entry.shapeKey === undefined) return;
     // Reasons carry details after a colon ("call failed: …"); the stats count the kind.
     const kind = reason.split(":")[0]!;
