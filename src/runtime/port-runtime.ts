@@ -15,6 +15,7 @@ import {
   CallClock,
   LoopTracker,
   ToolFailureCounter,
+  type CallSignal,
   callSignal,
   failedLoopResult,
   notifyCaller,
@@ -97,7 +98,7 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
   /** `generateText` with everything known about the call (model, usage, cost, tool calls, transcript, metrics). */
   async generateTextResult(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult> {
     requirePrompt(input?.prompt);
-    const signal = this.startSignal(input);
+    const { signal, release } = this.startSignal(input);
     const traced = this.startTrace("ai.generateText", input.role ?? "default", undefined, input.system, input.prompt);
     const call = traced && input.tools ? { ...input, tools: traced.wrapTools(input.tools) } : input;
     try {
@@ -107,6 +108,8 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
     } catch (error) {
       traced?.fail(error);
       throw error;
+    } finally {
+      release();
     }
   }
 
@@ -118,7 +121,7 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
     if (!input.schema || typeof (input.schema as { safeParse?: unknown }).safeParse !== "function") {
       throw new InvalidInputError("generateObject needs a zod schema in `schema`.");
     }
-    const signal = this.startSignal(input);
+    const { signal, release } = this.startSignal(input);
     const traced = this.startTrace("ai.generateObject", input.role ?? "default", undefined, input.system, input.prompt);
     const call = traced && input.tools ? { ...input, tools: traced.wrapTools(input.tools) } : input;
     try {
@@ -128,6 +131,8 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
     } catch (error) {
       traced?.fail(error);
       throw error;
+    } finally {
+      release();
     }
   }
 
@@ -140,7 +145,7 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
     requirePrompt(params?.userPrompt);
     requireStepBudget(params.stepBudget);
     const prepared = prepareToolSet(params.toolSet);
-    const signal = this.startSignal(params);
+    const { signal, release } = this.startSignal(params);
     const unitKey = params.telemetryTags?.unitKey;
     // KTX's AI SDK runtime runs a loop as one generateText call.
     const traced = this.startTrace("ai.generateText", params.modelRole, params.telemetryTags, params.systemPrompt, params.userPrompt);
@@ -164,6 +169,8 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
       this.failures.add(unitKey, failed.toolFailures);
       if (error instanceof AbortError) throw error;
       return failed;
+    } finally {
+      release();
     }
   }
 
@@ -177,11 +184,11 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
     if (options.abortInFlight) this.closing.abort(new Error("the runtime was closed"));
   }
 
-  /** The call's signal; an already aborted one starts nothing. */
-  private startSignal(options: CallOptions): AbortSignal | undefined {
-    const signal = callSignal(options, this.closing.signal);
-    if (signal?.aborted) throw new AbortError(signal.reason);
-    return signal;
+  /** The call's signal (release it when the call ends); an already aborted one starts nothing. */
+  private startSignal(options: CallOptions): CallSignal {
+    const joined = callSignal(options, this.closing.signal);
+    if (joined.signal?.aborted) throw new AbortError(joined.signal.reason);
+    return joined;
   }
 
   private async measured<T extends object>(input: KtxGenerateTextInput, run: (clock: CallClock) => Promise<T>): Promise<T & { metrics: ReturnType<CallClock["metrics"]> }> {

@@ -4,6 +4,7 @@
  * scripted stand-in CLI. Rate limits (2–6) are in backend-rate-limits.test.ts; docs/parity.md maps each
  * behaviour to its tests, also the real-CLI ones.
  */
+import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AbortError, IsolationError, StructuredOutputError, UnsupportedModelError, createClaudeCodeRuntime, isAbortError, runClaudeCodeAuthProbe } from "../../src/index.js";
@@ -62,6 +63,13 @@ describe("KTX behaviour 7: abort", () => {
     controller.abort();
     expect(isAbortError(await call)).toBe(true);
     expect(cli.invocations()[0]!.interrupts).toBe(1);
+  });
+
+  it("a finished call leaves no listener on the caller's signal (calls of one work unit share it)", async () => {
+    const cli = createScriptedCli([cliMessage.text("yes"), cliMessage.result({ result: "yes" })]);
+    const controller = new AbortController();
+    expect(await ktxRuntime(cli).generateText({ role: "default", prompt: "p", abortSignal: controller.signal })).toBe("yes");
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
   it("an already aborted signal starts nothing", async () => {
