@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AbortError, ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions, CliCrashError, TimeoutError } from "../../src/index.js";
 import { cleanup, failure, remainingChildren, tempDir, TEST_PASS_ENV, testEnv } from "../support.js";
 
@@ -131,9 +131,12 @@ describe("session pool", () => {
   });
 
   it("gives concurrent calls of one shape their own processes, then reuses both", async () => {
-    // A rewind slower than the file's 400 ms control timeout (a loaded machine) retires a process, and the next call then waits for the other: not what this test is about.
+    // A rewind slower than the file's 400 ms control timeout (a loaded machine) would retire a process: not what this test is about.
     const { runtime } = reuseCli("ok", { maxConcurrentRuns: 2, reuse: { controlTimeoutMs: 10_000 } });
     await Promise.all([runtime.generateTextResult({ prompt: "a" }), runtime.generateTextResult({ prompt: "b" })]);
+    // Both rewound first: while one still rewinds, a call takes the idle one rather than wait (under load one
+    // process then served both calls of the next pair, one after the other).
+    await vi.waitFor(() => expect(runtime.idleMemory()).toHaveLength(2), { timeout: 10_000 });
     const outs = await Promise.all([runtime.generateTextResult({ prompt: "c" }), runtime.generateTextResult({ prompt: "d" })]);
     expect(outs.map((out) => out.text).sort()).toEqual(["answer 2 from claude-sonnet-4-6", "answer 2 from claude-sonnet-4-6"]);
     expect(runtime.reuseStats).toMatchObject({ started: 2, reusedCalls: 2 });
