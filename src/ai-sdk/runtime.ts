@@ -15,7 +15,6 @@ import {
   Output,
   type StepResult,
   type SystemModelMessage,
-  type TelemetrySettings,
   type ToolCallRepairFunction,
   type ToolSet,
   generateText,
@@ -38,7 +37,7 @@ import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import type { RunLoopStopReason } from "../port/ktx-port.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
 import type { CallClock, LoopTracker } from "../runtime/port-support.js";
-import { AiSdkCallError, type CacheMarker, definedOnly, isAnthropicProtocolModel, markLast, modelIdOf, runInfo, toRuntimeError, toolCallRecords } from "./results.js";
+import { type CacheMarker, definedOnly, isAnthropicProtocolModel, markLast, modelIdOf, runInfo, toRuntimeError, toolCallRecords } from "./results.js";
 
 export { AiSdkCallError, isAnthropicProtocolModel, modelIdOf } from "./results.js";
 import { type ExperimentalTelemetry, resolveTelemetry } from "../runtime/spans.js";

@@ -5,10 +5,9 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { type ResolvedCli, resolveCli } from "../binary/locate.js";
-import { AbortError, ClaudeCodeError, InvalidInputError, MaxTurnsError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, InvalidInputError } from "../errors/index.js";
 import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { ResultMessage } from "../protocol/messages.js";
-import type { NetworkRoute } from "../runtime/types.js";
 import { RunLimiter } from "../runtime/limiter.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
@@ -22,21 +21,19 @@ import {
   type KtxGenerateTextInput,
   MODEL_ROLES,
   type ModelRole,
-  type RunInfo,
   type RunLoopParams,
-  type RunUsage,
   type ToolCallRecord,
 } from "../runtime/types.js";
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { loginAhead, networkRoute } from "./billing.js";
-import { hostDiscovery } from "./isolation.js";
 import { type PoolStats, ProcessPool } from "./process-pool.js";
 import { requireProjectDir } from "./project-dir.js";
 import { RetryHold } from "./retry-hold.js";
-import { type RunOutput, executeRun } from "./run.js";
+import { executeRun } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
+import { type CallOutput, runInfo, runUsage, throwOnBudget } from "./call-output.js";
 import { thinkingEnv, thinkingFor } from "./thinking.js";
 import { type ClaudeCodeRuntimeOptions, parseRuntimeOptions } from "./options.js";
 
@@ -141,7 +138,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
       onResult: (result) => clock.answered(runUsage(result)),
     });
     throwOnBudget(output, maxTurns);
-    return { ...this.info(output), text: output.result.result ?? output.lastText, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
+    return { ...runInfo(output), text: output.result.result ?? output.lastText, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
   }
 
   protected async runObject<T>(input: KtxGenerateObjectInput<T, z.ZodType<T>>, signal: AbortSignal | undefined, clock: CallClock): Promise<ObjectOutcome<T>> {
@@ -161,7 +158,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
     });
     throwOnBudget(output, maxTurns);
     const object = validateObject(input.schema, plan, output.result.structured_output, output.result.result ?? output.lastText);
-    return { ...this.info(output), object, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
+    return { ...runInfo(output), object, toolCalls: output.toolCalls, toolFailures: output.toolFailures };
   }
 
   protected async runLoop(params: RunLoopParams, tools: PreparedTool[], signal: AbortSignal | undefined, tracker: LoopTracker): Promise<LoopOutcome> {
@@ -177,7 +174,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
       onToolSettled: (call) => tracker.settled.push(call),
       onResult: (result) => (tracker.usage = runUsage(result)),
     });
-    const info = this.info(output);
+    const info = runInfo(output);
     return {
       stopReason: mapStopReason(output.result),
       numTurns: info.numTurns,
@@ -297,41 +294,6 @@ export class ClaudeCodeRuntime extends PortRuntime {
       throw unknownModelError(error, this.models[role], this.options.modelsSource);
     }
   }
-
-  private info(output: CallOutput): RunInfo {
-    return {
-      model: output.init.model,
-      sessionId: output.result.session_id ?? output.init.session_id,
-      numTurns: output.result.num_turns ?? output.steps,
-      usage: runUsage(output.result),
-      costUsd: output.result.total_cost_usd ?? 0,
-      cliVersion: output.init.claude_code_version ?? "",
-      hostDiscovery: hostDiscovery(output.init),
-      transcriptPath: output.transcriptPath,
-      warmStart: output.warm,
-      login: output.login,
-      network: output.network,
-    };
-  }
-}
-
-
-type CallOutput = RunOutput & { transcriptPath?: string; network?: NetworkRoute };
-
-/** For text and object calls a max-turns end means the work did not finish. */
-function throwOnBudget(output: CallOutput, maxTurns: number): void {
-  if (mapStopReason(output.result) === "budget") throw new MaxTurnsError(maxTurns, { transcriptPath: output.transcriptPath });
-}
-
-/** The call's tokens as the CLI's result reports them (per call). */
-function runUsage(result: ResultMessage): RunUsage {
-  const usage = result.usage ?? {};
-  return {
-    inputTokens: usage.input_tokens ?? 0,
-    outputTokens: usage.output_tokens ?? 0,
-    cacheReadInputTokens: usage.cache_read_input_tokens ?? 0,
-    cacheCreationInputTokens: usage.cache_creation_input_tokens ?? 0,
-  };
 }
 
 export type { KtxRuntimeToolSet };

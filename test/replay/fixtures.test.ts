@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CliCrashError, IsolationError, ProtocolError } from "../../src/errors/index.js";
 import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
 import { createReplayCli } from "../../src/testing/replay.js";
-import { SCENARIOS, findScenario, runScenario } from "../../src/testing/scenarios.js";
+import { SCENARIOS, runScenario } from "../../src/testing/scenarios.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
 import { cleanup, remainingChildren, tempDir } from "../support.js";
 

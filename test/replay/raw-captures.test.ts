@@ -22,9 +22,6 @@ const lines = (name: string) =>
 
 afterEach(cleanup);
 
-/** Tokens of one result line as the CLI reports them in `usage`. */
-const usageOf = (result: any) => ({ input: result.usage.input_tokens, output: result.usage.output_tokens, cacheRead: result.usage.cache_read_input_tokens, cacheCreation: result.usage.cache_creation_input_tokens });
-
 describe("every raw capture", () => {
   it("is at least the nine protocol captures plus the live ones", () => {
     expect(captures.length).toBeGreaterThanOrEqual(14);

@@ -1,6 +1,6 @@
 /** The recorder, redaction on a real run, and the inspection helpers, driven through the replay stand-in. */
 import { randomUUID } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";

@@ -10,7 +10,7 @@ import type { KtxGenerateTextResult } from "../../src/runtime/types.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { lookup } from "../../src/testing/scenarios.js";
 import { realCli, runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
-import { type Attack, Markers, type Trap, attackBatch, canary, childEnvNames, endSuiteAfterAll, everythingSent, noMarkers, plant, startTrap } from "./harness.js";
+import { type Attack, Markers, type Trap, attackBatch, canary, childEnvNames, endSuiteAfterAll, everythingSent, plant, startTrap } from "./harness.js";
 import { KTX_CLAUDE_CODE_MODEL_ALIASES } from "../../src/claude-code/models.js";
 
 const markers = new Markers();

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkAccount, hookDifference } from "../../src/claude-code/isolation.js";
 import { checkManagedPolicy, checkUserPolicy, managedPolicyDir } from "../../src/claude-code/managed-policy.js";

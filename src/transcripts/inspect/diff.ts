@@ -12,7 +12,7 @@ function fieldsByKey(transcript: LoadedTranscript, direction: "in" | "out"): Map
   const fields = new Map<string, Set<string>>();
   for (const { key, message } of keyedMessages(transcript, direction)) {
     const set = fields.get(key) ?? new Set<string>();
-    for (const [name, value] of Object.entries(message)) set.add(name);
+    for (const name of Object.keys(message)) set.add(name);
     for (const parent of FIELD_PARENTS) {
       const value = parent.split(".").reduce<unknown>((inner, part) => asJson(inner)[part], message);
       if (value && typeof value === "object" && !Array.isArray(value)) for (const inner of Object.keys(value)) set.add(`${parent}.${inner}`);
