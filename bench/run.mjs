@@ -79,6 +79,8 @@ if (reuse) {
     if (steady?.rfloor.hostCpuMsP50 > 0) goal(`reuse loop: host CPU per call after ${steady.warmupLoops + reuse.calls + 3} loops, reused / reuse floor (p50)`, "<= 1.5", steady.hostCpuRatio, steady.hostCpuRatio <= 1.5);
     const cold = lat?.[workload]?.variants.ours?.cliCpuMsP50;
     if (cold) goal(`reuse ${workload}: CLI CPU per call, reused / cold`, "<= 0.1", ratioOf(b.reused.cliCpuMsPerCall, cold), b.reused.cliCpuMsPerCall / cold <= 0.1);
+    // The same ratio for the bare CLI: what the CLI itself costs per reused call, whatever drives it.
+    if (cold) goal(`reuse ${workload}: CLI CPU per call, reuse floor / cold floor (the CLI's own)`, "shown only", ratioOf(b.rfloor.cliCpuMsPerCall, lat[workload].variants.floor?.cliCpuMsP50 ?? cold), null);
   }
   const sdkText = lat?.text?.variants.sdk?.ms.p50;
   if (sdkText) goal("reuse text: one-turn p50, reused / Agent SDK", "<= 0.1", ratioOf(reuse.burst.text.reused.ms.p50, sdkText), reuse.burst.text.reused.ms.p50 / sdkText <= 0.1);
