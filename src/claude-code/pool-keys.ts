@@ -114,40 +114,37 @@ interface SeenShape {
  * of building it again (tool schemas from prepareToolSet are shared per zod schema, so they compare by identity).
  */
 export class ShapeKeys {
-  private readonly seen: Recent<SeenShape>;
-
-  constructor(size = 8) {
-    this.seen = new Recent(size);
-  }
+  private readonly seen = new RecentKeys<SeenShape>(8);
 
   get(launch: string, shape: ShapeParts): string {
-    const seen = this.seen.find((each) => sameShape(each, launch, shape));
-    if (seen) return seen.key;
-    const tools = shape.tools.map((tool) => ({ name: tool.name, description: tool.description, inputJsonSchema: tool.inputJsonSchema }));
-    return this.seen.add({ launch, system: shape.system, jsonSchema: shape.jsonSchema, tools, toolTimeoutMs: shape.toolTimeoutMs, key: shapeKeyOf(launch, shape) }).key;
+    return this.seen.get(
+      (each) => sameShape(each, launch, shape),
+      () => {
+        const tools = shape.tools.map((tool) => ({ name: tool.name, description: tool.description, inputJsonSchema: tool.inputJsonSchema }));
+        return { launch, system: shape.system, jsonSchema: shape.jsonSchema, tools, toolTimeoutMs: shape.toolTimeoutMs, key: shapeKeyOf(launch, shape) };
+      },
+    );
   }
 }
 
 /** The last few keys made, most recent first: a call repeating the last one finds it at once. */
-class Recent<T> {
+class RecentKeys<T extends { key: string }> {
   private readonly items: T[] = [];
 
   constructor(private readonly size: number) {}
 
-  /** The item `match` accepts, moved to the front. */
-  find(match: (item: T) => boolean): T | undefined {
+  /** The key of the item `match` accepts (moved to the front), else of a new one `make` gives (the oldest beyond the size forgotten). */
+  get(match: (item: T) => boolean, make: () => T): string {
     const index = this.items.findIndex(match);
-    if (index < 0) return undefined;
-    const item = this.items[index]!;
-    if (index > 0) this.items.splice(index, 1), this.items.unshift(item);
-    return item;
-  }
-
-  /** Adds `item` at the front, forgetting the oldest beyond the size. */
-  add(item: T): T {
+    if (index >= 0) {
+      const item = this.items[index]!;
+      if (index > 0) this.items.splice(index, 1), this.items.unshift(item);
+      return item.key;
+    }
+    const item = make();
     this.items.unshift(item);
     if (this.items.length > this.size) this.items.pop();
-    return item;
+    return item.key;
   }
 }
 
@@ -180,19 +177,22 @@ interface SeenLaunch {
  * CPU (docs/performance.md): a launch equal to a recent one, field by field, gets that one's key.
  */
 export class LaunchKeys {
-  private readonly seen: Recent<SeenLaunch>;
+  private readonly seen: RecentKeys<SeenLaunch>;
 
   constructor(size = 8) {
-    this.seen = new Recent(size);
+    this.seen = new RecentKeys(size);
   }
 
   get(spec: CliProcessOptions, modelFree: boolean): string {
-    const seen = this.seen.find((each) => sameLaunch(each, spec, modelFree));
-    if (seen) return seen.key;
-    const env: Record<string, string> = Object.create(null) as Record<string, string>;
-    let envSize = 0;
-    for (const name of Object.keys(spec.env)) (env[name] = spec.env[name]!), (envSize += 1);
-    return this.seen.add({ path: spec.path, cwd: spec.cwd, modelFree, args: [...spec.args], env, envSize, key: launchKey(spec, modelFree) }).key;
+    return this.seen.get(
+      (each) => sameLaunch(each, spec, modelFree),
+      () => {
+        const env: Record<string, string> = Object.create(null) as Record<string, string>;
+        let envSize = 0;
+        for (const name of Object.keys(spec.env)) (env[name] = spec.env[name]!), (envSize += 1);
+        return { path: spec.path, cwd: spec.cwd, modelFree, args: [...spec.args], env, envSize, key: launchKey(spec, modelFree) };
+      },
+    );
   }
 }
 

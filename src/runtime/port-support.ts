@@ -43,9 +43,8 @@ const nothingToRelease = (): void => undefined;
  */
 export function callSignal(options: CallOptions, runtimeSignal?: AbortSignal): CallSignal {
   const { abortSignal, signal } = options;
-  // Most calls have one signal or none: no array is made for them.
+  // A call without a signal of its own has the runtime's alone: no array is made for it.
   if (abortSignal === undefined && signal === undefined) return { signal: runtimeSignal, release: nothingToRelease };
-  if (runtimeSignal === undefined && (abortSignal === undefined || signal === undefined)) return { signal: abortSignal ?? signal, release: nothingToRelease };
   const sources = [abortSignal, signal, runtimeSignal].filter((each): each is AbortSignal => each !== undefined);
   if (sources.length === 1) return { signal: sources[0], release: nothingToRelease };
   const joined = new AbortController();

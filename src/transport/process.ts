@@ -111,12 +111,7 @@ export class CliProcess {
     return this.stderrTailText;
   }
 
-  /** Writes one JSON line. Returns false (and reports it) when stdin is already gone. */
-  send(value: unknown): boolean {
-    return this.sendText(JSON.stringify(value));
-  }
-
-  /** Writes one line already serialised as JSON (no newline in it). */
+  /** Writes one line already serialised as JSON (no newline in it). Returns false (and reports it) when stdin is already gone. */
   sendText(text: string): boolean {
     if (!this.stdinOpen || !this.child.stdin || this.child.stdin.destroyed) {
       this.handlers.writeDropped?.(text, "stdin already closed");
