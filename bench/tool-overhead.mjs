@@ -31,9 +31,9 @@ const { loadTranscript } = await import(dist("transcripts/reader.js"));
 const { createKtxMcpBridge } = await import(dist("mcp/bridge.js"));
 const { parseCliMessage } = await import(dist("protocol/messages.js"));
 const { controlSuccess } = await import(dist("protocol/outbound.js"));
-const { executeRun } = await import(dist("claude-code/run.js"));
+const { executeRun } = await import(dist("claude-code/run/run.js"));
 const { silentLogger } = await import(dist("session/logger.js"));
-const { ProcessPool } = await import(dist("claude-code/process-pool.js"));
+const { ProcessPool } = await import(dist("claude-code/pool/process-pool.js"));
 
 // ---------------------------------------------------------------- end to end, from transcripts
 

@@ -12,14 +12,14 @@ export type {
 } from "./port/ktx-port.js";
 export { isAbortError } from "./port/ktx-port.js";
 export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
-export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/process-pool.js";
+export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/pool/process-pool.js";
 export { type ThinkingOption, type ThinkingSetting, MIN_THINKING_BUDGET } from "./claude-code/thinking.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";
 export type { ExperimentalTelemetry } from "./runtime/spans.js";
 export { runClaudeCodeAuthProbe, runClaudeCodeAuthProbeDetailed, type AuthProbeOptions, type AuthProbeResult, type AuthProbeDetails } from "./claude-code/auth-probe.js";
-export { mapStopReason, type RunLoopStopReason } from "./claude-code/stop-reason.js";
-export { buildCliArgs, checkInit } from "./claude-code/isolation.js";
-export { RunFailedError } from "./claude-code/result-errors.js";
+export { mapStopReason, type RunLoopStopReason } from "./claude-code/run/stop-reason.js";
+export { buildCliArgs, checkInit } from "./claude-code/checks/isolation.js";
+export { RunFailedError } from "./claude-code/run/result-errors.js";
 export type * from "./runtime/types.js";
 export { MODEL_ROLES } from "./runtime/types.js";
 export {

@@ -33,7 +33,7 @@ function check(condition, message) {
 export async function loadLibrary() {
   const [index, isolation, versions, outbound, env, objectPlan, tools] = await Promise.all([
     import(dist("index.js")),
-    import(dist("claude-code/isolation.js")),
+    import(dist("claude-code/checks/isolation.js")),
     import(dist("binary/versions.js")),
     import(dist("protocol/outbound.js")),
     import(dist("transport/env.js")),

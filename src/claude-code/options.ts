@@ -11,7 +11,7 @@ import { MODEL_ROLES, type ModelMap } from "../runtime/types.js";
 import type { Logger } from "../session/logger.js";
 import { type ApiEndpoint, type Env, checkPassEnv } from "../transport/env.js";
 import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
-import type { ReuseOptions, WarmOptions } from "./process-pool.js";
+import type { ReuseOptions, WarmOptions } from "./pool/process-pool.js";
 import { type ThinkingOption, thinkingOptionSchema } from "./thinking.js";
 
 export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {

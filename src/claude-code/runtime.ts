@@ -27,13 +27,13 @@ import {
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
-import { loginAhead, networkRoute } from "./billing.js";
-import { type PoolStats, ProcessPool } from "./process-pool.js";
-import { requireProjectDir } from "./project-dir.js";
-import { RetryHold } from "./retry-hold.js";
-import { executeRun } from "./run.js";
-import { mapStopReason } from "./stop-reason.js";
-import { type CallOutput, runInfo, runUsage, throwOnBudget } from "./call-output.js";
+import { loginAhead, networkRoute } from "./checks/billing.js";
+import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
+import { requireProjectDir } from "./checks/project-dir.js";
+import { RetryHold } from "./run/retry-hold.js";
+import { executeRun } from "./run/run.js";
+import { mapStopReason } from "./run/stop-reason.js";
+import { type CallOutput, runInfo, runUsage, throwOnBudget } from "./run/call-output.js";
 import { thinkingEnv, thinkingFor } from "./thinking.js";
 import { type ClaudeCodeRuntimeOptions, parseRuntimeOptions } from "./options.js";
 

@@ -18,7 +18,7 @@ import { type ResolvedModels, UnknownModelError, UnsupportedModelError, isUnreco
 import { AUTH_FIX } from "../claude-code/auth-probe.js";
 import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
-import { loginAhead, networkRoute } from "../claude-code/billing.js";
+import { loginAhead, networkRoute } from "../claude-code/checks/billing.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type IsolationSurface, loginFrom, surfaceFrom } from "./status-transcript.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";

@@ -3,7 +3,7 @@
  * initialize reply, and the isolation surface of `system/init`.
  */
 import type { CallLogin } from "../runtime/types.js";
-import { callLogin } from "../claude-code/billing.js";
+import { callLogin } from "../claude-code/checks/billing.js";
 import { loadTranscript } from "../transcripts/reader.js";
 
 export interface IsolationSurface {

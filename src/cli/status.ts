@@ -11,7 +11,7 @@ import { usageText } from "../limits/usage-status.js";
 import { parseArgs } from "node:util";
 import type { Env } from "../transport/env.js";
 import { type StatusReport, collectStatus } from "./status-probe.js";
-import { describeLogin, describeRoute } from "../claude-code/billing.js";
+import { describeLogin, describeRoute } from "../claude-code/checks/billing.js";
 
 export interface StatusIo {
   stdout(text: string): void;

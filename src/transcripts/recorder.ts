@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { InvalidInputError, TranscriptWriteError } from "../errors/index.js";
 import type { CallLogin, NetworkRoute } from "../runtime/types.js";
 import { randomUUID } from "node:crypto";
-import type { RunObserver } from "../claude-code/run.js";
+import type { RunObserver } from "../claude-code/run/run.js";
 import { LIBRARY_VERSION } from "../version.js";
 import { TRANSCRIPT_FORMAT } from "./format.js";
 import { Redactor } from "./redact.js";

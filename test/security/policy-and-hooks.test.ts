@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CliCrashError, IsolationError } from "../../src/errors/index.js";
-import { managedPolicyDir } from "../../src/claude-code/managed-policy.js";
+import { managedPolicyDir } from "../../src/claude-code/checks/managed-policy.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { failure, realCli, runtimeFor, script, scriptedApi, tempDir } from "../support.js";
 import { type Attack, Markers, type Trap, attackBatch, endSuiteAfterAll, plant, startTrap } from "./harness.js";

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { accountFailure, callLogin, checkBeforeStart, describeRoute, loginAhead, loginFor, networkRoute } from "../../src/claude-code/billing.js";
+import { accountFailure, callLogin, checkBeforeStart, describeRoute, loginAhead, loginFor, networkRoute } from "../../src/claude-code/checks/billing.js";
 import { InvalidInputError, IsolationError, SubscriptionRequiredError, TranscriptWriteError } from "../../src/errors/index.js";
 import { openRunTranscript } from "../../src/transcripts/recorder.js";
 import { cleanup, tempFiles } from "../support.js";

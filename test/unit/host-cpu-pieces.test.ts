@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { PINNED_CLI_VERSION, factsFor } from "../../src/binary/versions.js";
-import { buildCliArgs, cliArgsFor } from "../../src/claude-code/isolation.js";
+import { buildCliArgs, cliArgsFor } from "../../src/claude-code/checks/isolation.js";
 import { InFlight } from "../../src/mcp/in-flight.js";
 import { inputJsonSchemaText, prepareToolSet } from "../../src/mcp/tools.js";
 import type { ResultMessage } from "../../src/protocol/messages.js";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { checkAccount, hookDifference } from "../../src/claude-code/isolation.js";
-import { checkManagedPolicy, checkUserPolicy, managedPolicyDir } from "../../src/claude-code/managed-policy.js";
+import { checkAccount, hookDifference } from "../../src/claude-code/checks/isolation.js";
+import { checkManagedPolicy, checkUserPolicy, managedPolicyDir } from "../../src/claude-code/checks/managed-policy.js";
 import { cleanup, tempFiles } from "../support.js";
 
 const expected = (apiKeyAllowed: boolean) => ({ toolIds: [], structuredOutput: false, apiKeyAllowed, cwd: "/tmp" });

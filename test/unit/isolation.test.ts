@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
-import { buildCliArgs, checkInit } from "../../src/claude-code/isolation.js";
+import { buildCliArgs, checkInit } from "../../src/claude-code/checks/isolation.js";
 import type { SystemInitMessage } from "../../src/protocol/messages.js";
 
 const facts = VERIFIED_CLI_VERSIONS["2.1.330"]!;

@@ -4,7 +4,7 @@
  * ended after idleMs unused or when the pool closes. Fake processes: only the pool's bookkeeping runs.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type PoolEntry, ProcessPool } from "../../src/claude-code/process-pool.js";
+import { type PoolEntry, ProcessPool } from "../../src/claude-code/pool/process-pool.js";
 import type { PooledProcess } from "../../src/session/pooled-process.js";
 import { silentLogger } from "../../src/session/logger.js";
 

@@ -3,7 +3,7 @@
  * at its release; the memory limit and the idle budget both use that figure; spares are read afresh.
  */
 import { describe, expect, it } from "vitest";
-import { ProcessPool } from "../../src/claude-code/process-pool.js";
+import { ProcessPool } from "../../src/claude-code/pool/process-pool.js";
 import { silentLogger } from "../../src/session/logger.js";
 import type { PooledProcess } from "../../src/session/pooled-process.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ClaudeCodeApiError, ClaudeCodeAuthError } from "../../src/errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../../src/protocol/messages.js";
-import { RunFailedError, cliDiagnostics, resultError } from "../../src/claude-code/result-errors.js";
+import { RunFailedError, cliDiagnostics, resultError } from "../../src/claude-code/run/result-errors.js";
 
 const result = (fields: Partial<ResultMessage>): ResultMessage => ({ type: "result", subtype: "success", ...fields });
 const errorLine = (text: string, error?: string): AssistantMessage => ({

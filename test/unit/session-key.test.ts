@@ -1,7 +1,7 @@
 /** The pool's shape key: what must be equal for two calls to share a CLI process. */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { LaunchKeys, ProcessPool, launchKey, shapeKey as sessionKey } from "../../src/claude-code/process-pool.js";
+import { LaunchKeys, ProcessPool, launchKey, shapeKey as sessionKey } from "../../src/claude-code/pool/process-pool.js";
 import { silentLogger } from "../../src/session/logger.js";
 import { prepareToolSet } from "../../src/mcp/tools.js";
 

@@ -1,7 +1,7 @@
 /** The step boundary: one step per top-level model response, counted on the stream's assistant lines. */
 import { describe, expect, it } from "vitest";
 import type { AssistantMessage } from "../../src/protocol/messages.js";
-import { StepTracker } from "../../src/claude-code/steps.js";
+import { StepTracker } from "../../src/claude-code/run/steps.js";
 
 function line(id: string, extra: Partial<AssistantMessage> = {}, model = "claude-sonnet-5-5"): AssistantMessage {
   return { type: "assistant", message: { id, model, content: [{ type: "text", text: "x" }] }, parent_tool_use_id: null, ...extra } as AssistantMessage;

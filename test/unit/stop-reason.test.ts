@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RESULT_SUBTYPES, STOP_REASONS, TERMINAL_REASONS } from "../../src/protocol/messages.js";
-import { mapStopReason } from "../../src/claude-code/stop-reason.js";
+import { mapStopReason } from "../../src/claude-code/run/stop-reason.js";
 
 describe("mapStopReason", () => {
   it("maps each result subtype (with no other signal)", () => {

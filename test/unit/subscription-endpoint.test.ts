@@ -1,6 +1,6 @@
 /** Subscription mode of the scripted API: usage-limit headers, the OAuth endpoint, its env and isolation rules. */
 import { afterEach, describe, expect, it } from "vitest";
-import { checkAccount } from "../../src/claude-code/isolation.js";
+import { checkAccount } from "../../src/claude-code/checks/isolation.js";
 import { rateLimitHeaders } from "../../src/testing/rate-limit-headers.js";
 import { SCRIPTED_OAUTH_TOKEN, type ScriptedMessagesApi, startScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { secretValues } from "../../src/transcripts/redact.js";

@@ -1,6 +1,6 @@
 /** rate_limit_event and api_retry parsing, and a rejected result becoming UsageLimitError (lines from CLI 2.1.330). */
 import { describe, expect, it } from "vitest";
-import { resultError } from "../../src/claude-code/result-errors.js";
+import { resultError } from "../../src/claude-code/run/result-errors.js";
 import { ClaudeCodeApiError } from "../../src/errors/index.js";
 import { ApiRetryBudgetError, UsageLimitError, formatDuration } from "../../src/limits/errors.js";
 import { type AssistantMessage, type ResultMessage, apiRetryInfo, parseCliMessage, rateLimitInfo } from "../../src/protocol/messages.js";

@@ -3,10 +3,10 @@
  * `system/init` message against it. docs/isolation.md explains each flag and check.
  */
 import { realpathSync } from "node:fs";
-import type { CliVersionFacts } from "../binary/versions.js";
-import type { SystemInitMessage } from "../protocol/messages.js";
-import { isScrubbedEnvName } from "../transport/env.js";
-import { KTX_MCP_SERVER_NAME } from "../mcp/tools.js";
+import type { CliVersionFacts } from "../../binary/versions.js";
+import type { SystemInitMessage } from "../../protocol/messages.js";
+import { isScrubbedEnvName } from "../../transport/env.js";
+import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
 

@@ -2,8 +2,8 @@
  * Maps the CLI's result message to KTX's loop stop reason. Precedence (seed 000): `subtype`, then
  * `terminal_reason`, then `stop_reason`; a max-turns end reported by any of them is `budget`.
  */
-import type { RunLoopStopReason } from "../port/ktx-port.js";
-import type { ResultMessage } from "../protocol/messages.js";
+import type { RunLoopStopReason } from "../../port/ktx-port.js";
+import type { ResultMessage } from "../../protocol/messages.js";
 
 export type { RunLoopStopReason };
 

@@ -4,7 +4,7 @@
  * `parent_tool_use_id === null`; synthetic API-error lines are not model responses. A step finishes
  * when the next response starts or the result arrives, i.e. after that turn's tool results.
  */
-import type { AssistantMessage } from "../protocol/messages.js";
+import type { AssistantMessage } from "../../protocol/messages.js";
 
 export class StepTracker {
   private currentId: string | undefined;

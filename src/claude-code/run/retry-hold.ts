@@ -4,9 +4,9 @@
  * process, rewound after the rejection and held by the pool, so the retry runs warm instead of on a new
  * CLI. Whatever the retry does not take goes back when the call ends.
  */
-import type { AttemptHooks } from "../limits/call-limits.js";
-import type { RunLimiter } from "../runtime/limiter.js";
-import type { PoolEntry, ProcessPool } from "./process-pool.js";
+import type { AttemptHooks } from "../../limits/call-limits.js";
+import type { RunLimiter } from "../../runtime/limiter.js";
+import type { PoolEntry, ProcessPool } from "../pool/process-pool.js";
 import type { RetryHandoff } from "./run.js";
 
 export class RetryHold {

@@ -1,8 +1,8 @@
 /** What one CLI run gives a port call (runtime.ts): its `RunInfo`, its usage, and a budget end for text and object calls. */
-import { MaxTurnsError } from "../errors/index.js";
-import type { ResultMessage } from "../protocol/messages.js";
-import type { NetworkRoute, RunInfo, RunUsage } from "../runtime/types.js";
-import { hostDiscovery } from "./isolation.js";
+import { MaxTurnsError } from "../../errors/index.js";
+import type { ResultMessage } from "../../protocol/messages.js";
+import type { NetworkRoute, RunInfo, RunUsage } from "../../runtime/types.js";
+import { hostDiscovery } from "../checks/isolation.js";
 import type { RunOutput } from "./run.js";
 import { mapStopReason } from "./stop-reason.js";
 

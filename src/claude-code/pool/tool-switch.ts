@@ -4,9 +4,9 @@
  * process have equal tool *definitions* (they are in the pool key); their handlers may differ.
  */
 import { z } from "zod";
-import { type KtxMcpBridge, type KtxToolCallEvent, createKtxMcpBridge } from "../mcp/bridge.js";
-import type { PreparedTool } from "../mcp/tools.js";
-import type { Logger } from "../session/logger.js";
+import { type KtxMcpBridge, type KtxToolCallEvent, createKtxMcpBridge } from "../../mcp/bridge.js";
+import type { PreparedTool } from "../../mcp/tools.js";
+import type { Logger } from "../../session/logger.js";
 
 interface Binding {
   /** The call's own tools (a handful; found by name without a Map per call). */

@@ -7,10 +7,10 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { IsolationError, SubscriptionRequiredError } from "../errors/index.js";
-import type { SystemInitMessage } from "../protocol/messages.js";
-import type { CallLogin, NetworkRoute } from "../runtime/types.js";
-import type { Env } from "../transport/env.js";
+import { IsolationError, SubscriptionRequiredError } from "../../errors/index.js";
+import type { SystemInitMessage } from "../../protocol/messages.js";
+import type { CallLogin, NetworkRoute } from "../../runtime/types.js";
+import type { Env } from "../../transport/env.js";
 import { type ExpectedSurface, checkAccount } from "./isolation.js";
 import { MANAGED_POLICY_ADVICE, USER_POLICY_ADVICE, checkManagedPolicy, checkUserPolicy, claudeConfigDir } from "./managed-policy.js";
 

@@ -5,24 +5,24 @@
  * comes back — or one typed error. A transcript gets the call's lines and, last, a `call` record with
  * the call's own cost, usage and how its process ended.
  */
-import { AbortError, ClaudeCodeError, CliCrashError, IsolationError, ProtocolError } from "../errors/index.js";
-import type { ResolvedCli } from "../binary/locate.js";
-import { type PreparedTool, KTX_MCP_SERVER_NAME, ktxToolId } from "../mcp/tools.js";
-import type { AssistantMessage, CliMessage, ResultMessage, SystemInitMessage } from "../protocol/messages.js";
-import { initializeRequest } from "../protocol/outbound.js";
-import type { ToolCallRecord } from "../runtime/types.js";
-import type { WireDirection } from "../session/control.js";
-import type { Logger } from "../session/logger.js";
-import { PooledProcess } from "../session/pooled-process.js";
-import type { CliProcessOptions, ExitInfo } from "../transport/process.js";
-import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "./billing.js";
-import { cliArgsFor } from "./isolation.js";
-import { requireProjectDir } from "./project-dir.js";
-import { type PoolEntry, type ProcessPool, type Source } from "./process-pool.js";
+import { AbortError, ClaudeCodeError, CliCrashError, IsolationError, ProtocolError } from "../../errors/index.js";
+import type { ResolvedCli } from "../../binary/locate.js";
+import { type PreparedTool, KTX_MCP_SERVER_NAME, ktxToolId } from "../../mcp/tools.js";
+import type { AssistantMessage, CliMessage, ResultMessage, SystemInitMessage } from "../../protocol/messages.js";
+import { initializeRequest } from "../../protocol/outbound.js";
+import type { ToolCallRecord } from "../../runtime/types.js";
+import type { WireDirection } from "../../session/control.js";
+import type { Logger } from "../../session/logger.js";
+import { PooledProcess } from "../../session/pooled-process.js";
+import type { CliProcessOptions, ExitInfo } from "../../transport/process.js";
+import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
+import { cliArgsFor } from "../checks/isolation.js";
+import { requireProjectDir } from "../checks/project-dir.js";
+import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
 import { StepTracker } from "./steps.js";
-import { ToolSwitch } from "./tool-switch.js";
+import { ToolSwitch } from "../pool/tool-switch.js";
 
 /** The last record of a call's transcript: what this call cost and how its process ended. */
 export interface CallRecord {

@@ -10,8 +10,8 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { Env } from "../transport/env.js";
-import { PASSABLE_CLI_KNOBS } from "../transport/pass-env.js";
+import type { Env } from "../../transport/env.js";
+import { PASSABLE_CLI_KNOBS } from "../../transport/pass-env.js";
 
 /** Where the CLI reads managed files (from the 2.1.330 binary; 2.1.142 uses the same paths). */
 export function managedPolicyDir(platform: NodeJS.Platform = process.platform): string {

@@ -6,9 +6,9 @@
  * A call a usage limit stopped is the exception: `hold` keeps its process, outside that budget, for
  * the call's own retry after the reset. The keys are in pool-keys.ts, the idle list and its budget in idle-list.ts.
  */
-import type { Logger } from "../session/logger.js";
-import type { PooledProcess } from "../session/pooled-process.js";
-import type { CliProcessOptions } from "../transport/process.js";
+import type { Logger } from "../../session/logger.js";
+import type { PooledProcess } from "../../session/pooled-process.js";
+import type { CliProcessOptions } from "../../transport/process.js";
 import { IdleList } from "./idle-list.js";
 import { LaunchKeys, type PoolEntry, type PoolStats, type ReuseOptions, ShapeKeys, type ShapeParts, type Source, type WarmOptions } from "./pool-keys.js";
 

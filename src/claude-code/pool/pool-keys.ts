@@ -7,9 +7,9 @@
  * server travel in the first call's `initialize`. The shape key adds those and the tool definitions:
  * a process that served a call serves only calls of its shape.
  */
-import { type PreparedTool, inputJsonSchemaText } from "../mcp/tools.js";
-import type { PooledProcess } from "../session/pooled-process.js";
-import type { CliProcessOptions } from "../transport/process.js";
+import { type PreparedTool, inputJsonSchemaText } from "../../mcp/tools.js";
+import type { PooledProcess } from "../../session/pooled-process.js";
+import type { CliProcessOptions } from "../../transport/process.js";
 import type { ToolSwitch } from "./tool-switch.js";
 
 export interface ReuseOptions {

@@ -3,9 +3,9 @@
  * `subtype: "success"` with `is_error: true` and `terminal_reason: "api_error"`, so `subtype` alone
  * is never trusted.
  */
-import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, LOGIN_COMMAND, StructuredOutputError, type ErrorDetails } from "../errors/index.js";
-import type { AssistantMessage, ResultMessage } from "../protocol/messages.js";
-import { usageLimitFromResult } from "../limits/from-result.js";
+import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, LOGIN_COMMAND, StructuredOutputError, type ErrorDetails } from "../../errors/index.js";
+import type { AssistantMessage, ResultMessage } from "../../protocol/messages.js";
+import { usageLimitFromResult } from "../../limits/from-result.js";
 
 /** A run the CLI ended with an error that is neither auth nor API (execution error, budget in USD, …). */
 export class RunFailedError extends ClaudeCodeError {

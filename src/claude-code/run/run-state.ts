@@ -3,11 +3,11 @@
  * calls and text; `followMessage` checks `init` and refuses hooks; `permissionAnswer` is deny-by-default.
  * Pure bookkeeping, no I/O.
  */
-import { IsolationError } from "../errors/index.js";
-import type { AssistantMessage, CliMessage, ResultMessage, SystemInitMessage, UserMessage } from "../protocol/messages.js";
-import type { ToolCallRecord } from "../runtime/types.js";
-import { checkInit, hookDifference } from "./isolation.js";
-import { MANAGED_POLICY_ADVICE } from "./managed-policy.js";
+import { IsolationError } from "../../errors/index.js";
+import type { AssistantMessage, CliMessage, ResultMessage, SystemInitMessage, UserMessage } from "../../protocol/messages.js";
+import type { ToolCallRecord } from "../../runtime/types.js";
+import { checkInit, hookDifference } from "../checks/isolation.js";
+import { MANAGED_POLICY_ADVICE } from "../checks/managed-policy.js";
 import { type StepTracker, isSyntheticError } from "./steps.js";
 
 /** Follows the stream for one run (pure bookkeeping, no I/O). */
