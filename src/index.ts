@@ -15,7 +15,7 @@ export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/
 export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/pool/process-pool.js";
 export { type ThinkingOption, type ThinkingSetting, MIN_THINKING_BUDGET } from "./claude-code/thinking.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";
-export type { ExperimentalTelemetry } from "./runtime/spans.js";
+export type { ExperimentalTelemetry, TelemetrySettings } from "./runtime/spans.js";
 export { runClaudeCodeAuthProbe, runClaudeCodeAuthProbeDetailed, type AuthProbeOptions, type AuthProbeResult, type AuthProbeDetails } from "./claude-code/auth-probe.js";
 export { mapStopReason, type RunLoopStopReason } from "./claude-code/run/stop-reason.js";
 export { buildCliArgs, checkInit } from "./claude-code/checks/isolation.js";
@@ -30,11 +30,11 @@ export {
   normalizeToolOutput,
   ktxToolId,
 } from "./mcp/tools.js";
-export { fromAiSdkTools } from "./mcp/ai-sdk-tools.js";
+export { fromAiSdkTools, type AiSdkToolLike, type AiSdkToolSetLike } from "./mcp/ai-sdk-tools.js";
 export { createKtxClaudeCodeEnv, ALLOWED_ENV_NAMES, ALLOWED_ENV_PREFIXES, SCRUBBED_ENV_NAMES, SCRUBBED_ENV_PREFIXES, type ApiEndpoint } from "./transport/env.js";
 export type { TelemetryOptions } from "./transport/telemetry.js";
-export { resolveCli, locateBundledCli, type ResolvedCli } from "./binary/locate.js";
-export { VERIFIED_CLI_VERSIONS, PINNED_CLI_VERSION, type CliVersionFacts } from "./binary/versions.js";
+export { resolveCli, locateBundledCli, bundledCliVersion, type ResolvedCli } from "./binary/locate.js";
+export { VERIFIED_CLI_VERSIONS, NEWEST_VERIFIED_CLI_VERSION, PINNED_CLI_VERSION, type CliVersionFacts } from "./binary/versions.js";
 export * from "./errors/index.js";
 export type { Logger } from "./session/logger.js";
 export { createAgentRunnerPort, type AgentRunnerPort } from "./port/agent-runner-port.js";
@@ -62,7 +62,6 @@ export {
   type KtxPromptCacheTtl,
   type KtxPromptCachingConfig,
 } from "./config/index.js";
-export { AiSdkKtxLlmRuntime, AiSdkCallError, isAnthropicProtocolModel, type AiSdkKtxLlmRuntimeOptions } from "./ai-sdk/runtime.js";
 export { createClaudeCodeRuntime, UnsupportedKtxDepError, type CreateClaudeCodeRuntimeDeps, type KtxClaudeCodeRuntimeDeps } from "./ktx-hook.js";
 export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./factory.js";
 export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";

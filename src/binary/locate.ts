@@ -1,9 +1,9 @@
 /**
- * Finds the pinned Claude Code binary and reads its version once per path.
+ * Finds the installed Claude Code binary (any verified version the host's install chose) and reads its version once per path.
  * The wrapper package's postinstall (which copies the native binary into `bin/`) is skipped by npm 11
  * unless approved, so the platform package is resolved directly first.
  */
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { execa } from "execa";
@@ -21,9 +21,38 @@ function platformPackageNames(): string[] {
   return [`@anthropic-ai/claude-code-linux-${arch}`, `@anthropic-ai/claude-code-linux-${arch}-musl`];
 }
 
-function resolvePackageDir(name: string): string | undefined {
+const WRAPPER_PACKAGE = "@anthropic-ai/claude-code";
+
+function resolveFrom(from: NodeRequire, name: string): string | undefined {
   try {
-    return dirname(require.resolve(`${name}/package.json`));
+    return dirname(from.resolve(`${name}/package.json`));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A package's directory as this module sees it, else (a platform package) as the CLI wrapper sees it: the
+ * platform package is the wrapper's dependency, not ours, and a strict layout (pnpm without hoisting) shows
+ * it to the wrapper only.
+ */
+function resolvePackageDir(name: string): string | undefined {
+  const own = resolveFrom(require, name);
+  if (own || name === WRAPPER_PACKAGE) return own;
+  const wrapperDir = resolveFrom(require, WRAPPER_PACKAGE);
+  return wrapperDir ? resolveFrom(createRequire(join(wrapperDir, "package.json")), name) : undefined;
+}
+
+/**
+ * The version of the installed CLI package (read from its package.json, nothing started), or undefined when
+ * none is installed. Which verified version that is, is the host's install (docs/compatibility.md).
+ */
+export function bundledCliVersion(packageDir: (name: string) => string | undefined = resolvePackageDir): string | undefined {
+  const dir = packageDir(WRAPPER_PACKAGE);
+  if (!dir) return undefined;
+  try {
+    const version = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version?: unknown }).version;
+    return typeof version === "string" ? version : undefined;
   } catch {
     return undefined;
   }
@@ -50,7 +79,7 @@ export function locateBundledCli(packageDir: (name: string) => string | undefine
     const dir = packageDir(name);
     if (dir) candidates.push(join(dir, binaryName));
   }
-  const wrapperDir = packageDir("@anthropic-ai/claude-code");
+  const wrapperDir = packageDir(WRAPPER_PACKAGE);
   if (wrapperDir) candidates.push(join(wrapperDir, "bin", "claude.exe"));
   const found = candidates.find(isExecutableFile);
   if (found) return found;

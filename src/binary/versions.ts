@@ -102,15 +102,35 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
   },
 };
 
-/** The version `npm ci` installs (package.json pins it exactly). */
-export const PINNED_CLI_VERSION = "2.1.330";
+/** Compares two `x.y.z` versions numerically. */
+export function compareCliVersions(a: string, b: string): number {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < 3; i += 1) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
 
 /**
- * Facts for a version; an unverified version (allowed by the caller) borrows the pinned version's
+ * The newest version in the table. The package accepts any verified version (package.json names each one), so
+ * which one runs is the host's install; this is only the best guess where no installed version is at hand.
+ */
+export const NEWEST_VERIFIED_CLI_VERSION: string = Object.keys(VERIFIED_CLI_VERSIONS).sort(compareCliVersions).at(-1)!;
+
+/**
+ * @deprecated No version is pinned any more: the CLI dependency accepts every verified version. This is
+ * `NEWEST_VERIFIED_CLI_VERSION`; the version a runtime actually uses is `resolveCli()`'s `version`.
+ */
+export const PINNED_CLI_VERSION: string = NEWEST_VERIFIED_CLI_VERSION;
+
+/**
+ * Facts for a version; an unverified version (allowed by the caller) borrows the newest verified version's
  * facts, which is the best guess and is why such runs are refused by default.
  */
 export function factsFor(version: string): CliVersionFacts {
-  return VERIFIED_CLI_VERSIONS[version] ?? { ...VERIFIED_CLI_VERSIONS[PINNED_CLI_VERSION]!, version };
+  return VERIFIED_CLI_VERSIONS[version] ?? { ...VERIFIED_CLI_VERSIONS[NEWEST_VERIFIED_CLI_VERSION]!, version };
 }
 
 export function isVerifiedVersion(version: string): boolean {

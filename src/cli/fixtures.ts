@@ -3,9 +3,9 @@ import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync,
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { locateBundledCli, cliVersion } from "../binary/locate.js";
+import { bundledCliVersion, locateBundledCli, cliVersion } from "../binary/locate.js";
 import { defaultCliCache, ensureCliVersion } from "../binary/install.js";
-import { PINNED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../binary/versions.js";
+import { NEWEST_VERIFIED_CLI_VERSION, VERIFIED_CLI_VERSIONS, isVerifiedVersion } from "../binary/versions.js";
 import { SCENARIOS, runScenario, type Scenario } from "../testing/scenarios.js";
 import { InvalidInputError } from "../errors/index.js";
 import { loadTranscript } from "../transcripts/reader.js";
@@ -26,14 +26,14 @@ export interface Io {
 }
 
 async function binaryFor(version: string, cacheDir: string | undefined, io?: Io): Promise<string> {
-  if (version === PINNED_CLI_VERSION) return locateBundledCli();
+  if (version === bundledCliVersion()) return locateBundledCli();
   return ensureCliVersion(version, cacheDir ?? defaultCliCache(), io && ((text) => io.stderr(text)));
 }
 
 export interface CompareTarget {
   /** A binary to run as is. */
   cli?: string;
-  /** An exact version, installed into the cache when missing (the pinned one is the bundled binary). */
+  /** An exact version, installed into the cache when missing (the installed CLI's own version is that binary). */
   version?: string;
   /** Where versions are installed (default: the user's cache directory, see `defaultCliCache`). */
   cacheDir?: string;
@@ -95,6 +95,12 @@ function compareInputProblem(options: CompareTarget & { against?: string }, agai
   return undefined;
 }
 
+/** The installed CLI's version when it is verified (its fixtures ship), else the newest verified version. */
+function defaultAgainst(): string {
+  const installed = bundledCliVersion();
+  return installed !== undefined && isVerifiedVersion(installed) ? installed : NEWEST_VERIFIED_CLI_VERSION;
+}
+
 /**
  * Runs the catalog live on the target CLI and diffs each run against the recorded fixture of
  * `against`. Exit code: 0 when no scenario differs, 1 when any does (a gate for CI). Anything that
@@ -103,7 +109,7 @@ function compareInputProblem(options: CompareTarget & { against?: string }, agai
  * report to stdout.
  */
 export async function compareFixtures(options: CompareTarget & { against?: string; scenarios?: string; json?: boolean }, io: Io): Promise<number> {
-  const against = options.against ?? PINNED_CLI_VERSION;
+  const against = options.against ?? defaultAgainst();
   const problem = compareInputProblem(options, against);
   if (problem) throw new InvalidInputError(problem);
   const scenarios = pickScenarios(options.scenarios);

@@ -29,7 +29,7 @@ const LOGIN_COMMAND_SPEC: CommandSpec = {
     cli: { type: "string", value: "PATH", help: "another Claude Code binary (default: the pinned one)" },
   },
   notes: ["Exit code: the CLI's own."],
-  examples: ["npx ktx-claude-code login", "npx ktx-claude-code login --sso --email me@example.com"],
+  examples: ["npx --no-install ktx-claude-code login", "npx --no-install ktx-claude-code login --sso --email me@example.com"],
 };
 
 /**
@@ -52,7 +52,7 @@ export async function runLogin(args: string[], io: LoginIo, env: NodeJS.ProcessE
     DISABLE_AUTOUPDATER: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
   };
-  io.stderr(`Running the pinned Claude Code CLI ${cli.version}: ${cli.path} ${loginArgs.join(" ")}\n`);
+  io.stderr(`Running the installed Claude Code CLI ${cli.version}: ${cli.path} ${loginArgs.join(" ")}\n`);
   const child = spawn(cli.path, loginArgs, { stdio: "inherit", env: childEnv });
   // Ctrl-C reaches the CLI through the terminal; this process waits for it to decide.
   const ignore = () => {};

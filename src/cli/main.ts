@@ -47,8 +47,8 @@ const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
       "Runs the scenario catalog live on another CLI (a binary, or a version installed on demand) and reports the drift against recorded fixtures: outcomes first, then protocol structure, crashes, and each scenario's differences.",
     options: {
       cli: { type: "string", value: "PATH", help: "a Claude Code binary to run" },
-      version: { type: "string", value: "X.Y.Z", help: "a version to install (once, into the cache) and run; the pinned one is the bundled binary" },
-      against: { type: "string", value: "X.Y.Z", help: "whose fixtures to compare with (default: the pinned version)" },
+      version: { type: "string", value: "X.Y.Z", help: "a version to install (once, into the cache) and run; the installed CLI's own version is that binary" },
+      against: { type: "string", value: "X.Y.Z", help: "whose fixtures to compare with (default: the installed CLI's version when verified, else the newest verified)" },
       scenarios: SCENARIO_OPTION,
       "cache-dir": CACHE_OPTION,
       json: { type: "boolean", help: "the report as JSON, every value whole" },

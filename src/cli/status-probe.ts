@@ -147,7 +147,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     report.cli = { path: cli.path, version: cli.version, verified: cli.verified, verifiedVersions: Object.keys(VERIFIED_CLI_VERSIONS) };
     if (!cli.verified) {
       const refusal = new UnsupportedCliVersionError(cli.path, cli.version, Object.keys(VERIFIED_CLI_VERSIONS));
-      fail({ check: "cli", message: refusal.message, fix: "Reinstall dependencies (npm ci) to get the pinned Claude Code CLI." });
+      fail({ check: "cli", message: refusal.message, fix: "Reinstall dependencies (npm ci) to get a verified Claude Code CLI (package.json names every verified version; docs/compatibility.md)." });
     }
   } catch (error) {
     if (!ClaudeCodeError.isInstance(error)) throw error;

@@ -106,11 +106,14 @@ export class UnsupportedCliVersionError extends ClaudeCodeError {
   }
 }
 
-/** The one command that logs the pinned Claude Code CLI in (docs/user-guide.md); every "log in" advice names it. */
-export const LOGIN_COMMAND = "npx ktx-claude-code login";
+/**
+ * The one command that logs the installed Claude Code CLI in (docs/user-guide.md); every "log in" advice names it.
+ * `--no-install`: npx must run the project's own bin, never fetch a package of that name from the registry.
+ */
+export const LOGIN_COMMAND = "npx --no-install ktx-claude-code login";
 
 /** What to do about a missing or refused Claude Code login. */
-export const AUTH_FIX = `Authenticate Claude Code locally with the Claude Code CLI, then rerun: run \`${LOGIN_COMMAND}\` (the pinned CLI's own login, in this terminal).`;
+export const AUTH_FIX = `Authenticate Claude Code locally with the Claude Code CLI, then rerun: run \`${LOGIN_COMMAND}\` (the installed CLI's own login, in this terminal).`;
 
 export class ClaudeCodeAuthError extends ClaudeCodeError {
   override readonly code = "auth_failed";

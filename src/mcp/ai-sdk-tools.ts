@@ -3,11 +3,26 @@
  * `tool({ ... })` definitions, and they run through the same MCP bridge as native descriptors.
  */
 import { randomUUID } from "node:crypto";
-import type { ToolSet } from "ai";
 import { ToolDefinitionError } from "../errors/index.js";
 import { type KtxRuntimeToolDescriptor, type KtxToolContext, type KtxToolOutput, describeValue, isZodV4Schema, normalizeToolOutput } from "./tools.js";
 
-/** The parts of an AI SDK tool this module reads; `ToolSet`'s union of tool types is too wide to use directly. */
+/**
+ * An AI SDK v6 tool as far as `fromAiSdkTools` takes it: every `tool({ ... })` fits. Our own shape, not the
+ * AI SDK's `ToolSet`, so the core's declarations need no `ai` (an optional peer).
+ */
+export interface AiSdkToolLike {
+  type?: string | undefined;
+  description?: string | undefined;
+  inputSchema?: unknown;
+  needsApproval?: unknown;
+  execute?: ((input: never, options: never) => unknown) | undefined;
+  toModelOutput?: ((options: never) => unknown) | undefined;
+}
+
+/** An AI SDK `ToolSet`: tools by name. */
+export type AiSdkToolSetLike = Readonly<Record<string, AiSdkToolLike>>;
+
+/** The parts of an AI SDK tool this module reads, with the calls it makes. */
 interface AiSdkToolView {
   type?: string;
   description?: string;
@@ -24,7 +39,7 @@ interface AiSdkToolView {
  * Throws `ToolDefinitionError` naming the tool when it has no execute, is provider-executed, needs approval, or its
  * input schema is not a zod v4 schema.
  */
-export function fromAiSdkTools(toolSet: ToolSet): KtxRuntimeToolDescriptor[] {
+export function fromAiSdkTools(toolSet: AiSdkToolSetLike): KtxRuntimeToolDescriptor[] {
   return Object.entries(toolSet).map(([name, raw]) => {
     const t = raw as AiSdkToolView;
     if (t.type === "provider") {

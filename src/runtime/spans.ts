@@ -8,10 +8,22 @@
  * AI SDK. Parents are passed explicitly, so the tree holds without a context manager.
  */
 import { type Attributes, type AttributeValue, type Span, type Tracer, SpanStatusCode, context, trace } from "@opentelemetry/api";
-import type { TelemetrySettings } from "ai";
 import type { KtxRuntimeToolSet, KtxToolContext } from "../mcp/tools.js";
 import { tokenUsage } from "./port-support.js";
 import type { RunUsage } from "./types.js";
+
+/**
+ * The AI SDK's `TelemetrySettings` (`ai` v6), restated with the fields read here: an AI SDK settings object
+ * fits it, and the core's declarations need no `ai` (an optional peer, for `ktx-claude-code/ai-sdk` only).
+ */
+export interface TelemetrySettings {
+  isEnabled?: boolean | undefined;
+  recordInputs?: boolean | undefined;
+  recordOutputs?: boolean | undefined;
+  functionId?: string | undefined;
+  metadata?: Record<string, AttributeValue> | undefined;
+  tracer?: Tracer | undefined;
+}
 
 /** The AI SDK's settings, or KTX's factory shape (`deps.telemetry.createTelemetry(telemetryTags)`). */
 export type ExperimentalTelemetry = TelemetrySettings | ((telemetryTags: Record<string, string>) => TelemetrySettings | undefined);

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFil
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PINNED_CLI_VERSION } from "../binary/versions.js";
+import { NEWEST_VERIFIED_CLI_VERSION } from "../binary/versions.js";
 
 /** The compiled stand-in (the same path from src/ under vitest and from dist/). */
 export const SCRIPTED_CLI_SCRIPT = fileURLToPath(new URL("../../dist/testing/scripted-cli-main.js", import.meta.url));
@@ -69,7 +69,7 @@ export interface ScriptedCli {
 export function createScriptedCli(runs: ScriptedCliStep[] | ScriptedCliStep[][], options: { version?: string; dir?: string } = {}): ScriptedCli {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "ktx-scripted-cli-"));
   const list = runs.length > 0 && Array.isArray(runs[0]) ? (runs as ScriptedCliStep[][]) : [runs as ScriptedCliStep[]];
-  const script: ScriptedCliScript = { version: options.version ?? PINNED_CLI_VERSION, runs: list };
+  const script: ScriptedCliScript = { version: options.version ?? NEWEST_VERIFIED_CLI_VERSION, runs: list };
   writeFileSync(join(dir, "script.json"), JSON.stringify(script));
   const path = join(dir, "claude-scripted");
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;

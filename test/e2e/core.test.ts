@@ -99,7 +99,7 @@ describe("authentication and the scrubbed environment", () => {
     });
     expect(Object.keys(failing).sort()).toEqual(["message", "ok"]);
     expect(failing.ok).toBe(false);
-    if (!failing.ok) expect(failing.message).toMatch(/authenticate Claude Code locally with the Claude Code CLI, then rerun: run `npx ktx-claude-code login`/i);
+    if (!failing.ok) expect(failing.message).toMatch(/authenticate Claude Code locally with the Claude Code CLI, then rerun: run `npx --no-install ktx-claude-code login`/i);
 
     const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
     const passing = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });

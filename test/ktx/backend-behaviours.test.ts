@@ -222,7 +222,7 @@ describe("KTX behaviour 14: the auth probe", () => {
   it("a not-logged-in result (success subtype, is_error true) is ok: false with the login command", async () => {
     const cli = createScriptedCli([cliMessage.text("Not logged in · Please run /login"), cliMessage.result({ is_error: true, result: "Not logged in · Please run /login" })]);
     const result = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, env: testEnv() });
-    expect(result).toEqual({ ok: false, message: expect.stringContaining("npx ktx-claude-code login") });
+    expect(result).toEqual({ ok: false, message: expect.stringContaining("npx --no-install ktx-claude-code login") });
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * KTX's runtime port (ktx 0.12.0), restated from ../shared/ktx/README.md in this file's own words and
  * independently of src/port/ktx-port.ts. `npm test` type-checks this file (tsc -p tsconfig.test.json):
- * if either runtime, or what the factory returns, stops fitting KTX's port, if `createClaudeCodeRuntime`
+ * if `ClaudeCodeRuntime`, or what the core factory returns, stops fitting KTX's port (the AI SDK runtime:
+ * port-conformance-ai-sdk.ts), if `createClaudeCodeRuntime`
  * stops fitting KTX's hook type, or if `generateObject` without type arguments stops being typed by its
  * schema, the suite fails to compile. test/pack/zod-peer.test.ts compiles this file again against the
  * packed package beside KTX's zod 4.4.3. Nothing here runs; test/ktx/call-sites.test.ts drives the same
@@ -9,7 +10,7 @@
  */
 import type { z } from "zod";
 import { ClaudeCodeRuntime as ClaudeCodeRuntimeClass, createClaudeCodeRuntime } from "../../src/index.js";
-import type { AiSdkKtxLlmRuntime, ClaudeCodeRuntime, ClaudeCodeRuntimeOptions, KtxLlmRuntime } from "../../src/index.js";
+import type { ClaudeCodeRuntime, ClaudeCodeRuntimeOptions, KtxLlmRuntime } from "../../src/index.js";
 
 type Role = "default" | "triage" | "candidateExtraction" | "curator" | "reconcile" | "repair";
 type Tokens = { inputTokens?: number; outputTokens?: number; totalTokens?: number };
@@ -52,7 +53,7 @@ interface KtxLoopResult {
   metrics?: { totalMs: number; usage: Tokens; stepCount: number; stepBoundariesMs: number[] };
 }
 
-interface KtxPort {
+export interface KtxPort {
   generateText(input: KtxTextInput): Promise<string>;
   generateObject<TOutput, TSchema extends z.ZodType<TOutput>>(input: KtxObjectInput<TOutput, TSchema>): Promise<TOutput>;
   runAgentLoop(params: KtxLoopParams): Promise<KtxLoopResult>;
@@ -70,9 +71,9 @@ class RuntimeAgentRunner implements KtxAgentRunner {
   }
 }
 
-/** Every runtime this library makes is a KTX port, under `strict`. */
-export function portsFromThisLibrary(claudeCode: ClaudeCodeRuntime, aiSdk: AiSdkKtxLlmRuntime, fromFactory: KtxLlmRuntime): KtxPort[] {
-  return [claudeCode, aiSdk, fromFactory];
+/** Every runtime the core makes is a KTX port, under `strict` (the AI SDK's: port-conformance-ai-sdk.ts). */
+export function portsFromThisLibrary(claudeCode: ClaudeCodeRuntime, fromFactory: KtxLlmRuntime): KtxPort[] {
+  return [claudeCode, fromFactory];
 }
 
 /** KTX's call sites, as typed code: what they pass and what they read. */
@@ -132,14 +133,14 @@ export function ktxFactoryCall(hook: KtxCreateClaudeCodeRuntime, governor: KtxRa
   return hook({ projectDir: "/p", modelSlots: { default: "sonnet", triage: undefined }, env: process.env, rateLimitGovernor: governor });
 }
 
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-const exact = <T extends true>(value: T): T => value;
+export type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+export const exact = <T extends true>(value: T): T => value;
 
 /** generateObject without type arguments is typed by the schema (not `unknown`); one and two type arguments work too. */
-export async function inferredObjects(runtime: ClaudeCodeRuntime, aiSdk: AiSdkKtxLlmRuntime, schema: z.ZodObject<{ title: z.ZodString; rows: z.ZodOptional<z.ZodNumber> }>): Promise<number> {
+export async function inferredObjects(runtime: ClaudeCodeRuntime, schema: z.ZodObject<{ title: z.ZodString; rows: z.ZodOptional<z.ZodNumber> }>): Promise<number> {
   const bare = await runtime.generateObject({ role: "default", prompt: "p", schema });
   exact<Equal<typeof bare, { title: string; rows?: number | undefined }>>(true);
-  const rich = await aiSdk.generateObjectResult({ prompt: "p", schema });
+  const rich = await runtime.generateObjectResult({ prompt: "p", schema });
   exact<Equal<typeof rich.object, { title: string; rows?: number | undefined }>>(true);
   const one = await runtime.generateObject<{ title: string }>({ role: "default", prompt: "p", schema });
   exact<Equal<typeof one, { title: string }>>(true);

@@ -131,7 +131,7 @@ describe("parity: generateObject", () => {
 
 describe("parity: runAgentLoop", () => {
   function loop(stepBudget: number, toolSet: KtxRuntimeToolDescriptor[] = [lookup, count], unitKey = "wu-1") {
-    return async ({ runtime, api }: { runtime: import("../../src/index.js").KtxLlmRuntime; api: import("../../src/testing/scripted-api.js").ScriptedMessagesApi }) => {
+    return async ({ runtime, api }: { runtime: import("../../src/ai-sdk/index.js").KtxLlmRuntime; api: import("../../src/testing/scripted-api.js").ScriptedMessagesApi }) => {
       const steps: StepFinishEvent[] = [];
       const result = await runtime.runAgentLoop({
         modelRole: "curator",

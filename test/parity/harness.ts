@@ -7,15 +7,8 @@
  * otherwise (the AI SDK asks for JSON through `output_config.format`).
  */
 import { createAnthropic } from "@ai-sdk/anthropic";
-import {
-  ClaudeCodeError,
-  type CreateKtxLlmRuntimeOptions,
-  type KtxLlmRuntime,
-  type RunLoopResult,
-  type StepFinishEvent,
-  type ToolCallRecord,
-  createKtxLlmRuntime,
-} from "../../src/index.js";
+import { ClaudeCodeError, type RunLoopResult, type StepFinishEvent, type ToolCallRecord } from "../../src/index.js";
+import { type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime, createKtxLlmRuntime } from "../../src/ai-sdk/index.js";
 import { type RecordedRequest, type ScriptedApiOptions, type ScriptedMessagesApi, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
 import { scriptedApi, tempDir, testEnv, toolResultsIn } from "../support.js";
 

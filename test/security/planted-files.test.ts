@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { PINNED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
+import { bundledCliVersion } from "../../src/binary/locate.js";
+import { VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
 import { KTX_CLAUDE_CODE_MODEL_ALIASES } from "../../src/claude-code/models.js";
 import type { RunLoopResult } from "../../src/runtime/types.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
@@ -35,7 +36,8 @@ let trap: Trap;
 let result: RunLoopResult;
 let home = "";
 let executed: string[] = [];
-const builtins = VERIFIED_CLI_VERSIONS[PINNED_CLI_VERSION]!.builtinTools;
+// The installed CLI (the lockfile's version): the one these tests start.
+const builtins = VERIFIED_CLI_VERSIONS[bundledCliVersion()!]!.builtinTools;
 const foreign = ["mcp__evil__run", "mcp__github__create_issue", "mcp__ktx__not_a_tool", "mcp__ktx__lookup2", "mcp__ktx__LOOKUP"];
 
 endSuiteAfterAll(() => trap);

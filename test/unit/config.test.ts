@@ -1,13 +1,12 @@
 /** KTX's llm configuration: parsing, paths in errors, prompt-caching defaults and warnings, the runtime factory. */
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  AiSdkKtxLlmRuntime,
   ClaudeCodeRuntime,
   DEFAULT_PROMPT_CACHING,
   KtxLlmConfigError,
   UnsupportedLlmBackendError,
   claudeCodeConfigWarnings,
-  createKtxLlmRuntime,
+  createKtxLlmRuntime as createCoreKtxLlmRuntime,
   parseKtxLlmConfig,
   promptCachingWarnings,
   resolvePromptCaching,
@@ -15,6 +14,7 @@ import {
   UnsupportedModelError,
   defaultKtxIngest,
 } from "../../src/index.js";
+import { AiSdkKtxLlmRuntime, createKtxLlmRuntime } from "../../src/ai-sdk/index.js";
 import { findKtxProjectDir, loadKtxLlmConfig } from "../../src/config/parse.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { cleanup, scriptedApi, tempDir } from "../support.js";
@@ -194,6 +194,19 @@ describe("createKtxLlmRuntime", () => {
     const quiet = logger();
     createKtxLlmRuntime({ provider: { backend: "claude-code" }, models: { default: "sonnet" } }, { projectDir: tempDir("factory"), warm: false, reuse: false, logger: quiet.logger });
     expect(quiet.warnings).toEqual([]);
+  });
+
+  it("the core factory builds claude-code and refuses anthropic, naming the ktx-claude-code/ai-sdk entry point that builds it", () => {
+    expect(createCoreKtxLlmRuntime(KTX_YAML, { projectDir: tempDir("factory"), warm: false, reuse: false })).toBeInstanceOf(ClaudeCodeRuntime);
+    let thrown: unknown;
+    try {
+      createCoreKtxLlmRuntime({ provider: { backend: "anthropic" }, models: { default: "claude-sonnet-5-5" } }, { projectDir: tempDir("factory") });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(UnsupportedLlmBackendError);
+    expect((thrown as UnsupportedLlmBackendError).backend).toBe("anthropic");
+    expect((thrown as Error).message).toMatch(/import \{ createKtxLlmRuntime \} from "ktx-claude-code\/ai-sdk" \(install its optional peers ai and @ai-sdk\/anthropic\)/);
   });
 
   it("returns the AI SDK runtime for anthropic", () => {

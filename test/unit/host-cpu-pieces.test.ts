@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { PINNED_CLI_VERSION, factsFor } from "../../src/binary/versions.js";
+import { NEWEST_VERIFIED_CLI_VERSION, factsFor } from "../../src/binary/versions.js";
 import { buildCliArgs, cliArgsFor } from "../../src/claude-code/checks/isolation.js";
 import { InFlight } from "../../src/mcp/in-flight.js";
 import { inputJsonSchemaText, prepareToolSet } from "../../src/mcp/tools.js";
@@ -89,7 +89,7 @@ describe("ProcessCost", () => {
 });
 
 describe("cliArgsFor and shared tool schemas", () => {
-  const facts = factsFor(PINNED_CLI_VERSION);
+  const facts = factsFor(NEWEST_VERIFIED_CLI_VERSION);
 
   it("gives the args buildCliArgs builds, one frozen array per spec", () => {
     const spec = { facts, model: "claude-x", maxTurns: 6, toolIds: ["mcp__ktx__a", "mcp__ktx__b"], structuredOutput: false };

@@ -16,6 +16,7 @@ import {
   parseKtxLlmConfig,
   type KtxLlmConfig,
 } from "../../src/index.js";
+import { createKtxLlmRuntime as createAiSdkKtxLlmRuntime } from "../../src/ai-sdk/index.js";
 import { resolveConfigReference } from "../../src/config/references.js";
 import { cleanup, tempDir } from "../support.js";
 
@@ -225,8 +226,8 @@ describe("env: and file: references", () => {
 
   it("resolves references with the factory's env, so the anthropic runtime never gets the reference text", () => {
     const config = { llm: { provider: { backend: "anthropic", anthropic: { api_key: "env:MY_KEY" } }, models: { default: "claude-sonnet-4-6" } } };
-    const error = thrown(() => createKtxLlmRuntime(config, { projectDir: tempDir("factory"), env: {} }));
+    const error = thrown(() => createAiSdkKtxLlmRuntime(config, { projectDir: tempDir("factory"), env: {} }));
     expect(error).toBeInstanceOf(KtxConfigReferenceError);
-    expect(createKtxLlmRuntime(config, { projectDir: tempDir("factory"), env: { MY_KEY: "sk-real" } })).toBeDefined();
+    expect(createAiSdkKtxLlmRuntime(config, { projectDir: tempDir("factory"), env: { MY_KEY: "sk-real" } })).toBeDefined();
   });
 });

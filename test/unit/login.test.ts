@@ -60,7 +60,7 @@ describe("ktx-claude-code login", () => {
       "typed: hello from the terminal",
       "",
     ]);
-    expect(result.stderr).toContain(`Running the pinned Claude Code CLI 2.1.330: ${cli} auth login --sso --email me@example.com`);
+    expect(result.stderr).toContain(`Running the installed Claude Code CLI 2.1.330: ${cli} auth login --sso --email me@example.com`);
     expect(result.stderr).toContain("on stderr");
   });
 
@@ -75,12 +75,12 @@ describe("ktx-claude-code login", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/Usage: ktx-claude-code login/);
     expect(result.stdout).toMatch(/--sso/);
-    expect(result.stdout).toMatch(/npx ktx-claude-code login --sso --email me@example.com/);
+    expect(result.stdout).toMatch(/npx --no-install ktx-claude-code login --sso --email me@example.com/);
   });
 
   it("is the command every log-in advice names", () => {
-    expect(LOGIN_COMMAND).toBe("npx ktx-claude-code login");
-    expect(AUTH_FIX).toContain("`npx ktx-claude-code login`");
-    expect(new ClaudeCodeAuthError("Not logged in").message).toContain("`npx ktx-claude-code login`");
+    expect(LOGIN_COMMAND).toBe("npx --no-install ktx-claude-code login");
+    expect(AUTH_FIX).toContain("`npx --no-install ktx-claude-code login`");
+    expect(new ClaudeCodeAuthError("Not logged in").message).toContain("`npx --no-install ktx-claude-code login`");
   });
 });
