@@ -10,6 +10,7 @@ import type { RateLimitGovernorPort } from "./limits/governor.js";
 /**
  * What KTX's factory passes its `createClaudeCodeRuntime` hook (KTX's backend constructor deps):
  * `{ projectDir, modelSlots, env, rateLimitGovernor }`, plus the Agent SDK `query` seam of KTX's own tests.
+ * Optional fields take `undefined` too: KTX passes what it has, under `exactOptionalPropertyTypes` as well.
  */
 export interface KtxClaudeCodeRuntimeDeps {
   /** The KTX project directory; checked when a call starts (`ProjectDirNotFoundError`), never here. */
@@ -22,9 +23,9 @@ export interface KtxClaudeCodeRuntimeDeps {
    */
   query?: unknown;
   /** The CLI's base environment (default `process.env`); always scrubbed (docs/environment.md). */
-  env?: NodeJS.ProcessEnv;
+  env?: NodeJS.ProcessEnv | undefined;
   /** KTX's governor (built from `ingest.rateLimit` and `workUnits.maxConcurrency`): every call waits for it and reports to it. */
-  rateLimitGovernor?: RateLimitGovernorPort;
+  rateLimitGovernor?: RateLimitGovernorPort | undefined;
 }
 
 /** KTX's deps plus this library's own runtime options (everything but `models`, which is `modelSlots`). */

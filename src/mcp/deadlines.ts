@@ -47,6 +47,6 @@ export class Deadlines {
 
 export interface Expiring {
   expire(): void;
-  /** Set by `Deadlines.add`. */
-  deadlineAt?: number;
+  /** Set by `Deadlines.add`. `| undefined`: implementers declare it unset, also under exactOptionalPropertyTypes. */
+  deadlineAt?: number | undefined;
 }
