@@ -123,7 +123,8 @@ const oursRun = {
 
 const { createAnthropic } = await import("@ai-sdk/anthropic");
 const anthropic = createAnthropic({ baseURL: `${api.baseUrl}/v1`, apiKey: DUMMY_API_KEY });
-const direct = new lib.AiSdkKtxLlmRuntime({ getModel: () => anthropic(MODEL_ID) });
+const { AiSdkKtxLlmRuntime } = await import(dist("ai-sdk/index.js"));
+const direct = new AiSdkKtxLlmRuntime({ getModel: () => anthropic(MODEL_ID) });
 const directRun = {
   text: async () => check((await direct.generateText({ role: "triage", system: SYSTEM, prompt: TEXT_PROMPT })) === TEXT_REPLY, "direct text"),
   object: async () => check((await direct.generateObject({ system: SYSTEM, prompt: OBJECT_PROMPT, schema: objectSchema })).rows === OBJECT_VALUE.rows, "direct object"),
