@@ -184,7 +184,7 @@ describe("ktx-claude-code fixtures compare", () => {
     expect(stderr).toContain('"latest" is not an exact version');
   });
 
-  it("runs the pinned version by --version with the bundled binary, and finds no drift against its own fixtures", async () => {
+  it("runs the installed version by --version with the installed binary, and finds no drift against its own fixtures", async () => {
     const { exitCode, stdout, stderr } = await runElsewhere("fixtures", "compare", "--version", "2.1.330", "--scenarios", "text", "--json");
     expect(exitCode).toBe(0);
     expect(stderr).toMatch(/^\[1\/1\] text: \d+\.\d s, outcome same, same$/m);
