@@ -92,6 +92,23 @@ export class CliInstallError extends ClaudeCodeError {
   }
 }
 
+/** An installed CLI binary whose sha256 is not the one recorded for its version: it is never run. */
+export class CliChecksumError extends ClaudeCodeError {
+  override readonly code = "cli_checksum_mismatch";
+  constructor(
+    readonly cliPath: string,
+    readonly version: string,
+    readonly expectedSha256: string,
+    readonly actualSha256: string,
+    readonly recordedIn: string,
+  ) {
+    super(
+      `The Claude Code ${version} binary at ${cliPath} has sha256 ${actualSha256}, not ${expectedSha256} (${recordedIn}); it is not run. ` +
+        "Something replaced it after the checked install: remove that version's cache directory and run again to reinstall it.",
+    );
+  }
+}
+
 export class UnsupportedCliVersionError extends ClaudeCodeError {
   override readonly code = "unsupported_cli_version";
   constructor(
