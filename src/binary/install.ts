@@ -75,14 +75,21 @@ export function npmEnv(env: NodeJS.ProcessEnv = process.env): Record<string, str
 
 /** The facts table's key for a binary: its platform package's suffix (`linux-x64`, `linux-x64-musl`), or `cli.js`. */
 export function binaryKey(binary: string): string {
-  if (basename(binary) === NODE_LAUNCHER) return "cli.js";
+  if (basename(binary) === NODE_LAUNCHER || basename(binary) === "cli.js") return "cli.js";
   const name = basename(dirname(binary));
-  return name === "bin" ? "wrapper-bin" : name.replace(/^claude-code-/, "");
+  // A binary outside its platform package (the wrapper's bin/, a copy): this machine's platform.
+  return name.startsWith("claude-code-") ? name.slice("claude-code-".length) : `${process.platform}-${process.arch}`;
 }
 
-/** The file whose bytes are the CLI: the native binary, or the `cli.js` a launcher runs. */
-function checkedFile(prefix: string, binary: string): string {
-  return basename(binary) === NODE_LAUNCHER ? join(prefix, "node_modules", "@anthropic-ai", "claude-code", "cli.js") : binary;
+/** The platform package a binary came from, when it is inside one. */
+function platformPackageOf(binary: string): string | undefined {
+  const name = basename(dirname(binary));
+  return name.startsWith("claude-code-") ? `@anthropic-ai/${name}` : undefined;
+}
+
+/** The file whose bytes are the CLI: the native binary, or the `cli.js` a launcher (next to node_modules) runs. */
+export function binaryFile(binary: string): string {
+  return basename(binary) === NODE_LAUNCHER ? join(dirname(binary), "node_modules", "@anthropic-ai", "claude-code", "cli.js") : binary;
 }
 
 export async function sha256Of(path: string): Promise<string> {
@@ -122,7 +129,7 @@ async function checkedCachedBinary(prefix: string, version: string, binary: stri
   const key = binaryKey(binary);
   const expected = expectedSha(version, key, prefix);
   if (!expected) return undefined;
-  const actual = await sha256Of(checkedFile(prefix, binary));
+  const actual = await sha256Of(binaryFile(binary));
   if (actual !== expected.sha256) throw new CliChecksumError(binary, version, expected.sha256, actual, expected.recordedIn);
   return binary;
 }
@@ -146,9 +153,8 @@ async function checkIntegrity(staging: string, version: string, binary: string, 
   } catch (error) {
     throw new CliInstallError(version, `npm left no node_modules/.package-lock.json to check the packages against (${(error as Error).message})`, "Use npm 7 or later.");
   }
-  const names = ["@anthropic-ai/claude-code"];
-  const key = binaryKey(binary);
-  if (key !== "cli.js" && key !== "wrapper-bin") names.push(`@anthropic-ai/claude-code-${key}`);
+  const platformPackage = platformPackageOf(binary);
+  const names = ["@anthropic-ai/claude-code", ...(platformPackage ? [platformPackage] : [])];
   const checked: Record<string, string> = {};
   for (const name of names) {
     const entry = lock.packages?.[`node_modules/${name}`];
@@ -223,7 +229,7 @@ export async function ensureCliVersion(version: string, cacheDir = defaultCliCac
     }
     const integrity = await checkIntegrity(staging, version, staged, env);
     const key = binaryKey(staged);
-    const sha256 = await sha256Of(checkedFile(staging, staged));
+    const sha256 = await sha256Of(binaryFile(staged));
     const verified = VERIFIED_CLI_VERSIONS[version]?.binarySha256?.[key];
     if (verified && verified !== sha256) throw new CliChecksumError(staged, version, verified, sha256, `the verified table's ${version} ${key} entry`);
     const record: InstallRecord = { version, key, sha256, integrity };

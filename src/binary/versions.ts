@@ -32,7 +32,8 @@ export interface CliVersionFacts {
   binarySha256?: Readonly<Record<string, string>>;
 }
 
-const BUILTIN_TOOLS = [
+/** Named by every entry (older versions' tools included: naming a tool a CLI lacks is harmless). */
+export const BUILTIN_TOOLS = [
   "Agent",
   "Task",
   "AskUserQuestion",
