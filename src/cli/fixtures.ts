@@ -124,9 +124,10 @@ export async function compareFixtures(options: CompareTarget & { against?: strin
         continue;
       }
       const started = performance.now();
-      const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work });
-      const live = join(work, `${scenario.name}.jsonl`);
       const recorded = loadTranscript(fixture);
+      // A project dir as long as the recording's: the CLI names it in every request, so the token counts compare exactly.
+      const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work, projectDirLength: recorded.header.cwd.length });
+      const live = join(work, `${scenario.name}.jsonl`);
       const before = recorded.records.find((record) => record.kind === "outcome")?.outcome;
       const same = JSON.stringify(before) === JSON.stringify(after);
       const crash = crashOf(after, live);
