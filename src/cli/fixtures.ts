@@ -7,7 +7,7 @@ import { locateBundledCli, cliVersion } from "../binary/locate.js";
 import { defaultCliCache, ensureCliVersion } from "../binary/install.js";
 import { PINNED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../binary/versions.js";
 import { SCENARIOS, runScenario, type Scenario } from "../testing/scenarios.js";
-import { InvalidInputError } from "../errors/index.js";
+import { InvalidInputError, UnverifiedFixturesError } from "../errors/index.js";
 import { loadTranscript } from "../transcripts/reader.js";
 import { diffTranscripts } from "../transcripts/inspect.js";
 import { crashOf, differs, renderDriftReport, structuralChanges, type DriftReport, type ScenarioDrift } from "./drift.js";
@@ -25,7 +25,8 @@ export interface Io {
   stderr(text: string): void;
 }
 
-async function binaryFor(version: string, cacheDir: string | undefined, io?: Io): Promise<string> {
+/** The binary of a version: the bundled one for the pinned version, else a checked install in the cache. */
+export async function binaryFor(version: string, cacheDir: string | undefined, io?: Io): Promise<string> {
   if (version === PINNED_CLI_VERSION) return locateBundledCli();
   return ensureCliVersion(version, cacheDir ?? defaultCliCache(), io && ((text) => io.stderr(text)));
 }
@@ -65,17 +66,35 @@ export function pickScenarios(names: string | undefined): readonly Scenario[] {
   return wanted.map((name) => SCENARIOS.find((scenario) => scenario.name === name)!);
 }
 
-export async function recordFixtures(options: { versions?: string; scenarios?: string; out?: string; cacheDir?: string }, io: Io): Promise<number> {
+export interface RecordOptions {
+  versions?: string;
+  scenarios?: string;
+  out?: string;
+  cacheDir?: string;
+  /**
+   * Part of a verification (`fixtures verify`, or `--verification` by hand): a version the table does
+   * not hold yet is recorded too. Without it such a version is refused before anything is installed.
+   */
+  verification?: boolean;
+  /** The binary to record with (one version only), instead of the bundled or a cached install. */
+  cli?: string;
+}
+
+/** Records the catalog per version. Throws (exit 2) for an unverified version unless `verification`. */
+export async function recordFixtures(options: RecordOptions, io: Io): Promise<number> {
   const versions = options.versions ? options.versions.split(",").map((v) => v.trim()) : Object.keys(VERIFIED_CLI_VERSIONS);
   const root = resolve(options.out ?? FIXTURE_ROOT);
   const scenarios = pickScenarios(options.scenarios);
+  const unverified = versions.filter((version) => !Object.hasOwn(VERIFIED_CLI_VERSIONS, version));
+  if (unverified.length > 0 && !options.verification) throw new UnverifiedFixturesError(unverified[0]!, Object.keys(VERIFIED_CLI_VERSIONS));
+  if (options.cli !== undefined && versions.length !== 1) throw new InvalidInputError("fixtures record --cli records one version: pass --versions with exactly that binary's version.");
   for (const version of versions) {
-    const cliPath = await binaryFor(version, options.cacheDir, io);
+    const cliPath = options.cli ?? (await binaryFor(version, options.cacheDir, io));
     const dir = join(root, version);
     mkdirSync(dir, { recursive: true });
     for (const scenario of scenarios) {
       const started = performance.now();
-      const outcome = await runScenario(scenario, { cliPath, transcriptDir: dir });
+      const outcome = await runScenario(scenario, { cliPath, transcriptDir: dir, allowUnverifiedCli: options.verification === true });
       io.stdout(`${version} ${scenario.name.padEnd(26)} ${Math.round(performance.now() - started)} ms  ${JSON.stringify(outcome).slice(0, 120)}\n`);
     }
   }

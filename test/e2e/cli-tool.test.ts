@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { compareCliPath } from "../../src/cli/fixtures.js";
 import { InvalidInputError } from "../../src/errors/index.js";
 import { LINE_WIDTH } from "../../src/transcripts/inspect.js";
-import { cleanup, realCli, tempDir, testEnv } from "../support.js";
+import { locateBundledCli } from "../../src/binary/locate.js";
+import { PINNED_CLI_VERSION } from "../../src/binary/versions.js";
+import { cleanup, cliVersionInUse, realCli, tempDir, testEnv } from "../support.js";
 
 const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
 const FIXTURES = join(import.meta.dirname, "../../fixtures/transcripts");
@@ -184,13 +186,15 @@ describe("ktx-claude-code fixtures compare", () => {
     expect(stderr).toContain('"latest" is not an exact version');
   });
 
-  it("runs the pinned version by --version with the bundled binary, and finds no drift against its own fixtures", async () => {
-    const { exitCode, stdout, stderr } = await runElsewhere("fixtures", "compare", "--version", "2.1.330", "--scenarios", "text", "--json");
+  it("runs the pinned version by --version with the bundled binary (or KTX_CC_CLI's binary), and finds no drift against its own fixtures", async () => {
+    const version = process.env.KTX_CC_CLI ? await cliVersionInUse() : PINNED_CLI_VERSION;
+    const target = process.env.KTX_CC_CLI ? ["--cli", realCli(), "--against", version] : ["--version", PINNED_CLI_VERSION];
+    const { exitCode, stdout, stderr } = await runElsewhere("fixtures", "compare", ...target, "--scenarios", "text", "--json");
     expect(exitCode).toBe(0);
     expect(stderr).toMatch(/^\[1\/1\] text: \d+\.\d s, outcome same, same$/m);
     const report = JSON.parse(stdout);
-    expect(report.cli).toBe(realCli());
-    expect(report.version).toBe("2.1.330");
+    expect(report.cli).toBe(process.env.KTX_CC_CLI ? realCli() : locateBundledCli());
+    expect(report.version).toBe(version);
     expect(report.differing).toBe(0);
   });
 
@@ -199,7 +203,8 @@ describe("ktx-claude-code fixtures compare", () => {
     // Drift is a failed gate.
     expect(exitCode).toBe(1);
     const report = JSON.parse(stdout);
-    expect(report.version).toBe("2.1.330");
+    const version = await cliVersionInUse();
+    expect(report.version).toBe(version);
     const loop = report.scenarios.find((drift: { scenario: string }) => drift.scenario === "tool-loop");
     // 2.1.142 sent the MCP handshake twice; the pinned CLI sends it once.
     expect(loop.diff.controlRequests.before.filter((key: string) => key.endsWith("/initialize"))).toHaveLength(2);
@@ -209,7 +214,8 @@ describe("ktx-claude-code fixtures compare", () => {
     expect(report.outcomes).toEqual({ same: 2, changed: 0, missingFixtures: 0 });
     // The structure section names the changed handshake, and no version string is a change.
     expect(report.structure).toContainEqual({ what: expect.stringMatching(/^control requests: /), scenarios: ["tool-loop"] });
-    expect(JSON.stringify(report.scenarios.map((drift: { diff: { valueChanges: unknown } }) => drift.diff.valueChanges))).not.toMatch(/2\.1\.142|2\.1\.330/);
+    expect(JSON.stringify(report.scenarios.map((drift: { diff: { valueChanges: unknown } }) => drift.diff.valueChanges))).not.toContain("2.1.142");
+    expect(JSON.stringify(report.scenarios.map((drift: { diff: { valueChanges: unknown } }) => drift.diff.valueChanges))).not.toContain(version);
     // Differences keep the live transcripts for a look.
     expect(report.transcripts).toMatch(/ktx-compare-/);
     expect(existsSync(join(report.transcripts, "tool-loop.jsonl"))).toBe(true);
