@@ -113,7 +113,8 @@ export function structuralChanges(drifts: readonly ScenarioDrift[]): StructuralC
     if (diff.hostLines) note({ change: "changed", what: `our lines: ${diff.hostLines.before.join(" ")} -> ${diff.hostLines.after.join(" ")}`, runtimeReads: true }, drift.scenario);
     if (diff.result) note({ change: "changed", what: `result: ${json(diff.result.before)} -> ${json(diff.result.after)}`, runtimeReads: true }, drift.scenario);
   }
-  const rank = (change: StructuralChange) => (change.change === "added" ? 2 : 0) + (change.runtimeReads ? 0 : 1);
+  // Read by the runtime before not read, changed before removed, additions last.
+  const rank = (change: StructuralChange) => (change.change === "added" ? 4 : 0) + (change.runtimeReads ? 0 : 2) + (change.change === "removed" ? 1 : 0);
   // Stable: within a rank, the order the scenarios showed them in.
   return [...found.values()].map((change, index) => ({ change, index })).sort((a, b) => rank(a.change) - rank(b.change) || a.index - b.index).map(({ change }) => change);
 }
