@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { driftReport, renderDriftReport, type DriftReport, type ScenarioDrift } from "../../src/cli/drift.js";
-import { diffTranscripts } from "../../src/transcripts/inspect.js";
+import { diffTranscripts, renderDiff } from "../../src/transcripts/inspect.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
 import { cleanup, tempDir } from "../support.js";
 
@@ -184,4 +184,20 @@ it("a real change in the request size still shows: more input tokens are a chang
 it("a project dir that could not be made as long as the recording's is named, with both lengths", () => {
   const drift: ScenarioDrift = { ...driftOf("text", join(ROOT, "2.1.330", "text.jsonl"), join(ROOT, "2.1.330", "text.jsonl")), projectDirLength: { recorded: 30, live: 71 } };
   expect(renderDriftReport(report([drift], "2.1.330"))).toMatch(/Project dir: no temp root is short enough .*\(text 71 chars, recorded 30\)/);
+});
+
+it("transcript diff says when two runs' project dirs differ in length, and still lists the token counts that follow", () => {
+  const fixture = join(ROOT, "2.1.330", "text.jsonl");
+  const cwd = loadTranscript(fixture).header.cwd;
+  const longer = `/tmp/a-much-longer-temporary-directory-name-for-the-gate/${cwd.slice("/tmp/".length)}`;
+  const moved = rewritten("text", [
+    [cwd, longer],
+    [cwd.replace(/[^A-Za-z0-9]/g, "-"), longer.replace(/[^A-Za-z0-9]/g, "-")],
+    ['\\"input_tokens\\":309', '\\"input_tokens\\":322'],
+  ]);
+  const diff = diffTranscripts(loadTranscript(fixture), loadTranscript(moved));
+  expect(diff.projectDirLengths).toEqual({ before: cwd.length, after: longer.length });
+  const lines = renderDiff(diff);
+  expect(lines[0]).toMatch(new RegExp(`^note: the project dirs are ${cwd.length} and ${longer.length} characters long; the CLI names its project dir in every API request`));
+  expect(lines.join("\n")).toContain("message.usage.input_tokens: 309 -> 322");
 });
