@@ -9,8 +9,7 @@ import { PINNED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../binary/versions.js
 import { SCENARIOS, runScenario, type Scenario } from "../testing/scenarios.js";
 import { InvalidInputError, UnverifiedFixturesError } from "../errors/index.js";
 import { loadTranscript } from "../transcripts/reader.js";
-import { diffTranscripts } from "../transcripts/inspect.js";
-import { crashOf, differs, renderDriftReport, structuralChanges, type DriftReport, type ScenarioDrift } from "./drift.js";
+import { differs, driftReport, renderDriftReport, scenarioDrift, type DriftReport, type ScenarioDrift } from "./drift.js";
 
 export type { ScenarioDrift, DriftReport };
 
@@ -116,7 +115,8 @@ function compareInputProblem(options: CompareTarget & { against?: string }, agai
 
 /**
  * Runs the catalog live on the target CLI and diffs each run against the recorded fixture of
- * `against`. Exit code: 0 when no scenario differs, 1 when any does (a gate for CI). Anything that
+ * `against`. Exit code by the report's verdict: 0 `same`, 1 any drift (`additive only`, `changed`,
+ * `outcome differs`; `--json` carries which), a gate for CI. Anything that
  * keeps it from running (bad arguments, no fixtures, an install that fails, a missing binary)
  * throws, and the command turns that into exit 2 with one line. Progress goes to stderr, the
  * report to stdout.
@@ -147,38 +147,16 @@ export async function compareFixtures(options: CompareTarget & { against?: strin
       // A project dir as long as the recording's: the CLI names it in every request, so the token counts compare exactly.
       const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work, projectDirLength: recorded.header.cwd.length });
       const live = join(work, `${scenario.name}.jsonl`);
-      const before = recorded.records.find((record) => record.kind === "outcome")?.outcome;
-      const same = JSON.stringify(before) === JSON.stringify(after);
-      const crash = crashOf(after, live);
-      const drift: ScenarioDrift = {
-        scenario: scenario.name,
-        outcome: same ? "same" : "changed",
-        ...(same ? {} : { before, after }),
-        ...(existsSync(live) ? { diff: diffTranscripts(recorded, loadTranscript(live)) } : {}),
-        ...(crash ? { crash } : {}),
-      };
+      const drift = scenarioDrift(scenario.name, recorded, after, live);
       drifts.push(drift);
       keep ||= differs(drift);
-      io.stderr(`${step}: ${((performance.now() - started) / 1000).toFixed(1)} s, outcome ${drift.outcome}, ${differs(drift) ? "differs" : "same"}${crash ? `, CLI crashed (exit ${crash.exitCode ?? crash.signal})` : ""}\n`);
+      io.stderr(`${step}: ${((performance.now() - started) / 1000).toFixed(1)} s, outcome ${drift.outcome}, ${differs(drift) ? "differs" : "same"}${drift.crash ? `, CLI crashed (exit ${drift.crash.exitCode ?? drift.crash.signal})` : ""}\n`);
     }
   } finally {
     // The live transcripts hold the cause of any difference (a crash's stderr): kept then.
     if (!keep) rmSync(work, { recursive: true, force: true });
   }
-  const report: DriftReport = {
-    cli: cliPath,
-    version: liveVersion,
-    against,
-    outcomes: {
-      same: drifts.filter((drift) => drift.outcome === "same").length,
-      changed: drifts.filter((drift) => drift.outcome === "changed").length,
-      missingFixtures: drifts.filter((drift) => drift.outcome === "no fixture").length,
-    },
-    structure: structuralChanges(drifts),
-    scenarios: drifts,
-    differing: drifts.filter(differs).length,
-    transcripts: keep ? work : null,
-  };
+  const report = driftReport({ cli: cliPath, version: liveVersion, against, drifts, transcripts: keep ? work : null });
   io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderDriftReport(report));
-  return report.differing > 0 ? 1 : 0;
+  return report.verdict === "same" ? 0 : 1;
 }

@@ -49,7 +49,7 @@ const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
     name: "fixtures compare",
     positionals: { shown: "", count: 0, what: "positional arguments" },
     summary:
-      "Runs the scenario catalog live on another CLI (a binary, or a version installed on demand) and reports the drift against recorded fixtures: outcomes first, then protocol structure, crashes, and each scenario's differences.",
+      "Runs the scenario catalog live on another CLI (a binary, or a version installed on demand) and reports the drift against recorded fixtures: a verdict, outcomes, crashes, protocol structure (what the runtime reads first), and each scenario's differences.",
     options: {
       cli: { type: "string", value: "PATH", help: "a Claude Code binary to run" },
       version: { type: "string", value: "X.Y.Z", help: "a version to install (once, into the cache) and run; the pinned one is the bundled binary" },
@@ -60,7 +60,8 @@ const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
     },
     notes: [
       "Exactly one of --cli and --version.",
-      "Exit codes: 0 no scenario differs, 1 some differ (outcome or protocol), 2 it could not run (wrong arguments, no fixtures, an install that failed, a missing binary).",
+      "The report leads with a verdict: same, additive only (new fields, message types or list items only), changed (something removed or changed), outcome differs; --json carries it as `verdict`.",
+      "Exit codes: 0 same, 1 any other verdict, 2 it could not run (wrong arguments, no fixtures, an install that failed, a missing binary).",
       "Progress goes to stderr, the report to stdout.",
     ],
     examples: ["ktx-claude-code fixtures compare --version 2.1.286", "ktx-claude-code fixtures compare --cli ./claude --against 2.1.286 --scenarios text,tool-loop --json"],

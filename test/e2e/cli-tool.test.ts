@@ -1,5 +1,5 @@
 /** The `ktx-claude-code` command: transcript inspection and the fixture drift report. */
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
@@ -195,7 +195,28 @@ describe("ktx-claude-code fixtures compare", () => {
     const report = JSON.parse(stdout);
     expect(report.cli).toBe(process.env.KTX_CC_CLI ? realCli() : locateBundledCli());
     expect(report.version).toBe(version);
+    expect(report.verdict).toBe("same");
     expect(report.differing).toBe(0);
+  });
+
+  // Four of the 13 scenarios (each starts a CLI): one text call, the one whose output tokens depended on
+  // how the stream was read, a tool loop, an API failure. The full catalog is measured in docs/compatibility.md.
+  it("is a clean gate on the pinned version under a long TMPDIR and another HOME: verdict same, exit 0", { timeout: 240_000 }, async () => {
+    const longTmp = join(tempDir("gate"), "a-much-longer-temporary-directory-name-for-the-gate");
+    const home = join(tempDir("gate-home"), "another", "home");
+    mkdirSync(longTmp, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    const { exitCode, stdout, stderr } = await execa(process.execPath, [MAIN, "fixtures", "compare", "--version", PINNED_CLI_VERSION, "--scenarios", "text,object-schema-violation,tool-loop,api-429", "--json"], {
+      reject: false,
+      cwd: tempDir("elsewhere"),
+      env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1", TMPDIR: longTmp, HOME: home },
+    });
+    const report = JSON.parse(stdout);
+    expect(exitCode, `${stderr}\n${JSON.stringify(report.structure)}\n${JSON.stringify(report.scenarios.map((drift: { diff?: unknown }) => drift.diff))}`).toBe(0);
+    expect(report.verdict).toBe("same");
+    expect(report.scenarios.map((drift: { scenario: string }) => drift.scenario)).toEqual(["text", "object-schema-violation", "tool-loop", "api-429"]);
+    expect(report.scenarios.every((drift: { projectDirLength?: unknown }) => drift.projectDirLength === undefined)).toBe(true);
+    expect(report.transcripts).toBeNull();
   });
 
   it("runs scenarios live on a CLI and reports drift against the recorded fixtures", async () => {
@@ -213,7 +234,8 @@ describe("ktx-claude-code fixtures compare", () => {
     expect(loop.outcome).toBe("same");
     expect(report.outcomes).toEqual({ same: 2, changed: 0, missingFixtures: 0 });
     // The structure section names the changed handshake, and no version string is a change.
-    expect(report.structure).toContainEqual({ what: expect.stringMatching(/^control requests: /), scenarios: ["tool-loop"] });
+    expect(report.structure).toContainEqual(expect.objectContaining({ change: "changed", what: expect.stringMatching(/^control requests: /), runtimeReads: true, scenarios: ["tool-loop"] }));
+    expect(report.verdict).toBe("changed");
     expect(JSON.stringify(report.scenarios.map((drift: { diff: { valueChanges: unknown } }) => drift.diff.valueChanges))).not.toContain("2.1.142");
     expect(JSON.stringify(report.scenarios.map((drift: { diff: { valueChanges: unknown } }) => drift.diff.valueChanges))).not.toContain(version);
     // Differences keep the live transcripts for a look.

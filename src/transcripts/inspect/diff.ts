@@ -77,6 +77,11 @@ export interface TranscriptDiff {
   call: { before: unknown; after: unknown } | undefined;
   /** The CLI versions, when they differ: named here once, masked in every line. */
   cliVersions: { before: string; after: string } | undefined;
+  /**
+   * The project dirs' lengths, when they differ: the CLI names the dir in every API request (its
+   * environment reminder), so input tokens and costs differ with it. Said, never masked.
+   */
+  projectDirLengths?: { before: number; after: number };
 }
 
 function sequence(transcript: LoadedTranscript, direction: "in" | "out", filter: (key: string) => boolean): string[] {
@@ -245,6 +250,7 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     // Old transcripts have no call record: compared only when both sides have them.
     call: calls[0]!.length > 0 && calls[1]!.length > 0 ? changed(calls[0], calls[1]) : undefined,
     cliVersions: before.header.cliVersion === after.header.cliVersion ? undefined : { before: before.header.cliVersion, after: after.header.cliVersion },
+    ...(before.header.cwd && after.header.cwd && before.header.cwd.length !== after.header.cwd.length ? { projectDirLengths: { before: before.header.cwd.length, after: after.header.cwd.length } } : {}),
   };
 }
 
@@ -280,6 +286,10 @@ export function renderDiff(diff: TranscriptDiff): string[] {
   const versions = diff.cliVersions ? [`CLI ${diff.cliVersions.before} -> ${diff.cliVersions.after} (version strings are masked below)`] : [];
   if (isEmptyDiff(diff)) return [...versions, "no differences"];
   const lines: string[] = [...versions];
+  if (diff.projectDirLengths) {
+    const { before, after } = diff.projectDirLengths;
+    lines.push(`note: the project dirs are ${before} and ${after} characters long; the CLI names its project dir in every API request, so input tokens and costs differ with its length (run both in dirs of one length to compare them)`);
+  }
   if (diff.addedMessageTypes.length) lines.push(`new message types: ${diff.addedMessageTypes.join(", ")}`);
   if (diff.removedMessageTypes.length) lines.push(`removed message types: ${diff.removedMessageTypes.join(", ")}`);
   // Each field with its value(s) in the run that has it: a new `sandbox_enabled` reads `sandbox_enabled = false`.
