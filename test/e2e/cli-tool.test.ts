@@ -138,7 +138,7 @@ describe("ktx-claude-code transcript", () => {
     expect(recorded.exitCode, recorded.stderr).toBe(0);
     expect(recorded.stderr).toMatch(/exit 0; 4 API requests \(main 2, subagent 2\)/);
     const summary = JSON.parse((await run("transcript", "summary", capture, "--json")).stdout);
-    expect(summary).toMatchObject({ source: "stream-json", cliVersion: "2.1.330", subagentTurns: 1, end: { state: "ok" } });
+    expect(summary).toMatchObject({ source: "stream-json", cliVersion: await cliVersionInUse(), subagentTurns: 1, end: { state: "ok" } });
     expect(summary.toolCalls).toEqual([{ name: "Read", isError: false, subagent: true }, { name: "Agent", isError: false }]);
     const result = readFileSync(capture, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).find((message) => message.type === "result");
     // Tokens over the cost's scope: the subagent's requests are billed with the run's, beyond the main thread's usage.
