@@ -73,7 +73,10 @@ export async function verifyVersion(options: VerifyOptions, io: Io): Promise<num
   const version = await cliVersion(cliPath);
   if (options.version !== undefined && version !== options.version) throw new InvalidInputError(`${cliPath} says it is ${version}, not ${options.version}.`);
 
-  const compare = await phase("compare", () => compareFixtures({ cli: cliPath }, io), (code) => `exit ${code} against the ${PINNED_CLI_VERSION} fixtures${code === 0 ? " (no drift)" : code === 1 ? " (drift: read the report above)" : ""}`);
+  // The report goes to stdout as it is; its verdict line (when the report has one) is repeated in the summary.
+  let verdict: string | undefined;
+  const compareIo: Io = { stdout: (text) => ((verdict ??= /^Verdict: .*$/m.exec(text)?.[0]), io.stdout(text)), stderr: io.stderr };
+  const compare = await phase("compare", () => compareFixtures({ cli: cliPath }, compareIo), (code) => `exit ${code} against the ${PINNED_CLI_VERSION} fixtures${verdict ? `; ${verdict}` : code === 0 ? " (no drift)" : code === 1 ? " (drift: read the report above)" : ""}`);
 
   const probed = await phase("probe", () => probeCliFacts(cliPath), (facts) => `${facts.entry.builtinTools.length} built-in tools, plugins ${facts.entry.builtinPlugins.join(", ") || "none"}, ${facts.entry.modelSwitch ?? "no model switch"}${"skipped" in facts.details.analyticsOn ? `; analytics-on run skipped: ${facts.details.analyticsOn.skipped}` : ""}`);
   if (probed.entry.version !== version) throw new InvalidInputError(`the probe read version ${probed.entry.version} from ${cliPath}, not ${version}.`);
