@@ -2,10 +2,11 @@
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { inject } from "vitest";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../src/index.js";
-import { locateBundledCli } from "../src/binary/locate.js";
+import { cliVersion, locateBundledCli } from "../src/binary/locate.js";
+import { type CliVersionFacts, factsFor } from "../src/binary/versions.js";
 import { RateLimitGovernor } from "../src/limits/governor.js";
 import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi } from "../src/testing/scripted-api.js";
 
@@ -73,6 +74,8 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     env: testEnv(),
     passEnv: TEST_PASS_ENV,
     ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
+    // Without KTX_CC_CLI the runtime finds the bundled binary itself, as a user's does.
+    ...(process.env.KTX_CC_CLI ? { cliPath: realCli() } : {}),
     idleTimeoutMs: 30_000,
     // Warm processes are tested on their own (test/e2e/warm.test.ts); elsewhere every child must end with its call.
     warm: false, reuse: false,
@@ -91,7 +94,20 @@ export function script(name: string, body: string): string {
   return path;
 }
 
-export const realCli = () => locateBundledCli();
+/**
+ * The CLI the suite runs: the binary named by `KTX_CC_CLI` (docs/testing.md; `fixtures verify` sets
+ * it), else the bundled one. Tests take its version and facts from the binary, never a literal.
+ */
+export const realCli = (): string => (process.env.KTX_CC_CLI ? resolve(process.env.KTX_CC_CLI) : locateBundledCli());
+
+/** The version of the CLI in use, read from its `--version` (once per path). */
+export const cliVersionInUse = (): Promise<string> => cliVersion(realCli());
+
+/** The verified-table facts of the CLI in use. */
+export const cliFactsInUse = async (): Promise<CliVersionFacts> => factsFor(await cliVersionInUse());
+
+/** Arguments that point a `ktx-claude-code` command (its `flag`) at the CLI in use when KTX_CC_CLI names one. */
+export const cliArgs = (flag: string): string[] => (process.env.KTX_CC_CLI ? [flag, realCli()] : []);
 
 interface ProcEntry {
   pid: number;

@@ -24,9 +24,16 @@ export interface CliVersionFacts {
   duplicateMcpInitialize: boolean;
   /** What the model aliases mean on this version (reported; the CLI resolves them itself). */
   aliases: Readonly<Record<string, string>>;
+  /**
+   * sha256 of the binary per platform package (`linux-x64`, `darwin-arm64`, …; `cli.js` for versions
+   * that ship only that), recorded by `fixtures verify`. A version installed into the cache is
+   * checked against it before it runs (src/binary/install.ts).
+   */
+  binarySha256?: Readonly<Record<string, string>>;
 }
 
-const BUILTIN_TOOLS = [
+/** Named by every entry (older versions' tools included: naming a tool a CLI lacks is harmless). */
+export const BUILTIN_TOOLS = [
   "Agent",
   "Task",
   "AskUserQuestion",
@@ -74,6 +81,7 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     modelSwitch: "apply_flag_settings",
     duplicateMcpInitialize: false,
     aliases: { sonnet: "claude-sonnet-5-5", opus: "claude-opus-5-5", haiku: "claude-haiku-5-5" },
+    binarySha256: { "linux-x64": "f390eaa0814e6a1bff74cbb47acb74cb9c89d30ced809fe0af5af00c7bfe8ebb" },
   },
   "2.1.286": {
     version: "2.1.286",

@@ -7,10 +7,9 @@ import { bundledCliVersion, locateBundledCli, cliVersion } from "../binary/locat
 import { defaultCliCache, ensureCliVersion } from "../binary/install.js";
 import { NEWEST_VERIFIED_CLI_VERSION, VERIFIED_CLI_VERSIONS, isVerifiedVersion } from "../binary/versions.js";
 import { SCENARIOS, runScenario, type Scenario } from "../testing/scenarios.js";
-import { InvalidInputError } from "../errors/index.js";
+import { InvalidInputError, UnverifiedFixturesError } from "../errors/index.js";
 import { loadTranscript } from "../transcripts/reader.js";
-import { diffTranscripts } from "../transcripts/inspect.js";
-import { crashOf, differs, renderDriftReport, structuralChanges, type DriftReport, type ScenarioDrift } from "./drift.js";
+import { differs, driftReport, renderDriftReport, scenarioDrift, type DriftReport, type ScenarioDrift } from "./drift.js";
 
 export type { ScenarioDrift, DriftReport };
 
@@ -25,7 +24,8 @@ export interface Io {
   stderr(text: string): void;
 }
 
-async function binaryFor(version: string, cacheDir: string | undefined, io?: Io): Promise<string> {
+/** The binary of a version: the installed one for the installed version, else a checked install in the cache. */
+export async function binaryFor(version: string, cacheDir: string | undefined, io?: Io): Promise<string> {
   if (version === bundledCliVersion()) return locateBundledCli();
   return ensureCliVersion(version, cacheDir ?? defaultCliCache(), io && ((text) => io.stderr(text)));
 }
@@ -65,17 +65,35 @@ export function pickScenarios(names: string | undefined): readonly Scenario[] {
   return wanted.map((name) => SCENARIOS.find((scenario) => scenario.name === name)!);
 }
 
-export async function recordFixtures(options: { versions?: string; scenarios?: string; out?: string; cacheDir?: string }, io: Io): Promise<number> {
+export interface RecordOptions {
+  versions?: string;
+  scenarios?: string;
+  out?: string;
+  cacheDir?: string;
+  /**
+   * Part of a verification (`fixtures verify`, or `--verification` by hand): a version the table does
+   * not hold yet is recorded too. Without it such a version is refused before anything is installed.
+   */
+  verification?: boolean;
+  /** The binary to record with (one version only), instead of the bundled or a cached install. */
+  cli?: string;
+}
+
+/** Records the catalog per version. Throws (exit 2) for an unverified version unless `verification`. */
+export async function recordFixtures(options: RecordOptions, io: Io): Promise<number> {
   const versions = options.versions ? options.versions.split(",").map((v) => v.trim()) : Object.keys(VERIFIED_CLI_VERSIONS);
   const root = resolve(options.out ?? FIXTURE_ROOT);
   const scenarios = pickScenarios(options.scenarios);
+  const unverified = versions.filter((version) => !Object.hasOwn(VERIFIED_CLI_VERSIONS, version));
+  if (unverified.length > 0 && !options.verification) throw new UnverifiedFixturesError(unverified[0]!, Object.keys(VERIFIED_CLI_VERSIONS));
+  if (options.cli !== undefined && versions.length !== 1) throw new InvalidInputError("fixtures record --cli records one version: pass --versions with exactly that binary's version.");
   for (const version of versions) {
-    const cliPath = await binaryFor(version, options.cacheDir, io);
+    const cliPath = options.cli ?? (await binaryFor(version, options.cacheDir, io));
     const dir = join(root, version);
     mkdirSync(dir, { recursive: true });
     for (const scenario of scenarios) {
       const started = performance.now();
-      const outcome = await runScenario(scenario, { cliPath, transcriptDir: dir });
+      const outcome = await runScenario(scenario, { cliPath, transcriptDir: dir, allowUnverifiedCli: options.verification === true });
       io.stdout(`${version} ${scenario.name.padEnd(26)} ${Math.round(performance.now() - started)} ms  ${JSON.stringify(outcome).slice(0, 120)}\n`);
     }
   }
@@ -103,7 +121,8 @@ function defaultAgainst(): string {
 
 /**
  * Runs the catalog live on the target CLI and diffs each run against the recorded fixture of
- * `against`. Exit code: 0 when no scenario differs, 1 when any does (a gate for CI). Anything that
+ * `against`. Exit code by the report's verdict: 0 `same`, 1 any drift (`additive only`, `changed`,
+ * `outcome differs`; `--json` carries which), a gate for CI. Anything that
  * keeps it from running (bad arguments, no fixtures, an install that fails, a missing binary)
  * throws, and the command turns that into exit 2 with one line. Progress goes to stderr, the
  * report to stdout.
@@ -130,41 +149,20 @@ export async function compareFixtures(options: CompareTarget & { against?: strin
         continue;
       }
       const started = performance.now();
-      const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work });
-      const live = join(work, `${scenario.name}.jsonl`);
       const recorded = loadTranscript(fixture);
-      const before = recorded.records.find((record) => record.kind === "outcome")?.outcome;
-      const same = JSON.stringify(before) === JSON.stringify(after);
-      const crash = crashOf(after, live);
-      const drift: ScenarioDrift = {
-        scenario: scenario.name,
-        outcome: same ? "same" : "changed",
-        ...(same ? {} : { before, after }),
-        ...(existsSync(live) ? { diff: diffTranscripts(recorded, loadTranscript(live)) } : {}),
-        ...(crash ? { crash } : {}),
-      };
+      // A project dir as long as the recording's: the CLI names it in every request, so the token counts compare exactly.
+      const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work, projectDirLength: recorded.header.cwd.length });
+      const live = join(work, `${scenario.name}.jsonl`);
+      const drift = scenarioDrift(scenario.name, recorded, after, live);
       drifts.push(drift);
       keep ||= differs(drift);
-      io.stderr(`${step}: ${((performance.now() - started) / 1000).toFixed(1)} s, outcome ${drift.outcome}, ${differs(drift) ? "differs" : "same"}${crash ? `, CLI crashed (exit ${crash.exitCode ?? crash.signal})` : ""}\n`);
+      io.stderr(`${step}: ${((performance.now() - started) / 1000).toFixed(1)} s, outcome ${drift.outcome}, ${differs(drift) ? "differs" : "same"}${drift.crash ? `, CLI crashed (exit ${drift.crash.exitCode ?? drift.crash.signal})` : ""}\n`);
     }
   } finally {
     // The live transcripts hold the cause of any difference (a crash's stderr): kept then.
     if (!keep) rmSync(work, { recursive: true, force: true });
   }
-  const report: DriftReport = {
-    cli: cliPath,
-    version: liveVersion,
-    against,
-    outcomes: {
-      same: drifts.filter((drift) => drift.outcome === "same").length,
-      changed: drifts.filter((drift) => drift.outcome === "changed").length,
-      missingFixtures: drifts.filter((drift) => drift.outcome === "no fixture").length,
-    },
-    structure: structuralChanges(drifts),
-    scenarios: drifts,
-    differing: drifts.filter(differs).length,
-    transcripts: keep ? work : null,
-  };
+  const report = driftReport({ cli: cliPath, version: liveVersion, against, drifts, transcripts: keep ? work : null });
   io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderDriftReport(report));
-  return report.differing > 0 ? 1 : 0;
+  return report.verdict === "same" ? 0 : 1;
 }

@@ -9,6 +9,7 @@ import { ClaudeCodeError, InvalidInputError } from "../errors/index.js";
 import { LIBRARY_VERSION } from "../version.js";
 import { isStop, parseCommand, text, type CommandSpec } from "./args.js";
 import { compareFixtures, recordFixtures, type Io } from "./fixtures.js";
+import { verifyVersion } from "./verify.js";
 import { LOGIN_USAGE, runLogin } from "./login.js";
 import { runDoctor, runStatus } from "./status.js";
 import { stop, TRANSCRIPT_USAGE, transcriptCommand } from "./transcript.js";
@@ -21,6 +22,8 @@ ${TRANSCRIPT_USAGE}  fixtures record [--versions V,V] [--scenarios S,S]
                                              record the scenario catalog with each CLI version
   fixtures compare (--cli PATH | --version V) [--against V] [--scenarios S,S] [--cache-dir DIR] [--json]
                                              run the catalog on another CLI and report drift
+  fixtures verify (--cli PATH | --version V) [--suites replay,e2e] [--cache-dir DIR]
+                                             verify a CLI version: compare, probe, record, table entry, suites
   --version                                  the version of ktx-claude-code
 `;
 
@@ -37,14 +40,16 @@ const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
       scenarios: SCENARIO_OPTION,
       out: { type: "string", value: "DIR", help: "where to write (default: the package's fixtures/transcripts)" },
       "cache-dir": CACHE_OPTION,
+      verification: { type: "boolean", help: "record a version the verified table does not hold yet (a step of verifying it; `fixtures verify` does the whole)" },
     },
+    notes: ["A version that is not verified is refused (exit 2) unless --verification."],
     examples: ["ktx-claude-code fixtures record --versions 2.1.330 --scenarios text,tool-loop --out /tmp/fixtures"],
   },
   compare: {
     name: "fixtures compare",
     positionals: { shown: "", count: 0, what: "positional arguments" },
     summary:
-      "Runs the scenario catalog live on another CLI (a binary, or a version installed on demand) and reports the drift against recorded fixtures: outcomes first, then protocol structure, crashes, and each scenario's differences.",
+      "Runs the scenario catalog live on another CLI (a binary, or a version installed on demand) and reports the drift against recorded fixtures: a verdict, outcomes, crashes, protocol structure (what the runtime reads first), and each scenario's differences.",
     options: {
       cli: { type: "string", value: "PATH", help: "a Claude Code binary to run" },
       version: { type: "string", value: "X.Y.Z", help: "a version to install (once, into the cache) and run; the installed CLI's own version is that binary" },
@@ -55,10 +60,30 @@ const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
     },
     notes: [
       "Exactly one of --cli and --version.",
-      "Exit codes: 0 no scenario differs, 1 some differ (outcome or protocol), 2 it could not run (wrong arguments, no fixtures, an install that failed, a missing binary).",
+      "The report leads with a verdict: same, additive only (new fields, message types or list items only), changed (something removed or changed), outcome differs; --json carries it as `verdict`.",
+      "Exit codes: 0 same, 1 any other verdict, 2 it could not run (wrong arguments, no fixtures, an install that failed, a missing binary).",
       "Progress goes to stderr, the report to stdout.",
     ],
     examples: ["ktx-claude-code fixtures compare --version 2.1.286", "ktx-claude-code fixtures compare --cli ./claude --against 2.1.286 --scenarios text,tool-loop --json"],
+  },
+  verify: {
+    name: "fixtures verify",
+    positionals: { shown: "", count: 0, what: "positional arguments" },
+    summary:
+      "Verifies a CLI version in one command, from a checkout: the drift report against the pinned fixtures, the facts probed from the binary, the fixtures recorded into fixtures/transcripts/<X>/, its entry written into src/binary/versions.ts and package.json's dependency union, then the replay and e2e suites run against it (KTX_CC_CLI). Nothing is committed: review the diff.",
+    options: {
+      cli: { type: "string", value: "PATH", help: "a Claude Code binary to verify" },
+      version: { type: "string", value: "X.Y.Z", help: "a version to install (checked, once, into the cache) and verify" },
+      suites: { type: "string", value: "S,S", help: "suites to run against it: replay, e2e, or none (default: replay,e2e)" },
+      "cache-dir": CACHE_OPTION,
+    },
+    notes: [
+      "Exactly one of --cli and --version.",
+      "Exit codes: 0 every phase ran and the suites passed, 1 a suite failed (the written entry and fixtures are left for a look), 2 it could not run.",
+      "Each phase's time is printed; progress goes to stderr, the summary to stdout.",
+      "It writes into the checkout it runs from (`node dist/cli/main.js fixtures verify …` after `npm run build`), never into an installed package.",
+    ],
+    examples: ["ktx-claude-code fixtures verify --version 2.1.332"],
   },
 };
 
@@ -75,20 +100,38 @@ async function fixtures(args: string[]): Promise<number> {
   const spec = sub ? FIXTURE_COMMANDS[sub] : undefined;
   if (!spec) {
     if (sub === "--help" || sub === "-h") {
-      io.stdout(`Usage: ktx-claude-code fixtures <record|compare> …\n\nEach answers --help.\n`);
+      io.stdout(`Usage: ktx-claude-code fixtures <record|compare|verify> …\n\nEach answers --help.\n`);
       return 0;
     }
-    io.stderr(`ktx-claude-code fixtures: ${sub === undefined ? "which subcommand?" : `unknown subcommand ${JSON.stringify(sub)}`} (record, compare).\n\n${USAGE}`);
+    io.stderr(`ktx-claude-code fixtures: ${sub === undefined ? "which subcommand?" : `unknown subcommand ${JSON.stringify(sub)}`} (record, compare, verify).\n\n${USAGE}`);
     return 2;
   }
   const parsed = parseCommand(spec, rest);
   if (isStop(parsed)) return stop(io, parsed);
   const { values } = parsed;
   const cacheDir = text(values["cache-dir"]);
-  if (sub === "record") return recordFixtures({ versions: text(values.versions), scenarios: text(values.scenarios), out: text(values.out), cacheDir }, io);
+  if (sub === "record") {
+    try {
+      return await recordFixtures({ versions: text(values.versions), scenarios: text(values.scenarios), out: text(values.out), cacheDir, verification: values.verification === true }, io);
+    } catch (error) {
+      io.stderr(`fixtures record could not run: ${oneLine(error)}\n`);
+      return 2;
+    }
+  }
   const [cli, version] = [text(values.cli), text(values.version)];
   if ((cli === undefined) === (version === undefined)) {
-    return stop(io, { exitCode: 2, stderr: `ktx-claude-code fixtures compare: pass exactly one of --cli PATH and --version X.Y.Z.\n(ktx-claude-code fixtures compare --help for the options and an example)\n` });
+    return stop(io, { exitCode: 2, stderr: `ktx-claude-code fixtures ${sub}: pass exactly one of --cli PATH and --version X.Y.Z.\n(ktx-claude-code fixtures ${sub} --help for the options and an example)\n` });
+  }
+  if (sub === "verify") {
+    const suites = (text(values.suites) ?? "replay,e2e").split(",").map((name) => name.trim()).filter((name) => name && name !== "none");
+    const unknown = suites.filter((name) => name !== "replay" && name !== "e2e");
+    if (unknown.length > 0) return stop(io, { exitCode: 2, stderr: `ktx-claude-code fixtures verify: unknown --suites ${unknown.join(", ")} (replay, e2e, none).\n` });
+    try {
+      return await verifyVersion({ cli, version, cacheDir, suites: suites as ("replay" | "e2e")[] }, io);
+    } catch (error) {
+      io.stderr(`fixtures verify could not run: ${oneLine(error)}\n`);
+      return 2;
+    }
   }
   try {
     return await compareFixtures({ cli, version, cacheDir, against: text(values.against), scenarios: text(values.scenarios), json: values.json === true }, io);

@@ -92,6 +92,37 @@ export class CliInstallError extends ClaudeCodeError {
   }
 }
 
+/** `fixtures record` of a CLI version the table does not hold: its fixtures are recorded as part of verifying it. */
+export class UnverifiedFixturesError extends ClaudeCodeError {
+  override readonly code = "unverified_cli_fixtures";
+  constructor(
+    readonly version: string,
+    readonly verifiedVersions: readonly string[],
+  ) {
+    super(
+      `Not recording fixtures of CLI ${version}: ktx-claude-code has not verified it (verified: ${verifiedVersions.join(", ")}), and its runs would only hold an UnsupportedCliVersionError. ` +
+        `Verify it with \`ktx-claude-code fixtures verify --version ${version}\` (which records them), or pass --verification to record them as one step of a verification by hand.`,
+    );
+  }
+}
+
+/** An installed CLI binary whose sha256 is not the one recorded for its version: it is never run. */
+export class CliChecksumError extends ClaudeCodeError {
+  override readonly code = "cli_checksum_mismatch";
+  constructor(
+    readonly cliPath: string,
+    readonly version: string,
+    readonly expectedSha256: string,
+    readonly actualSha256: string,
+    readonly recordedIn: string,
+  ) {
+    super(
+      `The Claude Code ${version} binary at ${cliPath} has sha256 ${actualSha256}, not ${expectedSha256} (${recordedIn}); it is not run. ` +
+        "Something replaced it after the checked install: remove that version's cache directory and run again to reinstall it.",
+    );
+  }
+}
+
 export class UnsupportedCliVersionError extends ClaudeCodeError {
   override readonly code = "unsupported_cli_version";
   constructor(

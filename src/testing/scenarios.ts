@@ -3,7 +3,7 @@
  * same catalog is recorded live (fixtures record), replayed in tests, and run against other CLI
  * versions for the drift report (fixtures compare).
  */
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -238,11 +238,39 @@ export interface ScenarioRunOptions {
   /** Replays need an endpoint shape identical to the recording but no server. */
   fakeEndpoint?: boolean;
   extra?: Partial<ClaudeCodeRuntimeOptions>;
+  /**
+   * Make the project dir exactly this many characters long (see `makeDirOfLength`); when no temp
+   * root is short enough, the usual dir is used and the run's transcript header shows its length.
+   */
+  projectDirLength?: number;
+}
+
+/** The random tail `mkdtemp` appends. */
+const RANDOM_TAIL = 6;
+
+/**
+ * A fresh directory whose path (as the CLI sees it, symlinks resolved) is exactly `length`
+ * characters: under the temp dir, else under /tmp; undefined when neither is short enough. The CLI
+ * names its project dir in every API request (the environment reminder), so the scripted API's
+ * input-token counts, and the costs from them, follow the path's length: a drift report runs each
+ * scenario in a dir as long as its recording's, whatever TMPDIR is.
+ */
+export function makeDirOfLength(prefix: string, length: number): string | undefined {
+  const roots = [tmpdir(), "/tmp"].filter((root) => existsSync(root)).map((root) => realpathSync(root));
+  for (const root of new Set(roots)) {
+    const stem = length - root.length - 1 - RANDOM_TAIL;
+    if (stem < 1) continue;
+    const dir = mkdtempSync(join(root, prefix.slice(0, stem).padEnd(stem, "x")));
+    if (dir.length === length) return dir;
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return undefined;
 }
 
 /** Runs one scenario in fresh project and HOME directories; returns its outcome. */
 export async function runScenario(scenario: Scenario, options: ScenarioRunOptions): Promise<Outcome> {
-  const projectDir = mkdtempSync(join(tmpdir(), `ktx-scenario-${scenario.name}-`));
+  const prefix = `ktx-scenario-${scenario.name}-`;
+  const projectDir = (options.projectDirLength !== undefined && makeDirOfLength(prefix, options.projectDirLength)) || mkdtempSync(join(tmpdir(), prefix));
   const home = mkdtempSync(join(tmpdir(), "ktx-scenario-home-"));
   const api = scenario.useApi && !options.fakeEndpoint ? await startScriptedMessagesApi(scenario.script ?? [], scenario.scriptOptions) : undefined;
   try {

@@ -161,16 +161,30 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
     }
 
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
+    // Without a chunk delay the events go out in one write. The CLI's output-token total depends on
+    // how its reads split the stream (5 turns read event by event count 28 output tokens, read whole
+    // 25), so one write per event made recorded figures depend on the machine's load.
+    const batched = !pacing.chunkDelayMs;
+    let pending = "";
     let first = true;
     const event = async (type: string, data: object): Promise<boolean> => {
       if (!first) await sleep(pacing.chunkDelayMs);
       first = false;
-      return !closing.signal.aborted && write(response, `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+      const text = `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      if (!batched) return !closing.signal.aborted && write(response, text);
+      pending += text;
+      return !closing.signal.aborted && !response.destroyed;
+    };
+    const flush = async (): Promise<boolean> => {
+      const text = pending;
+      pending = "";
+      return !closing.signal.aborted && (text === "" || write(response, text));
     };
     if (!(await event("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage } }))) return;
     if ("brokenStream" in scripted) {
       await event("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
       await event("content_block_delta", { index: 0, delta: { type: "text_delta", text: scripted.text ?? "partial" } });
+      await flush();
       response.destroy();
       return;
     }
@@ -187,7 +201,7 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
       if (!(await event("content_block_stop", { index: position }))) return;
     }
     if (!(await event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5 } }))) return;
-    if (!(await event("message_stop", {}))) return;
+    if (!(await event("message_stop", {})) || !(await flush())) return;
     response.end();
   };
 

@@ -26,6 +26,7 @@ const COMMANDS = [
   ["transcript", "import"],
   ["fixtures", "record"],
   ["fixtures", "compare"],
+  ["fixtures", "verify"],
 ];
 
 describe("every command", () => {
@@ -57,7 +58,7 @@ describe("every command", () => {
     expect(flag.stderr).toMatch(/^ktx-claude-code transcript summary: Unknown option '--jsn'\./);
     const sub = await run(["fixtures", "frobnicate"]);
     expect(sub.exitCode).toBe(2);
-    expect(sub.stderr).toMatch(/unknown subcommand "frobnicate" \(record, compare\)/);
+    expect(sub.stderr).toMatch(/unknown subcommand "frobnicate" \(record, compare, verify\)/);
   });
 
   it("the demo rejects an unknown flag instead of running the scripted demo", async () => {
@@ -71,10 +72,13 @@ describe("every command", () => {
   });
 });
 
-/** A stand-in `npm` on PATH: `body` runs with the install prefix in $PREFIX. */
+/**
+ * A stand-in `npm` on PATH: `body` runs with the install prefix in $PREFIX; `npm view` answers the
+ * integrity that `lockFor` writes into the install's lockfile (installs are checked against it).
+ */
 function fakeNpm(body: string): Record<string, string> {
   const bin = tempDir("fake-npm");
-  writeFileSync(join(bin, "npm"), `#!/bin/sh\nPREFIX="$3"\n${body}\n`);
+  writeFileSync(join(bin, "npm"), `#!/bin/sh\nif [ "$1" = view ]; then echo sha512-stand-in; exit 0; fi\nPREFIX="$3"\n${body}\n`);
   chmodSync(join(bin, "npm"), 0o755);
   return { PATH: `${bin}:${process.env.PATH}` };
 }
@@ -128,7 +132,8 @@ describe("fixtures compare exit codes", () => {
       'process.stderr.write("error: option \'--permission-mode <mode>\' argument \'dontAsk\' is invalid. Allowed choices are acceptEdits, bypassPermissions, default, plan.\\n");',
       "process.exit(1);",
     ].join("\n");
-    const env = fakeNpm(`mkdir -p "$PREFIX/node_modules/@anthropic-ai/claude-code"\ncat > "$PREFIX/node_modules/@anthropic-ai/claude-code/cli.js" <<'EOF'\n${cliJs}\nEOF`);
+    const lock = JSON.stringify({ packages: { "node_modules/@anthropic-ai/claude-code": { version: "2.0.27", integrity: "sha512-stand-in" } } });
+    const env = fakeNpm(`mkdir -p "$PREFIX/node_modules/@anthropic-ai/claude-code"\necho '${lock}' > "$PREFIX/node_modules/.package-lock.json"\ncat > "$PREFIX/node_modules/@anthropic-ai/claude-code/cli.js" <<'EOF'\n${cliJs}\nEOF`);
     const { exitCode, stdout, stderr } = await run(["fixtures", "compare", "--version", "2.0.27", "--cache-dir", cacheDir, "--scenarios", "text,tool-loop", "--json"], env);
     expect(stderr).toMatch(/Installing @anthropic-ai\/claude-code@2\.0\.27 into /);
     expect(stderr).toMatch(/Installed 2\.0\.27 in \d+ s \(\d+ MiB\); it ships cli\.js, run under this Node/);

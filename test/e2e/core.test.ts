@@ -11,7 +11,8 @@ import {
   runClaudeCodeAuthProbeDetailed,
 } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi, systemText, tempDir, testEnv } from "../support.js";
+import { locateBundledCli } from "../../src/binary/locate.js";
+import { cleanup, cliVersionInUse, realCli, remainingChildren, runtimeFor, script, scriptedApi, systemText, tempDir, testEnv } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -25,7 +26,7 @@ describe("generateText", () => {
     expect(result.text).toBe("hello from the scripted model");
     // KTX's pinned id for "sonnet", never the CLI's own alias target (claude-sonnet-5-5 on 2.1.330).
     expect(result.model).toBe("claude-sonnet-4-6");
-    expect(result.cliVersion).toBe("2.1.330");
+    expect(result.cliVersion).toBe(await cliVersionInUse());
     expect(api.messageRequests).toHaveLength(1);
     const body = api.messageRequests[0]!.body;
     expect(systemText(body)).toContain("You are a KTX test.");
@@ -106,7 +107,7 @@ describe("authentication and the scrubbed environment", () => {
     // KTX's shape exactly; the model and the CLI are in the detailed probe.
     expect(passing).toEqual({ ok: true });
     const detailed = await runClaudeCodeAuthProbeDetailed({ projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
-    expect(detailed).toMatchObject({ ok: true, model: "claude-sonnet-4-6", cliVersion: "2.1.330" });
+    expect(detailed).toMatchObject({ ok: true, model: "claude-sonnet-4-6", cliVersion: await cliVersionInUse() });
   });
 
   it("never sends a request to a base URL found in the parent environment", async () => {
@@ -172,7 +173,7 @@ describe("isolation check and version pinning", () => {
   });
 
   it("resolves the pinned binary from the platform package", () => {
-    const path = realCli();
+    const path = locateBundledCli();
     expect(path).toMatch(/@anthropic-ai[/\\]claude-code-[a-z0-9-]+[/\\]claude$/);
     expect(existsSync(path)).toBe(true);
   });

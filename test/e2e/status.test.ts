@@ -9,7 +9,7 @@ import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { runDoctor, runStatus } from "../../src/cli/status.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, realCli, remainingChildren, script, scriptedApi, tempDir, testEnv } from "../support.js";
+import { cleanup, cliArgs, cliVersionInUse, realCli, remainingChildren, script, scriptedApi, tempDir, testEnv } from "../support.js";
 
 const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
 
@@ -58,12 +58,12 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
   it("prints the CLI, the session check, the model per role, the isolation surface and the prompt-caching warnings", async () => {
     const api = await scriptedApi([turn.text("OK")]);
     const dir = project();
-    const { exitCode, stdout, stderr } = await cli(["status", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"]);
+    const { exitCode, stdout, stderr } = await cli(["status", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted", ...cliArgs("--cli-path")]);
     expect(exitCode).toBe(0);
     expect(stdout).toContain(`project       ${dir}`);
     expect(stdout).toContain("backend       claude-code");
     expect(stdout).toContain(realCli());
-    expect(stdout).toMatch(/version 2\.1\.330 \(verified\)/);
+    expect(stdout).toContain(`version ${await cliVersionInUse()} (verified)`);
     expect(stdout).toMatch(/session {7}ok: the local session answered \(model claude-sonnet-4-6\)/);
     expect(stdout).toMatch(/models \(alias -> pinned id the CLI is given\)/);
     expect(stdout).toMatch(/default +sonnet -> claude-sonnet-4-6 +\(answered\)\n/);
@@ -91,7 +91,7 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
     const api = await scriptedApi([turn.text("OK")]);
     const dir = project();
     const out = capture();
-    const code = await runStatus(["--json", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], out.io);
+    const code = await runStatus(["--json", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted", ...cliArgs("--cli-path")], out.io);
     expect(code).toBe(0);
     const report = JSON.parse(out.stdout);
     expect(report).toMatchObject({
@@ -100,7 +100,7 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
       projectDir: dir,
       configPath: join(dir, "ktx.yaml"),
       backend: "claude-code",
-      cli: { path: realCli(), version: "2.1.330", verified: true },
+      cli: { path: realCli(), version: await cliVersionInUse(), verified: true },
       session: { ok: true, model: "claude-sonnet-4-6", apiKeySource: "ANTHROPIC_API_KEY" },
       isolation: { tools: [], mcpServers: [], plugins: [], apiKeySource: "ANTHROPIC_API_KEY" },
       failures: [],

@@ -2,7 +2,7 @@
  * `transcript diff` of two runs of one program (real CLI, scripted API): each run has its own pid,
  * temp dirs, HOME, times and ids, and the two still diff as equal (exit 0), so a diff can gate CI.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, expect, it } from "vitest";
@@ -15,18 +15,26 @@ const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
 
 afterEach(cleanup);
 
-/** One run of the program with its own TMPDIR, so its project dir, HOME and sockets are all elsewhere. */
-async function runProgram(name: string): Promise<string> {
+/**
+ * One run of the program with its own TMPDIR, so its project dir and sockets are all elsewhere, and
+ * its HOME in that TMPDIR or (homeParent) anywhere else.
+ */
+async function runProgram(name: string, homeParent?: string): Promise<string> {
   const dir = tempDir(`diff-${name}`);
   const transcripts = join(dir, "transcripts");
   // The worker's proxies (the loopback guard) pass through the environment.
-  await execa(process.execPath, [PROGRAM, transcripts], { env: { TMPDIR: tempDir(`tmp-${name}`), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" } });
+  await execa(process.execPath, [PROGRAM, transcripts, ...(homeParent ? [homeParent] : [])], { env: { TMPDIR: tempDir(`tmp-${name}`), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" } });
   return transcripts;
 }
 
-it("two runs of one program in different temp dirs diff as equal", { timeout: 120_000 }, async () => {
+it("two runs of one program in different temp roots and with different HOMEs diff as equal", { timeout: 180_000 }, async () => {
   const first = await runProgram("a");
-  const second = await runProgram("b");
+  // The second HOME is outside its TMPDIR, three levels deeper and longer: the CLI's `…/.claude/output-styles`
+  // and `memory_paths.auto` name it.
+  const elsewhere = join(tempDir("homes"), "users", "someone-else", "with-a-longer-name");
+  mkdirSync(elsewhere, { recursive: true });
+  const second = await runProgram("b", elsewhere);
+  expect(readFileSync(join(second, "1-text.jsonl"), "utf8")).toContain(`${elsewhere}/ktx-diff-home-`);
   const files = readdirSync(first).sort();
   expect(files).toEqual(["1-text.jsonl", "2-loop.jsonl", "3-text-again.jsonl"]);
   expect(readdirSync(second).sort()).toEqual(files);

@@ -64,6 +64,9 @@ export interface TranscriptDiff {
   removedMessageTypes: string[];
   addedFields: Record<string, string[]>;
   removedFields: Record<string, string[]>;
+  /** The values an added field has in the after run, a removed one in the before run (normalised, distinct): `sandbox_enabled: [false]`. */
+  addedFieldValues: Record<string, Record<string, unknown[]>>;
+  removedFieldValues: Record<string, Record<string, unknown[]>>;
   controlRequests: { before: string[]; after: string[] } | undefined;
   hostLines: { before: string[]; after: string[] } | undefined;
   /** Every value change (the text report lists a few per message; `--json` has them all). */
@@ -74,6 +77,11 @@ export interface TranscriptDiff {
   call: { before: unknown; after: unknown } | undefined;
   /** The CLI versions, when they differ: named here once, masked in every line. */
   cliVersions: { before: string; after: string } | undefined;
+  /**
+   * The project dirs' lengths, when they differ: the CLI names the dir in every API request (its
+   * environment reminder), so input tokens and costs differ with it. Said, never masked.
+   */
+  projectDirLengths?: { before: number; after: number };
 }
 
 function sequence(transcript: LoadedTranscript, direction: "in" | "out", filter: (key: string) => boolean): string[] {
@@ -109,6 +117,8 @@ const MAX_VALUE_CHANGES = 60;
 /** A value longer than this is cut in the text report only. */
 const TEXT_VALUE_WIDTH = 400;
 const ABSENT = "(absent)";
+/** A new or removed field's value in the per-scenario text (the drift report's structure lists it whole). */
+const FIELD_VALUE_WIDTH = 120;
 
 /** Fields a structural report already lists as added or removed (top level, and one level into message/request). */
 function structuralPath(path: string[]): boolean {
@@ -171,6 +181,29 @@ function valueChanges(before: LoadedTranscript, after: LoadedTranscript): ValueC
   return changes;
 }
 
+/** A field path as `fieldsByKey` names it, read from a message (`response.response.x` is three steps). */
+function fieldValue(message: unknown, field: string): unknown {
+  return field.split(".").reduce<unknown>((inner, part) => (inner && typeof inner === "object" ? (inner as Json)[part] : undefined), message);
+}
+
+/** The distinct values each listed field has in one run's messages of that key, normalised. */
+function valuesOf(transcript: LoadedTranscript, fields: Record<string, string[]>): Record<string, Record<string, unknown[]>> {
+  const messages = comparableMessages(transcript, "in");
+  const out: Record<string, Record<string, unknown[]>> = {};
+  for (const [key, names] of Object.entries(fields)) {
+    out[key] = {};
+    for (const name of names) {
+      const seen = new Map<string, unknown>();
+      for (const { value } of messages.get(key) ?? []) {
+        const found = fieldValue(value, name);
+        if (found !== undefined) seen.set(JSON.stringify(found), found);
+      }
+      out[key][name] = [...seen.values()];
+    }
+  }
+  return out;
+}
+
 /** The call records, as compared: the process launch id differs between any two runs. */
 function callRecords(transcript: LoadedTranscript): unknown[] {
   return transcript.records.flatMap((record) => (record.kind === "call" ? [{ costUsd: record.costUsd, usage: record.usage, ending: record.ending, callOnProcess: record.process?.call ?? null }] : []));
@@ -206,6 +239,8 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     removedMessageTypes: [...a.keys()].filter((key) => !b.has(key)).sort(),
     addedFields,
     removedFields,
+    addedFieldValues: valuesOf(after, addedFields),
+    removedFieldValues: valuesOf(before, removedFields),
     controlRequests: changed(controls(before), controls(after)),
     // A raw capture has none of our lines, so there is nothing to compare them with.
     hostLines: isRawCapture(before.header) || isRawCapture(after.header) ? undefined : changed(host(before), host(after)),
@@ -215,6 +250,7 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     // Old transcripts have no call record: compared only when both sides have them.
     call: calls[0]!.length > 0 && calls[1]!.length > 0 ? changed(calls[0], calls[1]) : undefined,
     cliVersions: before.header.cliVersion === after.header.cliVersion ? undefined : { before: before.header.cliVersion, after: after.header.cliVersion },
+    ...(before.header.cwd && after.header.cwd && before.header.cwd.length !== after.header.cwd.length ? { projectDirLengths: { before: before.header.cwd.length, after: after.header.cwd.length } } : {}),
   };
 }
 
@@ -250,10 +286,17 @@ export function renderDiff(diff: TranscriptDiff): string[] {
   const versions = diff.cliVersions ? [`CLI ${diff.cliVersions.before} -> ${diff.cliVersions.after} (version strings are masked below)`] : [];
   if (isEmptyDiff(diff)) return [...versions, "no differences"];
   const lines: string[] = [...versions];
+  if (diff.projectDirLengths) {
+    const { before, after } = diff.projectDirLengths;
+    lines.push(`note: the project dirs are ${before} and ${after} characters long; the CLI names its project dir in every API request, so input tokens and costs differ with its length (run both in dirs of one length to compare them)`);
+  }
   if (diff.addedMessageTypes.length) lines.push(`new message types: ${diff.addedMessageTypes.join(", ")}`);
   if (diff.removedMessageTypes.length) lines.push(`removed message types: ${diff.removedMessageTypes.join(", ")}`);
-  for (const [key, fields] of Object.entries(diff.addedFields)) lines.push(`${key}: new fields ${fields.join(", ")}`);
-  for (const [key, fields] of Object.entries(diff.removedFields)) lines.push(`${key}: removed fields ${fields.join(", ")}`);
+  // Each field with its value(s) in the run that has it: a new `sandbox_enabled` reads `sandbox_enabled = false`.
+  const withValues = (fields: string[], values: Record<string, unknown[]> | undefined) =>
+    fields.map((field) => (values?.[field]?.length ? `${field} = ${clip(values[field]!.map((value) => JSON.stringify(value)).join(" | "), FIELD_VALUE_WIDTH)}` : field)).join(", ");
+  for (const [key, fields] of Object.entries(diff.addedFields)) lines.push(`${key}: new fields ${withValues(fields, diff.addedFieldValues?.[key])}`);
+  for (const [key, fields] of Object.entries(diff.removedFields)) lines.push(`${key}: removed fields ${withValues(fields, diff.removedFieldValues?.[key])}`);
   if (diff.controlRequests) lines.push(`control requests changed:\n  before ${diff.controlRequests.before.join(" ")}\n  after  ${diff.controlRequests.after.join(" ")}`);
   if (diff.hostLines) lines.push(`our lines changed:\n  before ${diff.hostLines.before.join(" ")}\n  after  ${diff.hostLines.after.join(" ")}`);
   if (diff.valueChanges.length) {

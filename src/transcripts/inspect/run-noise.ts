@@ -2,8 +2,8 @@
  * What differs between two runs of one program without meaning anything, masked before `diff`
  * compares lines — beyond what the replayer's normaliser masks (it never compares the CLI's lines,
  * which it plays verbatim): the CLI's request and message ids, uuids, the project dir (also followed
- * by a period, and as the CLI's `-tmp-…` project slug), temporary dirs and the HOME-derived names in
- * them, the process id, wall-clock times, the jittered API retry delay, and the CLI's own version
+ * by a period, and as the CLI's `-tmp-…` project slug), the HOME before any `/.claude` path (wherever
+ * HOME is), temporary dirs and the names in them, the process id, wall-clock times, the jittered API retry delay, and the CLI's own version
  * (a drift report names the versions once instead of in every init line).
  */
 import { tmpdir } from "node:os";
@@ -15,6 +15,8 @@ const KTX_TEMP_DIRS = /(ktx-[a-z0-9-]+?-)[A-Za-z0-9]{6}(?![A-Za-z0-9-])/g;
 /** Per-process sockets: `/cc-socks/<pid>`, `<tmp>/<pid>.sock`. */
 const SOCKETS = /(\/cc-socks\/)\d+|(\/)\d+(?=\.sock\b)/g;
 /** Keys whose values change from run to run: the process id, wall-clock times, the jittered back-off. */
+/** An absolute path up to a `/.claude` segment: the HOME the CLI ran with. */
+const HOME_PATHS = /(?<![\w.~<>-])(?:\/[^/"\\\s]+)+?(?=\/\.claude(?![\w.-]))/g;
 const RUN_KEYS = new Set(["pid", "retry_delay_ms", "startedAt"]);
 const WALL_CLOCK_KEY = /_wall_ms$|_at_ms$|^wall_/;
 
@@ -41,6 +43,9 @@ export class RunNoise {
       this.replacements.push([new RegExp(`${escapeRegExp(inJson(cwd))}${end}`, "g"), "<cwd>"]);
       this.replacements.push([new RegExp(`${escapeRegExp(projectSlug(cwd))}${end}`, "g"), "<cwd-slug>"]);
     }
+    // The CLI's per-user dir names the run's HOME wherever it is (`<home>/.claude/output-styles`,
+    // `memory_paths.auto`); a project's own `.claude` is already `<cwd>/.claude`.
+    this.replacements.push([HOME_PATHS, "<home>"]);
     // Any other temporary dir (a HOME, a socket dir): its first segment is random, the rest is the program's.
     for (const root of new Set([tmpdir(), "/tmp"])) {
       this.replacements.push([new RegExp(`${escapeRegExp(inJson(root))}/[^/"\\\\\\s]+`, "g"), `${inJson(root)}/<tmp>`]);
