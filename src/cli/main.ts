@@ -5,7 +5,7 @@
  * done (same), 1 found a difference or a failure, 2 could not run (wrong arguments, bad input, an
  * install that failed).
  */
-import { ClaudeCodeError, InvalidInputError } from "../errors/index.js";
+import { ClaudeCodeError, InvalidInputError, OutputWriteError } from "../errors/index.js";
 import { LIBRARY_VERSION } from "../version.js";
 import { isStop, parseCommand, text, type CommandSpec } from "./args.js";
 import { compareFixtures, recordFixtures, type Io } from "./fixtures.js";
@@ -144,7 +144,7 @@ main(process.argv.slice(2)).then(
     // Bad input (an unreadable or malformed file, a missing path) is 2, as for usage errors: a gate
     // (`transcript diff`) keeps 1 for "differs".
     const errno = (error as NodeJS.ErrnoException)?.code;
-    const badInput = error instanceof InvalidInputError || errno === "ENOENT" || errno === "EISDIR" || errno === "EACCES";
+    const badInput = error instanceof InvalidInputError || error instanceof OutputWriteError || errno === "ENOENT" || errno === "EISDIR" || errno === "EACCES";
     io.stderr(`${ClaudeCodeError.isInstance(error) || badInput ? oneLine(error) : String((error as Error)?.stack ?? error)}\n`);
     process.exitCode = badInput ? 2 : 1;
   },

@@ -1,5 +1,7 @@
 /** `ktx-claude-code transcript show|summary|diff|import`: reading recorded runs and raw stream-json captures. */
-import { writeFileSync } from "node:fs";
+import { closeSync, writeFileSync } from "node:fs";
+import { OutputWriteError } from "../errors/index.js";
+import { openForWrite } from "../transport/files.js";
 import { importCapture, loadTranscript, streamTranscript } from "../transcripts/reader.js";
 import { diffTranscripts, isEmptyDiff, renderDiff, renderTimeline, summarizeRecords, traceRecords } from "../transcripts/inspect.js";
 import { KNOWN_TYPES, unknownTypes } from "../transcripts/inspect/text.js";
@@ -66,6 +68,23 @@ async function write(text: string): Promise<void> {
   if (!process.stdout.write(text)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
 }
 
+/** Writes a `--out` file as a regular file (no symlink followed, no FIFO), or throws `OutputWriteError` naming the path. */
+function writeOut(path: string, body: string): void {
+  let fd: number;
+  try {
+    fd = openForWrite(path, { mode: 0o644 });
+  } catch (error) {
+    throw new OutputWriteError(path, error);
+  }
+  try {
+    writeFileSync(fd, body);
+  } catch (error) {
+    throw new OutputWriteError(path, error);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 const list = (value: string | boolean | undefined) => (typeof value === "string" ? value.split(",").map((item) => item.trim()).filter(Boolean) : undefined);
 
 export function stop(io: Io, result: Stop): number {
@@ -115,7 +134,7 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
   if (sub === "trace") {
     const trace = await traceRecords(path, streamTranscript(path));
     const body = `${JSON.stringify(trace)}\n`;
-    if (out !== undefined) writeFileSync(out, body);
+    if (out !== undefined) writeOut(out, body);
     else io.stdout(body);
     const count = (cat: string) => trace.traceEvents.filter((event) => event.cat === cat && event.ph === "X").length;
     if (out !== undefined) io.stderr(`Wrote ${trace.traceEvents.length} trace events (${count("turn")} API turns, ${count("tool")} tool calls) to ${out}; open it in https://ui.perfetto.dev.\n`);
@@ -123,7 +142,7 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
   }
   const imported = importCapture(path);
   const body = `${imported.lines.join("\n")}\n`;
-  if (out !== undefined) writeFileSync(out, body);
+  if (out !== undefined) writeOut(out, body);
   else io.stdout(body);
   const cut = imported.truncatedLine ? `; line ${imported.truncatedLine} was cut short and is left out` : "";
   io.stderr(`Imported ${imported.records} lines of ${path}${out !== undefined ? ` into ${out}` : ""} (no timing or host lines: a capture has none)${cut}.\n`);
