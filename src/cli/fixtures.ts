@@ -9,6 +9,7 @@ import { PINNED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../binary/versions.js
 import { SCENARIOS, runScenario, type Scenario } from "../testing/scenarios.js";
 import { InvalidInputError } from "../errors/index.js";
 import { loadTranscript } from "../transcripts/reader.js";
+import { terminalText } from "./terminal-text.js";
 import { diffTranscripts } from "../transcripts/inspect.js";
 import { crashOf, differs, renderDriftReport, structuralChanges, type DriftReport, type ScenarioDrift } from "./drift.js";
 
@@ -159,6 +160,6 @@ export async function compareFixtures(options: CompareTarget & { against?: strin
     differing: drifts.filter(differs).length,
     transcripts: keep ? work : null,
   };
-  io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderDriftReport(report));
+  io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : terminalText(renderDriftReport(report)));
   return report.differing > 0 ? 1 : 0;
 }

@@ -11,6 +11,7 @@ import { isStop, parseCommand, text, type CommandSpec } from "./args.js";
 import { compareFixtures, recordFixtures, type Io } from "./fixtures.js";
 import { LOGIN_USAGE, runLogin } from "./login.js";
 import { runDoctor, runStatus } from "./status.js";
+import { terminalText } from "./terminal-text.js";
 import { stop, TRANSCRIPT_USAGE, transcriptCommand } from "./transcript.js";
 
 const USAGE = `Usage: ktx-claude-code <command>   (ktx-claude-code <command> --help for its options and an example)
@@ -94,7 +95,7 @@ async function fixtures(args: string[]): Promise<number> {
     return await compareFixtures({ cli, version, cacheDir, against: text(values.against), scenarios: text(values.scenarios), json: values.json === true }, io);
   } catch (error) {
     // Whatever kept the comparison from running is no drift: exit 2, one line, no stack.
-    io.stderr(`fixtures compare could not run: ${oneLine(error)}\n`);
+    io.stderr(terminalText(`fixtures compare could not run: ${oneLine(error)}\n`));
     return 2;
   }
 }
@@ -131,7 +132,7 @@ async function main(argv: string[]): Promise<number> {
       io.stderr(`ktx-claude-code: which command?\n\n${USAGE}`);
       return 2;
     default:
-      io.stderr(`ktx-claude-code: unknown command ${JSON.stringify(command)}.\n\n${USAGE}`);
+      io.stderr(terminalText(`ktx-claude-code: unknown command ${JSON.stringify(command)}.\n\n${USAGE}`));
       return 2;
   }
 }
@@ -145,7 +146,7 @@ main(process.argv.slice(2)).then(
     // (`transcript diff`) keeps 1 for "differs".
     const errno = (error as NodeJS.ErrnoException)?.code;
     const badInput = error instanceof InvalidInputError || error instanceof OutputWriteError || errno === "ENOENT" || errno === "EISDIR" || errno === "EACCES";
-    io.stderr(`${ClaudeCodeError.isInstance(error) || badInput ? oneLine(error) : String((error as Error)?.stack ?? error)}\n`);
+    io.stderr(terminalText(`${ClaudeCodeError.isInstance(error) || badInput ? oneLine(error) : String((error as Error)?.stack ?? error)}\n`));
     process.exitCode = badInput ? 2 : 1;
   },
 );

@@ -8,6 +8,7 @@ import { KNOWN_TYPES, unknownTypes } from "../transcripts/inspect/text.js";
 import { isStop, parseCommand, text, usageError, type CommandSpec, type Stop } from "./args.js";
 import type { Io } from "./fixtures.js";
 import { renderSummary } from "./summary-text.js";
+import { terminalText } from "./terminal-text.js";
 
 export { renderSummary };
 
@@ -88,8 +89,8 @@ function writeOut(path: string, body: string): void {
 const list = (value: string | boolean | undefined) => (typeof value === "string" ? value.split(",").map((item) => item.trim()).filter(Boolean) : undefined);
 
 export function stop(io: Io, result: Stop): number {
-  if (result.stdout) io.stdout(result.stdout);
-  if (result.stderr) io.stderr(result.stderr);
+  if (result.stdout) io.stdout(terminalText(result.stdout));
+  if (result.stderr) io.stderr(terminalText(result.stderr));
   return result.exitCode;
 }
 
@@ -115,18 +116,18 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
       return stop(io, usageError(spec, `unknown --type ${unknown.map((type) => JSON.stringify(type)).join(", ")}; known types (each also matches its subtypes, e.g. system/init): ${KNOWN_TYPES.join(", ")}`));
     }
     const path = positionals[0]!;
-    for await (const line of renderTimeline(path, streamTranscript(path), { raw: values.raw === true, types })) await write(`${line}\n`);
+    for await (const line of renderTimeline(path, streamTranscript(path), { raw: values.raw === true, types })) await write(`${terminalText(line)}\n`);
     return 0;
   }
   if (sub === "summary") {
     const path = positionals[0]!;
     const summary = await summarizeRecords(path, streamTranscript(path));
-    io.stdout(values.json ? `${JSON.stringify(summary, null, 2)}\n` : renderSummary(summary));
+    io.stdout(values.json ? `${JSON.stringify(summary, null, 2)}\n` : terminalText(renderSummary(summary)));
     return 0;
   }
   if (sub === "diff") {
     const diff = diffTranscripts(loadTranscript(positionals[0]!), loadTranscript(positionals[1]!));
-    io.stdout(values.json ? `${JSON.stringify({ ...diff, differ: !isEmptyDiff(diff) }, null, 2)}\n` : `${renderDiff(diff).join("\n")}\n`);
+    io.stdout(values.json ? `${JSON.stringify({ ...diff, differ: !isEmptyDiff(diff) }, null, 2)}\n` : `${terminalText(renderDiff(diff).join("\n"))}\n`);
     return isEmptyDiff(diff) ? 0 : 1;
   }
   const path = positionals[0]!;
@@ -137,7 +138,7 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
     if (out !== undefined) writeOut(out, body);
     else io.stdout(body);
     const count = (cat: string) => trace.traceEvents.filter((event) => event.cat === cat && event.ph === "X").length;
-    if (out !== undefined) io.stderr(`Wrote ${trace.traceEvents.length} trace events (${count("turn")} API turns, ${count("tool")} tool calls) to ${out}; open it in https://ui.perfetto.dev.\n`);
+    if (out !== undefined) io.stderr(terminalText(`Wrote ${trace.traceEvents.length} trace events (${count("turn")} API turns, ${count("tool")} tool calls) to ${out}; open it in https://ui.perfetto.dev.\n`));
     return 0;
   }
   const imported = importCapture(path);
@@ -145,6 +146,6 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
   if (out !== undefined) writeOut(out, body);
   else io.stdout(body);
   const cut = imported.truncatedLine ? `; line ${imported.truncatedLine} was cut short and is left out` : "";
-  io.stderr(`Imported ${imported.records} lines of ${path}${out !== undefined ? ` into ${out}` : ""} (no timing or host lines: a capture has none)${cut}.\n`);
+  io.stderr(terminalText(`Imported ${imported.records} lines of ${path}${out !== undefined ? ` into ${out}` : ""} (no timing or host lines: a capture has none)${cut}.\n`));
   return 0;
 }
