@@ -146,6 +146,6 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
   if (out !== undefined) writeOut(out, body);
   else io.stdout(body);
   const cut = imported.truncatedLine ? `; line ${imported.truncatedLine} was cut short and is left out` : "";
-  io.stderr(terminalText(`Imported ${imported.records} lines of ${path}${out !== undefined ? ` into ${out}` : ""} (no timing or host lines: a capture has none)${cut}.\n`));
+  io.stderr(terminalText(`Imported ${imported.records} lines of ${path}${out !== undefined ? ` into ${out}` : ""} (no timing or host lines: a capture has none)${cut}; secrets redacted in ${imported.redactedLines} of them (the header says so).\n`));
   return 0;
 }

@@ -12,6 +12,8 @@ import { closeSync, createReadStream, fstatSync, readFileSync, readSync } from "
 import { createInterface } from "node:readline";
 import { InvalidInputError } from "../errors/index.js";
 import { NotRegularFileError, openRegularFile } from "../transport/files.js";
+import { Redactor } from "./redact.js";
+import { GITLEAKS_VERSION } from "./secret-rules/index.js";
 import { type HeaderRecord, type TranscriptRecord, TRANSCRIPT_FORMAT, transcriptRecordSchema, outcomeRecordSchema, type OutcomeRecord } from "./format.js";
 
 /** Something the reader noticed about the file itself (not a recorded line), e.g. a truncated last line. */
@@ -194,11 +196,24 @@ export function loadTranscript(path: string): LoadedTranscript {
  * `source: "stream-json"` with the capture's path, and one `in` record per line, without `t`. A
  * truncated last line is left out and named in the header.
  */
-export function importCapture(path: string): { lines: string[]; records: number; truncatedLine?: number } {
+export function importCapture(path: string): { lines: string[]; records: number; truncatedLine?: number; redactedLines: number } {
   const loaded = loadTranscript(path);
   if (!isRawCapture(loaded.header)) throw new InvalidInputError(`${path} is already a ktx-claude-code transcript; there is nothing to import.`);
   const truncated = loaded.records.find((record) => record.kind === "note");
-  const header = { ...loaded.header, importedFrom: path, ...(truncated ? { truncatedLine: truncated.lineNumber } : {}) };
-  const body = loaded.records.flatMap((record) => (record.kind === "in" ? [JSON.stringify({ kind: "in", text: record.text })] : []));
-  return { lines: [JSON.stringify(header), ...body], records: body.length, ...(truncated ? { truncatedLine: truncated.lineNumber } : {}) };
+  // A capture was never redacted: the same shapes as a recording are (no variable values are known here).
+  const redactor = new Redactor([]);
+  let redactedLines = 0;
+  const body = loaded.records.flatMap((record) => {
+    if (record.kind !== "in") return [];
+    const text = redactor.redact(record.text);
+    if (text !== record.text) redactedLines += 1;
+    return [JSON.stringify({ kind: "in", text })];
+  });
+  const header = {
+    ...loaded.header,
+    importedFrom: path,
+    redacted: { rules: `ktx-claude-code's credential shapes and gitleaks ${GITLEAKS_VERSION}'s rules (docs/transcripts.md, "Redaction")`, linesChanged: redactedLines },
+    ...(truncated ? { truncatedLine: truncated.lineNumber } : {}),
+  };
+  return { lines: [JSON.stringify(header), ...body], records: body.length, redactedLines, ...(truncated ? { truncatedLine: truncated.lineNumber } : {}) };
 }
