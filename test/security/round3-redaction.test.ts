@@ -4,11 +4,11 @@
  * found in clear and the twelve of the second; the transcript holds none. `transcript import` of a raw
  * capture redacts too and says so in the header.
  */
-import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { transcriptCommand } from "../../src/cli/transcript.js";
 import type { KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
 import type { RunLoopResult } from "../../src/runtime/types.js";
 import { turn } from "../../src/testing/scripted-api.js";
@@ -87,7 +87,7 @@ describe("the maintained pattern set (finding 5)", () => {
     expect(RULE_COUNT).toBeGreaterThan(200);
   });
 
-  it("transcript import redacts a raw capture's secrets and says so in the header", () => {
+  it("transcript import redacts a raw capture's secrets and says so in the header", async () => {
     const secrets = ["sk-ant-api03-capturedKey0123456789abcdefXYZ", "ghp_CapturedGithubToken0123456789abcdefAB", "AKIAIOSFODNN7CAPTURE", "MIIEowIBAAKCAQEAcapturedPemBody0123456789", "Capt-DB-Passw0rd"];
     const text = [`key ${secrets[0]}`, `token ${secrets[1]}`, `aws ${secrets[2]}`, `-----BEGIN RSA PRIVATE KEY-----\n${secrets[3]}\n-----END RSA PRIVATE KEY-----`, `postgres://app:${secrets[4]}@db:5432/app`].join("\n");
     const lines = [
@@ -98,9 +98,10 @@ describe("the maintained pattern set (finding 5)", () => {
     const capture = join(tempDir("capture"), "run.ndjson");
     writeFileSync(capture, `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);
     const out = join(tempDir("imported"), "run.jsonl");
-    const result = spawnSync(process.execPath, [join(import.meta.dirname, "../../dist/cli/main.js"), "transcript", "import", capture, "--out", out], { encoding: "utf8", timeout: 20_000 });
-    expect(result.status, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/secrets redacted in 1 of them/);
+    let stderr = "";
+    const status = await transcriptCommand(["import", capture, "--out", out], { stdout: () => undefined, stderr: (text) => void (stderr += text) }, "usage");
+    expect(status, stderr).toBe(0);
+    expect(stderr).toMatch(/secrets redacted in 1 of them/);
     const written = readFileSync(out, "utf8");
     for (const secret of secrets) expect(written, secret).not.toContain(secret);
     const header = JSON.parse(written.split("\n")[0]!);

@@ -4,11 +4,11 @@
  * clipboard write, CSI 2J screen clear, OSC 8 link, a one-byte C1 CSI) must come out visible, never raw.
  * `--json` output stays exact JSON.
  */
-import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runStatus } from "../../src/cli/status.js";
+import { transcriptCommand } from "../../src/cli/transcript.js";
 import { terminalText } from "../../src/cli/terminal-text.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { realCli, script, scriptedApi, tempDir, testEnv } from "../support.js";
@@ -16,7 +16,6 @@ import { endSuiteAfterAll } from "./harness.js";
 
 endSuiteAfterAll(() => undefined);
 
-const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
 const FIXTURE = join(import.meta.dirname, "../../fixtures/transcripts/2.1.330/text.jsonl");
 const OSC52 = "\x1b]52;c;ZXZpbA==\x07";
 const CSI_2J = "\x1b[2J";
@@ -41,14 +40,29 @@ function hostileTranscript(): string {
   return path;
 }
 
-const cli = (...args: string[]) => spawnSync(process.execPath, [MAIN, ...args], { encoding: "utf8", timeout: 20_000 });
+/**
+ * The command in this process (a spawned `node dist/cli/main.js` costs a second of CPU each, and the
+ * security section has a CPU budget): `show` writes to process.stdout itself, so that is captured too.
+ */
+async function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof process.stdout.write;
+  try {
+    const status = await transcriptCommand(args.slice(1), { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) }, "usage");
+    return { status, stdout, stderr };
+  } finally {
+    process.stdout.write = write;
+  }
+}
 
 describe("escapes in transcripts are printed visibly (finding 3)", () => {
   const path = hostileTranscript();
 
-  it("transcript show (and --raw) prints OSC 52, CSI 2J, OSC 8 and a C1 CSI visibly escaped", () => {
+  it("transcript show (and --raw) prints OSC 52, CSI 2J, OSC 8 and a C1 CSI visibly escaped", async () => {
     for (const args of [[], ["--raw"]]) {
-      const run = cli("transcript", "show", path, ...args);
+      const run = await cli("transcript", "show", path, ...args);
       expect(run.status, run.stderr).toBe(0);
       expect(run.stdout).not.toMatch(RAW_CONTROL);
       expect(run.stdout).toContain("\\u001b]52;c;ZXZpbA==\\u0007");
@@ -58,16 +72,16 @@ describe("escapes in transcripts are printed visibly (finding 3)", () => {
     }
   });
 
-  it("transcript summary and diff print them visibly; summary --json stays exact JSON", () => {
-    const summary = cli("transcript", "summary", path);
+  it("transcript summary and diff print them visibly; summary --json stays exact JSON", async () => {
+    const summary = await cli("transcript", "summary", path);
     expect(summary.status, summary.stderr).toBe(0);
     expect(summary.stdout).not.toMatch(RAW_CONTROL);
     expect(summary.stdout).toContain("run\\u001b[2J.jsonl");
-    const diff = cli("transcript", "diff", FIXTURE, path);
+    const diff = await cli("transcript", "diff", FIXTURE, path);
     expect(diff.status).toBe(1);
     expect(diff.stdout).not.toMatch(RAW_CONTROL);
     expect(diff.stdout).toContain("\\u001b[2J");
-    const json = cli("transcript", "summary", path, "--json");
+    const json = await cli("transcript", "summary", path, "--json");
     expect(json.status).toBe(0);
     // JSON.stringify's own output, parsed back to the very text the transcript holds.
     expect(JSON.stringify(JSON.parse(json.stdout), null, 2)).toBe(json.stdout.trimEnd());
@@ -82,27 +96,33 @@ describe("escapes in transcripts are printed visibly (finding 3)", () => {
 });
 
 describe("status prints an organisation name with escapes visibly (finding 3)", () => {
-  it("organizationName from ~/.claude.json, as the CLI reports it in its initialize reply", async () => {
-    const home = tempDir("home");
+  it("the organisation the CLI reports from ~/.claude.json (oauthAccount.organizationName) in its initialize reply", async () => {
     const organization = `Evil ${OSC52}Org${CSI_2J}`;
-    writeFileSync(join(home, ".claude.json"), JSON.stringify({ oauthAccount: { organizationName: organization, organizationUuid: "0b2c1f7e-0000-4000-8000-000000000000", accountUuid: "1b2c1f7e-0000-4000-8000-000000000000", emailAddress: "user@example.com" } }));
-    mkdirSync(join(home, ".claude"));
-    // A claude.ai login (never sent anywhere but the scripted API); the account then carries the organisation.
-    writeFileSync(join(home, ".claude", ".credentials.json"), JSON.stringify({ claudeAiOauth: { accessToken: "sk-ant-oat01-scripted-access-token-0000", refreshToken: "sk-ant-ort01-scripted", expiresAt: Date.now() + 86_400_000, scopes: ["user:inference", "user:profile"], subscriptionType: "max" } }));
     const project = tempDir("status-project");
     writeFileSync(join(project, "ktx.yaml"), "llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n");
     const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
-    // The hidden test endpoint is an API-key one; the wrapper drops the key so the CLI uses the claude.ai login.
-    const cliPath = script("drop-key", `unset ANTHROPIC_API_KEY; exec '${realCli()}' "$@"`);
+    // A claude.ai login would make the CLI call Anthropic's servers, which the suite never lets it do: a
+    // wrapper adds the organisation to the real CLI's account instead, as a subscriber's login reports it.
+    const js = join(tempDir("wrapper"), "org.mjs");
+    writeFileSync(
+      js,
+      `import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+const child = spawn(${JSON.stringify(realCli())}, process.argv.slice(2), { stdio: ["inherit", "pipe", "inherit"] });
+createInterface({ input: child.stdout }).on("line", (line) => process.stdout.write(line.replace('"account":{', '"account":{"organization":' + ${JSON.stringify(JSON.stringify(organization))} + ",") + "\\n"));
+child.on("exit", (code) => process.exit(code ?? 1));
+`,
+    );
+    const cliPath = script("org", `exec '${process.execPath}' '${js}' "$@"`);
     let stdout = "";
     const code = await runStatus(["--project-dir", project, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted", "--cli-path", cliPath], {
       stdout: (text) => void (stdout += text),
       stderr: () => undefined,
       stderrIsTTY: false,
-      env: testEnv({ HOME: home }),
+      env: testEnv(),
     });
     expect(code).toBe(0);
-    expect(stdout).toMatch(/login +subscription \(OAuth\) via claude\.ai/);
+    expect(stdout).toMatch(/login +API key via ANTHROPIC_API_KEY \(Evil /);
     expect(stdout).toContain("Evil \\u001b]52;c;ZXZpbA==\\u0007Org\\u001b[2J");
     expect(stdout).not.toMatch(RAW_CONTROL);
   });
