@@ -12,6 +12,7 @@ import { ROOT, argValue, cleanup, dist, emit, log, summarize, tempDir } from "./
 
 const reps = argValue("reps", 20);
 const { openRunTranscript } = await import(dist("transcripts/recorder.js"));
+const { findSecrets, RULE_COUNT, GITLEAKS_VERSION } = await import(dist("transcripts/secret-rules/index.js"));
 
 const FIXTURES = join(ROOT, "fixtures", "transcripts", "2.1.330");
 /** Secrets as a real run passes them: the scrubbed variables' values and the endpoint key. */
@@ -66,6 +67,18 @@ for (let rep = 0; rep < reps + 1; rep += 1) {
   }
 }
 
+// The maintained pattern set alone (gitleaks' rules and the local shapes, issue 32): what it adds to one
+// call's recording, every wire line of a fixture run passed through it once. A reused call's lines are
+// a subset of a cold run's (no launch, no initialize), so the per-run figure bounds the per-reused-call one.
+const patternSetPerRunMs = [];
+for (let rep = 0; rep < reps + 1; rep += 1) {
+  for (const run of runs) {
+    const started = performance.now();
+    for (const [, text] of run.wire) findSecrets(text);
+    if (rep > 0) patternSetPerRunMs.push(performance.now() - started);
+  }
+}
+
 // Redaction scans every line: its rate on one 8 MiB line says what a huge tool result costs to record.
 const bigLine = JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", content: "orders customer_id billing ".repeat(320_000) }] } });
 const big = await openRunTranscript(dir, { name: "big", secrets: SECRETS });
@@ -80,8 +93,10 @@ const result = {
   perRunMs: summarize(perRun),
   perLineUs: summarize(perLineUs),
   noopObserverPerRunMs: summarize(baseline),
+  patternSet: { rules: RULE_COUNT, gitleaks: GITLEAKS_VERSION, perRunMs: summarize(patternSetPerRunMs) },
   bigLine: { mib: Math.round((bigLine.length / 2 ** 20) * 10) / 10, ms: Math.round(bigMs), MBps: Math.round(bigLine.length / 2 ** 20 / (bigMs / 1000)) },
 };
+log(`  recorder pattern set (${RULE_COUNT} rules, gitleaks ${GITLEAKS_VERSION}): ${result.patternSet.perRunMs.p50} ms per run p50, ${result.patternSet.perRunMs.p95} p95`);
 log(`  recorder: ${result.perRunMs.p50} ms per run (p50, ${runs.length} fixtures, open to closed file), ${result.perLineUs.p50} µs per line; one ${result.bigLine.mib} MiB line in ${result.bigLine.ms} ms`);
 await cleanup();
 emit(result);

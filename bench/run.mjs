@@ -98,6 +98,7 @@ if (tools) goal("tool-call overhead p50, end to end (ms)", "< 1", tools.e2e.tool
 const parser = sections.parser;
 const recorder = sections.recorder;
 if (recorder) goal("recorder cost per run, p50 (ms)", "< 1% of a 400 ms call", recorder.perRunMs.p50, recorder.perRunMs.p50 < 4);
+if (recorder?.patternSet) goal(`redaction pattern set (gitleaks ${recorder.patternSet.gitleaks}) per call, p50 (ms)`, "<= 1", recorder.patternSet.perRunMs.p50, recorder.patternSet.perRunMs.p50 <= 1);
 const ingest = sections.ingest;
 if (ingest) {
   for (const [config, result] of Object.entries(ingest.configs)) {
@@ -227,6 +228,7 @@ if (sections.recorder) {
   table(`Transcript recorder: the ${r.fixtures} committed 2.1.330 fixtures recorded again (redaction, encoding, file), p50 / p95`, ["per run, open to closed file (ms)", "per line (µs)", "no-op observer per run (ms)", `one ${r.bigLine.mib} MiB line`], [
     [`${fmt(r.perRunMs.p50, 2)} / ${fmt(r.perRunMs.p95, 2)}`, `${fmt(r.perLineUs.p50, 1)} / ${fmt(r.perLineUs.p95, 1)}`, fmt(r.noopObserverPerRunMs.p50, 3), `${r.bigLine.ms} ms (${r.bigLine.MBps} MB/s)`],
   ]);
+  if (r.patternSet) table(`Redaction's maintained pattern set alone (${r.patternSet.rules} rules: gitleaks ${r.patternSet.gitleaks} and local shapes), per run of a fixture (bounds a reused call)`, ["p50 ms", "p95 ms"], [[fmt(r.patternSet.perRunMs.p50, 3), fmt(r.patternSet.perRunMs.p95, 3)]]);
 }
 if (sections.concurrency) {
   const c = sections.concurrency;

@@ -10,6 +10,7 @@ import { SCENARIOS, runScenario, type Scenario } from "../testing/scenarios.js";
 import { InvalidInputError, UnverifiedFixturesError } from "../errors/index.js";
 import { loadTranscript } from "../transcripts/reader.js";
 import { differs, driftReport, renderDriftReport, scenarioDrift, type DriftReport, type ScenarioDrift } from "./drift.js";
+import { terminalText } from "./terminal-text.js";
 
 export type { ScenarioDrift, DriftReport };
 
@@ -163,6 +164,6 @@ export async function compareFixtures(options: CompareTarget & { against?: strin
     if (!keep) rmSync(work, { recursive: true, force: true });
   }
   const report = driftReport({ cli: cliPath, version: liveVersion, against, drifts, transcripts: keep ? work : null });
-  io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderDriftReport(report));
+  io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : terminalText(renderDriftReport(report)));
   return report.verdict === "same" ? 0 : 1;
 }

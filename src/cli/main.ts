@@ -5,13 +5,14 @@
  * done (same), 1 found a difference or a failure, 2 could not run (wrong arguments, bad input, an
  * install that failed).
  */
-import { ClaudeCodeError, InvalidInputError } from "../errors/index.js";
+import { ClaudeCodeError, InvalidInputError, OutputWriteError } from "../errors/index.js";
 import { LIBRARY_VERSION } from "../version.js";
 import { isStop, parseCommand, text, type CommandSpec } from "./args.js";
 import { compareFixtures, recordFixtures, type Io } from "./fixtures.js";
 import { verifyVersion } from "./verify.js";
 import { LOGIN_USAGE, runLogin } from "./login.js";
 import { runDoctor, runStatus } from "./status.js";
+import { terminalText } from "./terminal-text.js";
 import { stop, TRANSCRIPT_USAGE, transcriptCommand } from "./transcript.js";
 
 const USAGE = `Usage: ktx-claude-code <command>   (ktx-claude-code <command> --help for its options and an example)
@@ -137,7 +138,7 @@ async function fixtures(args: string[]): Promise<number> {
     return await compareFixtures({ cli, version, cacheDir, against: text(values.against), scenarios: text(values.scenarios), json: values.json === true }, io);
   } catch (error) {
     // Whatever kept the comparison from running is no drift: exit 2, one line, no stack.
-    io.stderr(`fixtures compare could not run: ${oneLine(error)}\n`);
+    io.stderr(terminalText(`fixtures compare could not run: ${oneLine(error)}\n`));
     return 2;
   }
 }
@@ -174,7 +175,7 @@ async function main(argv: string[]): Promise<number> {
       io.stderr(`ktx-claude-code: which command?\n\n${USAGE}`);
       return 2;
     default:
-      io.stderr(`ktx-claude-code: unknown command ${JSON.stringify(command)}.\n\n${USAGE}`);
+      io.stderr(terminalText(`ktx-claude-code: unknown command ${JSON.stringify(command)}.\n\n${USAGE}`));
       return 2;
   }
 }
@@ -187,8 +188,8 @@ main(process.argv.slice(2)).then(
     // Bad input (an unreadable or malformed file, a missing path) is 2, as for usage errors: a gate
     // (`transcript diff`) keeps 1 for "differs".
     const errno = (error as NodeJS.ErrnoException)?.code;
-    const badInput = error instanceof InvalidInputError || errno === "ENOENT" || errno === "EISDIR" || errno === "EACCES";
-    io.stderr(`${ClaudeCodeError.isInstance(error) || badInput ? oneLine(error) : String((error as Error)?.stack ?? error)}\n`);
+    const badInput = error instanceof InvalidInputError || error instanceof OutputWriteError || errno === "ENOENT" || errno === "EISDIR" || errno === "EACCES";
+    io.stderr(terminalText(`${ClaudeCodeError.isInstance(error) || badInput ? oneLine(error) : String((error as Error)?.stack ?? error)}\n`));
     process.exitCode = badInput ? 2 : 1;
   },
 );

@@ -11,6 +11,7 @@ import { usageText } from "../limits/usage-status.js";
 import { parseArgs } from "node:util";
 import type { Env } from "../transport/env.js";
 import { type StatusReport, collectStatus } from "./status-probe.js";
+import { terminalText } from "./terminal-text.js";
 import { describeLogin, describeRoute } from "../claude-code/checks/billing.js";
 
 export interface StatusIo {
@@ -106,7 +107,7 @@ async function run(command: "status" | "doctor", argv: string[], io: StatusIo): 
       io.stdout(USAGE);
       return 0;
     }
-    io.stderr(`${args}\n\n${USAGE}`);
+    io.stderr(terminalText(`${args}\n\n${USAGE}`));
     return 2;
   }
   const report = await collectStatus({
@@ -120,7 +121,7 @@ async function run(command: "status" | "doctor", argv: string[], io: StatusIo): 
   });
   const ok = report.failures.length === 0;
   if (args.json) io.stdout(`${JSON.stringify({ command, ok, ...report }, null, 2)}\n`);
-  else io.stdout(command === "status" ? renderStatus(report) : renderDoctor(report));
+  else io.stdout(terminalText(command === "status" ? renderStatus(report) : renderDoctor(report)));
   return command === "doctor" && !ok ? 1 : 0;
 }
 

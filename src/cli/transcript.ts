@@ -1,11 +1,14 @@
 /** `ktx-claude-code transcript show|summary|diff|import`: reading recorded runs and raw stream-json captures. */
-import { writeFileSync } from "node:fs";
+import { closeSync, writeFileSync } from "node:fs";
+import { OutputWriteError } from "../errors/index.js";
+import { openForWrite } from "../transport/files.js";
 import { importCapture, loadTranscript, streamTranscript } from "../transcripts/reader.js";
 import { diffTranscripts, isEmptyDiff, renderDiff, renderTimeline, summarizeRecords, traceRecords } from "../transcripts/inspect.js";
 import { KNOWN_TYPES, unknownTypes } from "../transcripts/inspect/text.js";
 import { isStop, parseCommand, text, usageError, type CommandSpec, type Stop } from "./args.js";
 import type { Io } from "./fixtures.js";
 import { renderSummary } from "./summary-text.js";
+import { terminalText } from "./terminal-text.js";
 
 export { renderSummary };
 
@@ -66,11 +69,28 @@ async function write(text: string): Promise<void> {
   if (!process.stdout.write(text)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
 }
 
+/** Writes a `--out` file as a regular file (no symlink followed, no FIFO), or throws `OutputWriteError` naming the path. */
+function writeOut(path: string, body: string): void {
+  let fd: number;
+  try {
+    fd = openForWrite(path, { mode: 0o644 });
+  } catch (error) {
+    throw new OutputWriteError(path, error);
+  }
+  try {
+    writeFileSync(fd, body);
+  } catch (error) {
+    throw new OutputWriteError(path, error);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 const list = (value: string | boolean | undefined) => (typeof value === "string" ? value.split(",").map((item) => item.trim()).filter(Boolean) : undefined);
 
 export function stop(io: Io, result: Stop): number {
-  if (result.stdout) io.stdout(result.stdout);
-  if (result.stderr) io.stderr(result.stderr);
+  if (result.stdout) io.stdout(terminalText(result.stdout));
+  if (result.stderr) io.stderr(terminalText(result.stderr));
   return result.exitCode;
 }
 
@@ -96,18 +116,18 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
       return stop(io, usageError(spec, `unknown --type ${unknown.map((type) => JSON.stringify(type)).join(", ")}; known types (each also matches its subtypes, e.g. system/init): ${KNOWN_TYPES.join(", ")}`));
     }
     const path = positionals[0]!;
-    for await (const line of renderTimeline(path, streamTranscript(path), { raw: values.raw === true, types })) await write(`${line}\n`);
+    for await (const line of renderTimeline(path, streamTranscript(path), { raw: values.raw === true, types })) await write(`${terminalText(line)}\n`);
     return 0;
   }
   if (sub === "summary") {
     const path = positionals[0]!;
     const summary = await summarizeRecords(path, streamTranscript(path));
-    io.stdout(values.json ? `${JSON.stringify(summary, null, 2)}\n` : renderSummary(summary));
+    io.stdout(values.json ? `${JSON.stringify(summary, null, 2)}\n` : terminalText(renderSummary(summary)));
     return 0;
   }
   if (sub === "diff") {
     const diff = diffTranscripts(loadTranscript(positionals[0]!), loadTranscript(positionals[1]!));
-    io.stdout(values.json ? `${JSON.stringify({ ...diff, differ: !isEmptyDiff(diff) }, null, 2)}\n` : `${renderDiff(diff).join("\n")}\n`);
+    io.stdout(values.json ? `${JSON.stringify({ ...diff, differ: !isEmptyDiff(diff) }, null, 2)}\n` : `${terminalText(renderDiff(diff).join("\n"))}\n`);
     return isEmptyDiff(diff) ? 0 : 1;
   }
   const path = positionals[0]!;
@@ -115,17 +135,17 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
   if (sub === "trace") {
     const trace = await traceRecords(path, streamTranscript(path));
     const body = `${JSON.stringify(trace)}\n`;
-    if (out !== undefined) writeFileSync(out, body);
+    if (out !== undefined) writeOut(out, body);
     else io.stdout(body);
     const count = (cat: string) => trace.traceEvents.filter((event) => event.cat === cat && event.ph === "X").length;
-    if (out !== undefined) io.stderr(`Wrote ${trace.traceEvents.length} trace events (${count("turn")} API turns, ${count("tool")} tool calls) to ${out}; open it in https://ui.perfetto.dev.\n`);
+    if (out !== undefined) io.stderr(terminalText(`Wrote ${trace.traceEvents.length} trace events (${count("turn")} API turns, ${count("tool")} tool calls) to ${out}; open it in https://ui.perfetto.dev.\n`));
     return 0;
   }
   const imported = importCapture(path);
   const body = `${imported.lines.join("\n")}\n`;
-  if (out !== undefined) writeFileSync(out, body);
+  if (out !== undefined) writeOut(out, body);
   else io.stdout(body);
   const cut = imported.truncatedLine ? `; line ${imported.truncatedLine} was cut short and is left out` : "";
-  io.stderr(`Imported ${imported.records} lines of ${path}${out !== undefined ? ` into ${out}` : ""} (no timing or host lines: a capture has none)${cut}.\n`);
+  io.stderr(terminalText(`Imported ${imported.records} lines of ${path}${out !== undefined ? ` into ${out}` : ""} (no timing or host lines: a capture has none)${cut}; secrets redacted in ${imported.redactedLines} of them (the header says so).\n`));
   return 0;
 }

@@ -220,6 +220,19 @@ export class SubscriptionRequiredError extends ClaudeCodeError {
   }
 }
 
+
+/** The command-line tool could not write an output file (`--out`): a missing directory, no permission, or a path that is not a regular file. */
+export class OutputWriteError extends ClaudeCodeError {
+  override readonly code = "output_write_failed";
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+    const why = errno === "ENOENT" ? "its directory does not exist" : errno === "EACCES" || errno === "EPERM" ? "permission denied" : errno === "ELOOP" ? "it is a symbolic link, which is not followed" : errno === "EISDIR" ? "it is a directory" : cause instanceof Error ? cause.message : String(cause);
+    super(`Could not write ${path}${errno ? ` (${errno})` : ""}: ${why}. Give --out a file in an existing, writable directory, or leave --out off to write to stdout.`, { cause });
+  }
+}
 /** The transcript recorder could not create its directory or open its file (`path`, `cause`). */
 export class TranscriptWriteError extends ClaudeCodeError {
   override readonly code = "transcript_write_failed";

@@ -8,9 +8,12 @@
  * A last line cut short (a capture or recording that ended mid-write) becomes a `note` record, so the
  * rest is still shown.
  */
-import { closeSync, createReadStream, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, createReadStream, fstatSync, readFileSync, readSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { InvalidInputError } from "../errors/index.js";
+import { NotRegularFileError, openRegularFile } from "../transport/files.js";
+import { Redactor } from "./redact.js";
+import { GITLEAKS_VERSION } from "./secret-rules/index.js";
 import { type HeaderRecord, type TranscriptRecord, TRANSCRIPT_FORMAT, transcriptRecordSchema, outcomeRecordSchema, type OutcomeRecord } from "./format.js";
 
 /** Something the reader noticed about the file itself (not a recorded line), e.g. a truncated last line. */
@@ -96,24 +99,40 @@ class LineReader {
   }
 }
 
-function endsWithNewline(path: string): boolean {
-  const fd = openSync(path, "r");
+function endsWithNewline(fd: number): boolean {
+  const size = fstatSync(fd).size;
+  if (size === 0) return true;
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] === 0x0a;
+}
+
+/**
+ * Opens a transcript or capture to read, only if it is a regular file: a FIFO would hang `transcript
+ * show` (and block the event loop), a device would never end (issue 32).
+ */
+function openTranscript(path: string): number {
   try {
-    const size = fstatSync(fd).size;
-    if (size === 0) return true;
-    const last = Buffer.alloc(1);
-    readSync(fd, last, 0, 1, size - 1);
-    return last[0] === 0x0a;
-  } finally {
-    closeSync(fd);
+    return openRegularFile(path);
+  } catch (error) {
+    if (error instanceof NotRegularFileError) throw new InvalidInputError(`${path} is ${error.kind}, not a transcript file: only a regular file is read.`);
+    throw error;
   }
 }
 
 /** Every record of a transcript or raw capture, one line in memory at a time. */
 export async function* readTranscriptRecords(path: string): AsyncGenerator<ReadRecord> {
   const reader = new LineReader(path);
-  const complete = endsWithNewline(path);
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  const fd = openTranscript(path);
+  let complete: boolean;
+  try {
+    complete = endsWithNewline(fd);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  // The stream reads the descriptor already checked (and closes it), not the path again.
+  const lines = createInterface({ input: createReadStream("", { fd }), crlfDelay: Infinity });
   let lineNumber = 0;
   // One line is held back: only the last one can be cut short.
   let held: string | undefined;
@@ -152,7 +171,13 @@ export interface LoadedTranscript {
 
 /** Loads a whole (fixture-sized) transcript or raw capture into memory. */
 export function loadTranscript(path: string): LoadedTranscript {
-  const text = readFileSync(path, "utf8");
+  const fd = openTranscript(path);
+  let text: string;
+  try {
+    text = readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
   const lines = text.split("\n");
   const reader = new LineReader(path);
   const records = lines.flatMap((line, index) => reader.read(line, index + 1, index === lines.length - 1 && line !== ""));
@@ -171,11 +196,24 @@ export function loadTranscript(path: string): LoadedTranscript {
  * `source: "stream-json"` with the capture's path, and one `in` record per line, without `t`. A
  * truncated last line is left out and named in the header.
  */
-export function importCapture(path: string): { lines: string[]; records: number; truncatedLine?: number } {
+export function importCapture(path: string): { lines: string[]; records: number; truncatedLine?: number; redactedLines: number } {
   const loaded = loadTranscript(path);
   if (!isRawCapture(loaded.header)) throw new InvalidInputError(`${path} is already a ktx-claude-code transcript; there is nothing to import.`);
   const truncated = loaded.records.find((record) => record.kind === "note");
-  const header = { ...loaded.header, importedFrom: path, ...(truncated ? { truncatedLine: truncated.lineNumber } : {}) };
-  const body = loaded.records.flatMap((record) => (record.kind === "in" ? [JSON.stringify({ kind: "in", text: record.text })] : []));
-  return { lines: [JSON.stringify(header), ...body], records: body.length, ...(truncated ? { truncatedLine: truncated.lineNumber } : {}) };
+  // A capture was never redacted: the same shapes as a recording are (no variable values are known here).
+  const redactor = new Redactor([]);
+  let redactedLines = 0;
+  const body = loaded.records.flatMap((record) => {
+    if (record.kind !== "in") return [];
+    const text = redactor.redact(record.text);
+    if (text !== record.text) redactedLines += 1;
+    return [JSON.stringify({ kind: "in", text })];
+  });
+  const header = {
+    ...loaded.header,
+    importedFrom: path,
+    redacted: { rules: `ktx-claude-code's credential shapes and gitleaks ${GITLEAKS_VERSION}'s rules (docs/transcripts.md, "Redaction")`, linesChanged: redactedLines },
+    ...(truncated ? { truncatedLine: truncated.lineNumber } : {}),
+  };
+  return { lines: [JSON.stringify(header), ...body], records: body.length, redactedLines, ...(truncated ? { truncatedLine: truncated.lineNumber } : {}) };
 }

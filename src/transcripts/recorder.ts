@@ -3,13 +3,14 @@
  * records is handled (a synchronous append), in the order they happen: a host that dies — a signal,
  * process.exit, a crash — loses no record written before, and recording never reorders the protocol.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { InvalidInputError, TranscriptWriteError } from "../errors/index.js";
 import type { CallLogin, NetworkRoute } from "../runtime/types.js";
 import { randomUUID } from "node:crypto";
 import type { RunObserver } from "../claude-code/run/run.js";
 import { LIBRARY_VERSION } from "../version.js";
+import { openForWrite } from "../transport/files.js";
 import { TRANSCRIPT_FORMAT } from "./format.js";
 import { Redactor } from "./redact.js";
 
@@ -53,7 +54,9 @@ export async function openRunTranscript(dir: string, options: TranscriptOptions)
   fsStep("create the transcript directory", dir, () => mkdirSync(dir, { recursive: true }));
   const name = options.name ?? `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`;
   const path = join(dir, `${name}.jsonl`);
-  let fd: number | undefined = fsStep("open the transcript file", path, () => openSync(path, "w"));
+  // Never through a symlink planted in dir (O_NOFOLLOW); a generated name is created exclusively, a chosen one
+  // may replace its own earlier regular file but never a FIFO, a device or a hard-linked file (files.ts).
+  let fd: number | undefined = fsStep("open the transcript file", path, () => openForWrite(path, { exclusive: options.name === undefined }));
   const redactor = new Redactor(options.secrets);
   const started = performance.now();
   const offset = () => Math.round((performance.now() - started) * 1000) / 1000;

@@ -4,6 +4,7 @@
  * depth up to MAX_DEPTH (tool output is JSON inside a JSON string inside a protocol line).
  */
 import { KEPT_CREDENTIALS, isScrubbedEnvName, type Env, type ApiEndpoint, endpointCredential } from "../transport/env.js";
+import { findSecrets } from "./secret-rules/index.js";
 
 export const REDACTED = "[REDACTED]";
 
@@ -114,7 +115,7 @@ const SHAPES: readonly RegExp[] = [
 
 /** Keys whose JSON string value is a secret, at any escaping depth. */
 const SECRET_KEYS =
-  "x-api-key|authorization|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|id[_-]?token|oauth[_-]?token|auth[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|password|passwd|secret|token|cookie";
+  "x-api-key|authorization|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|id[_-]?token|oauth[_-]?token|auth[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key(?:[_-]?id)?|account[_-]?key|shared[_-]?access[_-]?key|password|passwd|secret|token|cookie";
 
 /**
  * `"key":"value"` with the quotes escaped to the same depth (`\1` is the run of backslashes before each
@@ -158,6 +159,8 @@ export class Redactor {
     out = out.replace(COOKIE, (match: string, head: string, offset: number, whole: string) => (continuesWord(whole, offset) ? match : `${head}${REDACTED}`));
     out = out.replace(URL_KEY, (_match, head: string, _key: string, tail: string) => `${head}${REDACTED}${tail.startsWith(":") ? "@" : tail}`);
     out = out.replace(ASSIGNMENT, (_match, head: string) => `${head}${REDACTED}`);
+    // Last, the maintained pattern set (gitleaks' rules and the local shapes it lacks): what the rules above left.
+    for (const secret of findSecrets(out)) out = out.split(secret).join(REDACTED);
     return out;
   }
 }

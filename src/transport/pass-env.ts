@@ -44,6 +44,20 @@ const REFUSED_WORDS: ReadonlyArray<{ pattern: RegExp; reason: string }> = [
   { pattern: /URL|URI|HOST|ENDPOINT|PROXY|SOCKET|PORT|GATEWAY|PROVIDER|REGION|BASE|ROUTE|DNS|ADDR/, reason: "it may route requests to another server" },
   { pattern: /OPTIONS|PRELOAD|WRAPPER|PREFIX|SHELL|INSPECT|EXEC|COMMAND|HELPER|PLUGIN|HOOK|SCRIPT|REQUIRE|IMPORT|LOADER/, reason: "it may run code inside or beside the CLI" },
   { pattern: /LOG|DEBUG|TRACE|TELEMETRY|DUMP|PROFILE|METRIC/, reason: "it may write or export logs, traces or telemetry" },
+  // Issue 32: names other programs read that a tool or the CLI may start (an interpreter, a pager, a
+  // package manager, a cloud or cluster client). docs/environment.md ("passEnv") lists each family.
+  {
+    pattern: /^(PERL|RUBY|PYTHON|JAVA|_JAVA|JDK_|GEM_|BUNDLE_|LUA_|TCL|ERL_|ELIXIR|R_PROFILE|R_ENVIRON|BASH_ENV$|ENV$|ZDOTDIR$|PROMPT_COMMAND$|PS4$|IFS$|GCONV_PATH$|TERMINFO|LESS(OPEN|CLOSE|KEY)?$)|OPTS?$|STARTUP|BROWSER|PAGER|EDITOR/,
+    reason: "it makes a program the CLI or a tool starts run code (an interpreter's start-up, options or library path, a pager, browser or editor, a shell start-up file)",
+  },
+  {
+    pattern: /^(COREPACK|YARN|PNPM|PIP_|UV_|CARGO|RUSTUP|GOPROXY|GOPRIVATE|GONOPROXY|GONOSUMDB|GOSUMDB|GOFLAGS|CONDA|MAVEN|GRADLE|COMPOSER|NUGET|HEX_)|REGISTRY|MIRROR|INDEX/,
+    reason: "it may route package downloads or requests to another server (a registry, mirror or index)",
+  },
+  {
+    pattern: /^(KUBE|CLOUDSDK|DOCKER|PODMAN|HELM|GH_|GITHUB|GITLAB|GNUPG|PG|MYSQL|BOTO|VAULT|TF_|TERRAFORM|OCI_|DIGITALOCEAN|HEROKU|FLY_|NETLIFY|SNOWFLAKE|DATABRICKS|WGET|NETRC|RIPGREP|RCLONE|S3CMD)|CONFIG|NETRC|CREDENTIALS/,
+    reason: "it points at configuration that holds credentials or settings another tool honours (a cluster, cloud, registry or search-tool config)",
+  },
 ];
 
 const upper = (name: string) => name.toUpperCase();

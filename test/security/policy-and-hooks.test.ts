@@ -2,11 +2,11 @@
  * Managed settings (an organisation's policy, which no flag turns off) and the runtime backstops for
  * what the library cannot read ahead: a hook that still starts, a token from another source.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect } from "vitest";
 import { CliCrashError, IsolationError } from "../../src/errors/index.js";
-import { managedPolicyDir } from "../../src/claude-code/checks/managed-policy.js";
+import { setManagedPolicyDirForTests } from "../../src/claude-code/checks/managed-policy.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { failure, realCli, runtimeFor, script, scriptedApi, tempDir } from "../support.js";
 import { type Attack, Markers, type Trap, attackBatch, endSuiteAfterAll, plant, startTrap } from "./harness.js";
@@ -16,26 +16,13 @@ let trap: Trap;
 
 endSuiteAfterAll(() => trap);
 
-
-/** Why the managed-settings attacks cannot run here, or undefined when they can. */
-function managedSkipReason(): string | undefined {
-  const dir = managedPolicyDir();
-  if (process.platform !== "linux") return `managed settings are written to ${dir} only on Linux in this suite`;
-  if (existsSync(dir)) return `${dir} already exists (a real policy on this machine); the suite never touches it`;
-  try {
-    mkdirSync(dir);
-    rmSync(dir, { recursive: true, force: true });
-    return undefined;
-  } catch (error) {
-    return `${dir} is not writable by this user (${(error as NodeJS.ErrnoException).code}); run the suite as root to include them`;
-  }
-}
-
-const skipReason = managedSkipReason();
 const hookCommand = (id: string) => ({ hooks: [{ type: "command", command: markers.command(id) }] });
 
-describe.skipIf(skipReason !== undefined)("managed settings (written to the real managed path, removed at once)", () => {
-  const dir = managedPolicyDir();
+// The read-ahead looks in a temporary dir (its test seam): the suite never writes the real /etc/claude-code.
+describe("managed settings (read ahead from a temporary managed dir)", () => {
+  const dir = tempDir("managed");
+  beforeAll(() => setManagedPolicyDirForTests(dir));
+  afterAll(() => setManagedPolicyDirForTests(undefined));
   const outcomes = new Map<string, { error: unknown; requests: number; trapHits: number }>();
   let api: ScriptedMessagesApi;
 
@@ -73,7 +60,7 @@ describe.skipIf(skipReason !== undefined)("managed settings (written to the real
     const runtime = runtimeFor(api);
     await runtime.cli();
     for (const { name, files } of cases) {
-      // The files exist only for the one call: other CLIs on this machine read the same path.
+      // The files exist only for the one call: each case is read ahead on its own.
       try {
         for (const [file, content] of Object.entries(files)) {
           mkdirSync(join(dir, file, ".."), { recursive: true });
@@ -88,11 +75,6 @@ describe.skipIf(skipReason !== undefined)("managed settings (written to the real
   });
 });
 
-if (skipReason !== undefined) {
-  describe("managed settings", () => {
-    it.skip(`skipped: ${skipReason}`, () => undefined);
-  });
-}
 
 /** A CLI wrapper that changes the argv or environment the library chose (what a policy we cannot read would do). */
 function wrapper(name: string, edit: string): string {

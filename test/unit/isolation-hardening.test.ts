@@ -54,7 +54,7 @@ describe("managed settings", () => {
     const dir = policyDir({
       "managed-settings.json": JSON.stringify({
         permissions: { deny: ["Bash"], allow: ["mcp__ktx__lookup"], disableBypassPermissionsMode: "disable" },
-        env: { TZ: "UTC", LC_ALL: "C", CLAUDE_CODE_MAX_RETRIES: "2", MAX_THINKING_TOKENS: "1024" },
+        env: { TZ: "UTC", LC_ALL: "C", CLAUDE_CODE_MAX_RETRIES: "2", CLAUDE_CODE_MAX_OUTPUT_TOKENS: "1024" },
         model: "sonnet",
         availableModels: ["sonnet"],
         enabledPlugins: { "cc-plugin-telemetry@builtin": false },

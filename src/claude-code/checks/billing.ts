@@ -4,13 +4,14 @@
  * taken from the `account` block of the CLI's initialize reply, which arrives before the prompt is
  * sent. docs/isolation.md ("The login a call bills to") and docs/environment.md ("What can route").
  */
-import { readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { IsolationError, SubscriptionRequiredError } from "../../errors/index.js";
 import type { SystemInitMessage } from "../../protocol/messages.js";
 import type { CallLogin, NetworkRoute } from "../../runtime/types.js";
 import type { Env } from "../../transport/env.js";
+import { NotRegularFileError, readRegularFile } from "../../transport/files.js";
 import { type ExpectedSurface, checkAccount } from "./isolation.js";
 import { MANAGED_POLICY_ADVICE, USER_POLICY_ADVICE, checkManagedPolicy, checkUserPolicy, claudeConfigDir } from "./managed-policy.js";
 
@@ -68,27 +69,35 @@ export function loginAhead(env: Env, explicit?: "apiKey" | "oauthToken"): CallLo
   if (explicit === "apiKey") return { billing: "api-key", source: "ANTHROPIC_API_KEY (the explicit apiEndpoint)" };
   let key: string | undefined;
   for (const file of globalConfigFiles(env)) {
+    let text: string | undefined;
     try {
-      const text = readFileSync(file, "utf8");
-      // The config also holds every project's history (often megabytes): parse it only when it can matter.
-      if (!text.includes('"primaryApiKey"')) continue;
-      const config = JSON.parse(text) as { primaryApiKey?: unknown };
-      if (typeof config.primaryApiKey === "string" && config.primaryApiKey.length > 0) {
-        key = `primaryApiKey in ${file}`;
-        break;
-      }
+      text = readRegularFile(file);
+    } catch (error) {
+      // A FIFO or device where the config belongs: nothing can tell what the CLI would read from it.
+      if (error instanceof NotRegularFileError) throw new IsolationError([`${error.message}: the CLI reads its login and any primaryApiKey from it, which cannot be checked`], "Replace it with the regular file Claude Code writes (or remove it and log in again with `npx ktx-claude-code login`).");
+      continue; // Unreadable: the CLI cannot use it either.
+    }
+    // The config also holds every project's history (often megabytes): it is parsed only when the key can
+    // be in it. JSON may spell any letter of a key as a \u escape ("primary\u0041piKey"), so a text with
+    // any \u escape is parsed too: only one without both is skipped (issue 32).
+    if (text === undefined || (!text.includes("primaryApiKey") && !text.includes("\\u"))) continue;
+    let config: unknown;
+    try {
+      config = JSON.parse(text);
     } catch {
-      // Missing or unreadable: the CLI cannot use it either.
+      continue; // Not JSON: the CLI does not read a key from it either.
+    }
+    const value = typeof config === "object" && config !== null ? (config as { primaryApiKey?: unknown }).primaryApiKey : undefined;
+    if (typeof value === "string" && value.length > 0) {
+      key = `primaryApiKey in ${file}`;
+      break;
     }
   }
   const unused = key ? { unusedApiKey: key } : {};
   if (explicit === "oauthToken" || env.CLAUDE_CODE_OAUTH_TOKEN) return { billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN", ...unused };
-  try {
-    readFileSync(join(claudeConfigDir(env), ".credentials.json"));
-    return { billing: "subscription", source: "claude.ai", ...unused };
-  } catch {
-    return key ? { billing: "api-key", source: key } : undefined;
-  }
+  // Only whether it is there: a FIFO planted in its place must not block the host.
+  if (existsSync(join(claudeConfigDir(env), ".credentials.json"))) return { billing: "subscription", source: "claude.ai", ...unused };
+  return key ? { billing: "api-key", source: key } : undefined;
 }
 
 const PROXY_NAMES = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "all_proxy", "no_proxy"];
@@ -128,7 +137,7 @@ export function describeLogin(login: CallLogin | undefined): string {
  * allowlist, and (with `requireSubscription`) a `primaryApiKey` the CLI would bill instead.
  */
 export function checkBeforeStart(spec: { env: Record<string, string>; requireSubscription?: boolean; explicitCredential?: "apiKey" | "oauthToken" }): void {
-  const managed = checkManagedPolicy();
+  const managed = checkManagedPolicy(undefined, spec.env);
   const user = checkUserPolicy(spec.env);
   if (managed.length + user.length > 0) {
     throw new IsolationError([...managed, ...user], [managed.length > 0 ? MANAGED_POLICY_ADVICE : "", user.length > 0 ? USER_POLICY_ADVICE : ""].filter(Boolean).join(" "));
@@ -152,6 +161,8 @@ export function accountFailure(response: Record<string, unknown>, expected: Expe
   if (differences.length > 0) return new IsolationError(differences);
   const login = callLogin(account);
   if (expected.requireSubscription && login.billing === "api-key") return new SubscriptionRequiredError(login, "initialize reply");
+  // The reply's apiKeySource too: a key held beside the OAuth login is billed once that login stops counting as a subscriber's.
+  if (expected.requireSubscription && login.unusedApiKey) return new SubscriptionRequiredError({ billing: "api-key (held beside the OAuth login)", source: login.unusedApiKey }, "initialize reply");
   return undefined;
 }
 

@@ -7,10 +7,11 @@
  * **allowlist**: only keys known to be harmless for an isolated run pass; any other key, including
  * one a future CLI version adds, stops the call. docs/isolation.md ("Policy read ahead") lists them.
  */
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import type { Env } from "../../transport/env.js";
+import { NotRegularFileError, readRegularFile } from "../../transport/files.js";
 import { PASSABLE_CLI_KNOBS } from "../../transport/pass-env.js";
 
 /** Where the CLI reads managed files (from the 2.1.330 binary; 2.1.142 uses the same paths). */
@@ -18,6 +19,17 @@ export function managedPolicyDir(platform: NodeJS.Platform = process.platform): 
   if (platform === "darwin") return "/Library/Application Support/ClaudeCode";
   if (platform === "win32") return "C:\\Program Files\\ClaudeCode";
   return "/etc/claude-code";
+}
+
+let managedDirForTests: string | undefined;
+
+/**
+ * Test seam: where the read-ahead looks for the managed files instead of the real path (the suite
+ * never writes `/etc/claude-code`). Deliberately not an option or variable: nothing a caller or the
+ * environment sets may point the read-ahead away from the path the CLI reads. Not exported by the package.
+ */
+export function setManagedPolicyDirForTests(dir: string | undefined): void {
+  managedDirForTests = dir;
 }
 
 export const MANAGED_POLICY_ADVICE =
@@ -71,11 +83,27 @@ const HARMLESS_ENV = new Set([
   "API_TIMEOUT_MS",
   "CLAUDE_CODE_PROMPT_CACHE_TTL",
   "ENABLE_PROMPT_CACHING_1H",
-  "DISABLE_AUTOUPDATER",
-  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
   ...PASSABLE_CLI_KNOBS,
 ]);
 const harmlessEnvName = (name: string) => HARMLESS_ENV.has(name) || name.startsWith("LC_") || name.startsWith("DISABLE_PROMPT_CACHING");
+
+/**
+ * Variables the library sets itself for every run or from its own options (transport/env.ts,
+ * thinking.ts, telemetry.ts). A policy `env` that sets, unsets (an empty value) or changes one would
+ * undo the library's choice, e.g. `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: ""` turned the CLI's
+ * analytics and bootstrap calls back on (issue 32). Compared case-insensitively, as Windows does.
+ */
+export const LIBRARY_SET_ENV: readonly string[] = [
+  "DISABLE_AUTOUPDATER",
+  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+  "CLAUDE_CODE_TOTAL_TOKENS_REMINDER",
+  "MAX_THINKING_TOKENS",
+  "CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING",
+  "CLAUDE_CODE_DISABLE_THINKING",
+];
+// The library's other variables (the endpoint's ANTHROPIC_*, the OAuth token, telemetry) are refused in a policy env whatever their value, as routing, credential or telemetry names.
+const librarySet = new Set(LIBRARY_SET_ENV);
+const isLibrarySet = (name: string) => librarySet.has(name.toUpperCase());
 
 /** Why a key is dangerous, for the keys we know; an unknown key gets the fail-closed reason. */
 const KNOWN_DANGER: Record<string, string> = {
@@ -98,7 +126,7 @@ const KNOWN_DANGER: Record<string, string> = {
   mcpServers: "MCP servers started beside KTX's own",
 };
 
-function keyProblem(file: string, key: string, value: unknown): string | undefined {
+function keyProblem(file: string, key: string, value: unknown, childEnv: Env | undefined): string | undefined {
   if (key === "permissions") {
     if (typeof value !== "object" || value === null) return `${file} sets permissions to a non-object, which cannot be checked`;
     const extra = Object.keys(value).filter((sub) => !HARMLESS_PERMISSION_KEYS.has(sub));
@@ -110,15 +138,21 @@ function keyProblem(file: string, key: string, value: unknown): string | undefin
   }
   if (key === "env") {
     if (typeof value !== "object" || value === null) return `${file} sets env to a non-object, which cannot be checked`;
-    const names = Object.keys(value).filter((name) => !harmlessEnvName(name));
-    return names.length > 0 ? `${file} sets ${names.join(", ")} in env, which may route, authenticate, inject code, change TLS or export logs outside your Claude Code session (only locale, time zone and request knobs pass)` : undefined;
+    // The very value the library gives the run changes nothing (an organisation's DISABLE_AUTOUPDATER=1).
+    const ours = Object.entries(value).filter(([name, set]) => isLibrarySet(name) && !(childEnv && typeof set === "string" && childEnv[name] === set)).map(([name]) => name);
+    const names = Object.keys(value).filter((name) => !isLibrarySet(name) && !harmlessEnvName(name));
+    const found = [
+      ...(ours.length > 0 ? [`${file} sets ${ours.map((name) => `${name}=${JSON.stringify((value as Record<string, unknown>)[name])}`).join(", ")} in env, which ktx-claude-code sets itself for every run (a policy value would override it: an empty one unsets it)`] : []),
+      ...(names.length > 0 ? [`${file} sets ${names.join(", ")} in env, which may route, authenticate, inject code, change TLS or export logs outside your Claude Code session (only locale, time zone and request knobs pass)`] : []),
+    ];
+    return found.length > 0 ? found.join("; ") : undefined;
   }
   if (HARMLESS_KEYS.has(key)) return undefined;
   const why = KNOWN_DANGER[key];
   return why ? `${file} sets ${key}: ${why}` : `${file} sets ${key}, a key not known to be harmless for an isolated run (unknown keys are refused, so a new CLI setting cannot slip through)`;
 }
 
-function settingsProblems(file: string, text: string): string[] {
+function settingsProblems(file: string, text: string, childEnv: Env | undefined): string[] {
   let settings: unknown;
   try {
     settings = JSON.parse(text);
@@ -126,21 +160,87 @@ function settingsProblems(file: string, text: string): string[] {
     return [`${file} is not valid JSON, so what the CLI makes of it cannot be checked`];
   }
   if (typeof settings !== "object" || settings === null || Array.isArray(settings)) return [`${file} is not a JSON object, so what the CLI makes of it cannot be checked`];
-  return Object.entries(settings).flatMap(([key, value]) => keyProblem(file, key, value) ?? []);
+  return Object.entries(settings).flatMap(([key, value]) => keyProblem(file, key, value, childEnv) ?? []);
 }
 
-/** The file's text; undefined when it cannot be read (most often: it does not exist, which is asked first, as a failed read's exception costs more than the check). */
-function read(path: string): string | undefined {
+/**
+ * The file's text; undefined when it does not exist (asked first: a failed open's exception costs more
+ * than the check). A FIFO, device or socket is a problem at once: reading it would block the host or
+ * never end, and what the CLI makes of it cannot be checked.
+ */
+function read(path: string, problems: string[]): string | undefined {
   if (!existsSync(path)) return undefined;
   try {
-    return readFileSync(path, "utf8");
-  } catch {
+    return readRegularFile(path);
+  } catch (error) {
+    if (error instanceof NotRegularFileError) problems.push(`${path} is ${error.kind}, not a regular file, so what the CLI makes of it cannot be checked (and reading it could block)`);
     return undefined;
   }
 }
 
+/** The first non-empty line of a text, cut to 120 characters, for naming what a memory file says. */
+function firstLine(text: string): string {
+  const line = text.split("\n").find((candidate) => candidate.trim() !== "")?.trim() ?? "";
+  return line.length > 120 ? `${line.slice(0, 117)}…` : line;
+}
+
+/** Files under `dir` (depth-first, sorted, at most `limit`), as the CLI would walk rules, skills, agents and commands. */
+function filesUnder(dir: string, limit = 20): string[] {
+  const found: string[] = [];
+  const walk = (at: string) => {
+    let entries: string[];
+    try {
+      entries = readdirSync(at).sort();
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (found.length >= limit) return;
+      const path = join(at, entry);
+      try {
+        if (lstatSync(path).isDirectory()) walk(path);
+        else found.push(path);
+      } catch {
+        found.push(path);
+      }
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+/**
+ * Managed memory and instructions: 2.1.330 reads `<dir>/CLAUDE.md` as "Managed" memory and
+ * `<dir>/.claude/rules/*.md`, `.claude/skills`, `.claude/agents`, `.claude/commands`,
+ * `.claude/output-styles` as policy sources, whatever `--setting-sources` says (read from the binary:
+ * `case "Managed": return join(managedDir, "CLAUDE.md")`, `join(managedDir, ".claude", "rules")`,
+ * `policySettings: join(managedDir, ".claude", kind)`). Their text reaches every request, so any file
+ * there stops the call, named with its first line; the whole `.claude` dir is refused, not only the
+ * kinds known today (fail closed, as for settings keys).
+ */
+function memoryProblems(dir: string): string[] {
+  const problems: string[] = [];
+  const memory = join(dir, "CLAUDE.md");
+  const text = read(memory, problems);
+  if (text !== undefined && text.trim() !== "") {
+    problems.push(`${memory} is managed memory, which the CLI adds to every request whatever flags are passed; it begins: ${JSON.stringify(firstLine(text))}`);
+  }
+  const claudeDir = join(dir, ".claude");
+  if (!existsSync(claudeDir)) return problems;
+  const files = filesUnder(claudeDir);
+  if (files.length === 0) return problems;
+  for (const file of files) {
+    const where = relative(dir, file);
+    const kind = where.split(/[\\/]/)[1] ?? "";
+    const role = kind === "rules" ? "a managed rule, which the CLI adds to every request" : `managed ${kind || "content"} the CLI loads whatever flags are passed`;
+    const body = read(file, problems);
+    problems.push(`${file} is ${role}${body !== undefined && body.trim() !== "" ? `; it begins: ${JSON.stringify(firstLine(body))}` : ""}`);
+  }
+  return problems;
+}
+
 /** What in the managed files would breach isolation; empty when nothing does (or there are none). */
-export function checkManagedPolicy(dir: string = managedPolicyDir()): string[] {
+export function checkManagedPolicy(dir: string = managedDirForTests ?? managedPolicyDir(), childEnv?: Env): string[] {
   const problems: string[] = [];
   // Without the directory (the usual case) none of its files exists: one check instead of three, before every call.
   if (!existsSync(dir)) return problems;
@@ -151,8 +251,8 @@ export function checkManagedPolicy(dir: string = managedPolicyDir()): string[] {
     );
   }
   const main = join(dir, "managed-settings.json");
-  const mainText = read(main);
-  if (mainText !== undefined) problems.push(...settingsProblems(main, mainText));
+  const mainText = read(main, problems);
+  if (mainText !== undefined) problems.push(...settingsProblems(main, mainText, childEnv));
   const dropIn = join(dir, "managed-settings.d");
   let entries: string[] = [];
   try {
@@ -162,9 +262,10 @@ export function checkManagedPolicy(dir: string = managedPolicyDir()): string[] {
   }
   // The CLI reads the drop-ins' *.json files, hidden files excluded, in sorted order.
   for (const name of entries.filter((entry) => entry.endsWith(".json") && !entry.startsWith(".")).sort()) {
-    const text = read(join(dropIn, name));
-    if (text !== undefined) problems.push(...settingsProblems(join(dropIn, name), text));
+    const text = read(join(dropIn, name), problems);
+    if (text !== undefined) problems.push(...settingsProblems(join(dropIn, name), text, childEnv));
   }
+  problems.push(...memoryProblems(dir));
   return problems;
 }
 
@@ -173,9 +274,13 @@ export function claudeConfigDir(env: Env): string {
   return env.CLAUDE_CONFIG_DIR || join(env.HOME || env.USERPROFILE || homedir(), ".claude");
 }
 
-/** What in the settings the CLI reads in the user's own mode would breach isolation (`remote-settings.json`). */
+/**
+ * What in the settings the CLI reads in the user's own mode would breach isolation (`remote-settings.json`).
+ * `env` is the child's environment: where the file is, and what the library set in it.
+ */
 export function checkUserPolicy(env: Env): string[] {
   const file = join(claudeConfigDir(env), "remote-settings.json");
-  const text = read(file);
-  return text === undefined ? [] : settingsProblems(file, text);
+  const problems: string[] = [];
+  const text = read(file, problems);
+  return text === undefined ? problems : settingsProblems(file, text, env);
 }

@@ -1,0 +1,111 @@
+/**
+ * Issue 32, finding 5: redaction from a maintained pattern set (gitleaks' rules, shipped as data, plus
+ * the local shapes it lacks). A real run's tool returns, and fails with, the eight shapes the third round
+ * found in clear and the twelve of the second; the transcript holds none. `transcript import` of a raw
+ * capture redacts too and says so in the header.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { transcriptCommand } from "../../src/cli/transcript.js";
+import type { KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
+import type { RunLoopResult } from "../../src/runtime/types.js";
+import { turn } from "../../src/testing/scripted-api.js";
+import { RULE_COUNT, SKIPPED_RULES } from "../../src/transcripts/secret-rules/index.js";
+import { runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
+import { type Attack, attackBatch, endSuiteAfterAll } from "./harness.js";
+
+endSuiteAfterAll(() => undefined);
+
+/** The eight shapes of the third round (issue 32), each with the part that must not survive. */
+const ROUND_3: Record<string, { text: string; secret: string }> = {
+  "AWS_SECRET_ACCESS_KEY=wJalr…": { text: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Kd3Lx2Vb9", secret: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Kd3Lx2Vb9" },
+  ".netrc machine … password …": { text: "machine db.internal.example login deploy password Hunter2-netrc-Secret", secret: "Hunter2-netrc-Secret" },
+  "mysql -p'…'": { text: "mysql -u root -p'My5ql-Pa55word' -h db.internal app", secret: "My5ql-Pa55word" },
+  "Azure SAS sig=": { text: "https://acct.blob.core.windows.net/c/f.csv?sv=2022-11-02&ss=b&srt=o&sp=r&se=2030-01-01&sig=Xk9q8v7ZK3mQ2Lr5tWnB1cD4eF6gH8jK0lM2nP4qR6s%3D", secret: "Xk9q8v7ZK3mQ2Lr5tWnB1cD4eF6gH8jK0lM2nP4qR6s" },
+  "Twilio SK<32 hex>": { text: "twilio api key SK3f9a2b7c4d1e6f8a0b5c2d7e9f1a3b4c", secret: "SK3f9a2b7c4d1e6f8a0b5c2d7e9f1a3b4c" },
+  "Shopify shpat_…": { text: "X-Shopify-Access-Token: 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", secret: "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" },
+  "Telegram bot token <digits>:AA…": { text: "curl https://api.example/bot 5839201746:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/getMe", secret: "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1" },
+  'GCP "private_key_id"': { text: '{"type": "service_account", "project_id": "proj", "private_key_id": "3b8f2a7c4d1e6f9a0b5c2d7e9f1a3b4c5d6e7f80"}', secret: "3b8f2a7c4d1e6f9a0b5c2d7e9f1a3b4c5d6e7f80" },
+};
+
+/** The twelve of the second round (issue 20), as test/security/billing-and-policy.test.ts plants them. */
+const DB_PASSWORD = "Pg-s3cret-Passw0rd";
+const HARMLESS_NAMED = "Zq9aK3bL7cM1dN5eP8fQ2gR4";
+const ROUND_2: Record<string, { text: string; secret: string }> = {
+  "Authorization: Basic": { text: "Authorization: Basic dXNlcjpodW50ZXIyLXBhc3N3b3Jk", secret: "dXNlcjpodW50ZXIyLXBhc3N3b3Jk" },
+  "Stripe sk_live_": { text: "stripe sk_live_51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ", secret: "51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ" },
+  "Slack webhook URL": { text: "https://hooks.slack.com/services/T0A1B2C3D/B0E1F2G3H/AbCdEfGhIjKlMnOpQrStUvWx", secret: "AbCdEfGhIjKlMnOpQrStUvWx" },
+  "Google ya29.": { text: "ya29.a0AfH6SMBx-Long_Google_Access_Token_Value_123", secret: "a0AfH6SMBx-Long_Google_Access_Token_Value_123" },
+  "Hugging Face hf_": { text: "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", secret: "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh" },
+  "SendGrid SG.": { text: "SG.AbCdEfGhIjKlMnOpQrStUv.WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO", secret: "WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO" },
+  "Azure AccountKey=": { text: "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy+/==;EndpointSuffix=core.windows.net", secret: "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy" },
+  "Cookie: header": { text: "Cookie: session=sessAbc123Def456Ghi789; csrf=csrfXyz987Uvw654", secret: "sessAbc123Def456Ghi789" },
+  "PGP private key block": { text: "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGPgpPrivateBodyLine0123456789abcdef\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----", secret: "lQOYBGPgpPrivateBodyLine0123456789abcdef" },
+  "Sentry DSN": { text: "https://0123456789abcdef0123456789abcdef@o123456.ingest.sentry.io/987654", secret: "0123456789abcdef0123456789abcdef" },
+  "DATABASE_URL password alone in a tool error": { text: `FATAL: password authentication failed (tried "${DB_PASSWORD}")`, secret: DB_PASSWORD },
+  "secret-looking value under a harmless name": { text: `build ${HARMLESS_NAMED} ready`, secret: HARMLESS_NAMED },
+};
+
+let run: RunLoopResult;
+const attacks: Attack[] = [...Object.entries(ROUND_3).map(([name, shape]) => [`third round: ${name}`, shape] as const), ...Object.entries(ROUND_2).map(([name, shape]) => [`second round: ${name}`, shape] as const)].map(([name, { secret }]) => ({
+  kind: "redaction",
+  name: `${name} in tool output and a tool error never reaches the transcript`,
+  held: () => {
+    const text = readFileSync(run.transcriptPath!, "utf8");
+    expect(text).not.toContain(secret);
+    // Nor JSON-escaped once (a tool result inside a protocol line).
+    expect(text).not.toContain(JSON.stringify(secret).slice(1, -1));
+    expect(text).toContain("[REDACTED]");
+  },
+}));
+
+attackBatch("the 8 shapes of issue 32 and the 12 of issue 20 in a real run's transcript", attacks, async () => {
+  const all = [...Object.values(ROUND_3), ...Object.values(ROUND_2)].map((shape) => shape.text).join("\n");
+  const tools: KtxRuntimeToolDescriptor<any>[] = [
+    { name: "leak", description: "returns secrets", inputSchema: z.object({}), execute: () => ({ output: all, nested: JSON.stringify({ log: all }) }) },
+    {
+      name: "fail",
+      description: "fails quoting secrets",
+      inputSchema: z.object({}),
+      execute: () => {
+        throw new Error(all);
+      },
+    },
+  ];
+  const api = await scriptedApi((_request, index) => (index === 0 ? turn.tools({ name: "mcp__ktx__leak", input: {} }, { name: "mcp__ktx__fail", input: {} }) : turn.text("done")));
+  const env = testEnv({ DATABASE_URL: `postgres://app:${DB_PASSWORD}@db.internal:5432/app`, BUILD_REF: HARMLESS_NAMED });
+  run = await runtimeFor(api, { env, transcript: { dir: tempDir("transcripts") } }).runAgentLoop({ modelRole: "default", systemPrompt: "", userPrompt: "use the tools", toolSet: tools, stepBudget: 4 });
+  if (run.stopReason === "error") throw run.error;
+  expect(run.toolCalls.map((call) => call.ok)).toEqual([true, false]);
+});
+
+describe("the maintained pattern set (finding 5)", () => {
+  it("ships gitleaks' rules, every one compiled for JavaScript", () => {
+    expect(SKIPPED_RULES).toEqual([]);
+    expect(RULE_COUNT).toBeGreaterThan(200);
+  });
+
+  it("transcript import redacts a raw capture's secrets and says so in the header", async () => {
+    const secrets = ["sk-ant-api03-capturedKey0123456789abcdefXYZ", "ghp_CapturedGithubToken0123456789abcdefAB", "AKIAIOSFODNN7CAPTURE", "MIIEowIBAAKCAQEAcapturedPemBody0123456789", "Capt-DB-Passw0rd"];
+    const text = [`key ${secrets[0]}`, `token ${secrets[1]}`, `aws ${secrets[2]}`, `-----BEGIN RSA PRIVATE KEY-----\n${secrets[3]}\n-----END RSA PRIVATE KEY-----`, `postgres://app:${secrets[4]}@db:5432/app`].join("\n");
+    const lines = [
+      { type: "system", subtype: "init", cwd: "/p", session_id: "s", tools: [], mcp_servers: [], model: "claude-sonnet-4-6", claude_code_version: "2.1.330" },
+      { type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: text }] } },
+      { type: "result", subtype: "success", is_error: false, result: "done", num_turns: 1, session_id: "s" },
+    ];
+    const capture = join(tempDir("capture"), "run.ndjson");
+    writeFileSync(capture, `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);
+    const out = join(tempDir("imported"), "run.jsonl");
+    let stderr = "";
+    const status = await transcriptCommand(["import", capture, "--out", out], { stdout: () => undefined, stderr: (text) => void (stderr += text) }, "usage");
+    expect(status, stderr).toBe(0);
+    expect(stderr).toMatch(/secrets redacted in 1 of them/);
+    const written = readFileSync(out, "utf8");
+    for (const secret of secrets) expect(written, secret).not.toContain(secret);
+    const header = JSON.parse(written.split("\n")[0]!);
+    expect(header.redacted).toMatchObject({ linesChanged: 1 });
+    expect(header.redacted.rules).toMatch(/gitleaks v8\.30\.1/);
+  });
+});
