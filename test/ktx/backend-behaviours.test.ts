@@ -48,11 +48,15 @@ describe("KTX behaviour 7: abort", () => {
     const controller = new AbortController();
     const call = ktxRuntime(cli).generateText({ role: "default", prompt: "p", abortSignal: controller.signal }).catch((error: unknown) => error);
     await cli.started();
+    const abortedAt = performance.now();
     controller.abort();
     const error = await call;
+    const elapsedMs = performance.now() - abortedAt;
     expect(error).toBeInstanceOf(AbortError);
     expect(isAbortError(error)).toBe(true);
     expect(cli.invocations()[0]!.interrupts).toBe(1);
+    // reuse: false here; the wait ends when the process exits, not after the 1 s interrupt grace.
+    expect(elapsedMs).toBeLessThan(300);
   });
 
   it("reuse on: an interrupted CLI that exits without a result rejects the call within 300 ms of the abort (the wait ends with the process)", async () => {
