@@ -194,10 +194,13 @@ describe("KTX behaviour 12: stop reasons", () => {
       [cliMessage.result({ subtype: "success", terminal_reason: "completed" })],
       [cliMessage.result({ subtype: "error_during_execution", is_error: true })],
     ]);
-    const runtime = ktxRuntime(cli);
+    // One reused stand-in plays the five runs: one Node start instead of five.
+    const runtime = ktxRuntime(cli, { reuse: {} });
     const reasons = [];
     for (let index = 0; index < 5; index += 1) reasons.push((await runtime.runAgentLoop(loop)).stopReason);
+    await runtime.close();
     expect(reasons).toEqual(["budget", "budget", "budget", "natural", "error"]);
+    expect(cli.invocations().map((invocation) => invocation.runs)).toEqual([[0, 1, 2, 3, 4]]);
   });
 });
 
