@@ -3,7 +3,7 @@
  * createClaudeCodeRuntime })`), taking KTX's hook deps exactly as KTX passes them, so no field of
  * them (its rate-limit governor included) can be lost between KTX and the runtime.
  */
-import { InvalidInputError } from "./errors/index.js";
+import { InvalidInputError, QUERY_DEP_FIX, UnsupportedKtxDepError } from "./errors/index.js";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
 import type { RateLimitGovernorPort } from "./limits/governor.js";
 
@@ -31,12 +31,7 @@ export interface KtxClaudeCodeRuntimeDeps {
 /** KTX's deps plus this library's own runtime options (everything but `models`, which is `modelSlots`). */
 export type CreateClaudeCodeRuntimeDeps = KtxClaudeCodeRuntimeDeps & Omit<ClaudeCodeRuntimeOptions, keyof KtxClaudeCodeRuntimeDeps | "models">;
 
-/** A dep KTX may pass that this runtime cannot honour; refused so nothing is dropped silently. */
-export class UnsupportedKtxDepError extends InvalidInputError {
-  constructor(readonly dep: string, fix: string) {
-    super(`createClaudeCodeRuntime does not take \`${dep}\`: ${fix}`);
-  }
-}
+export { UnsupportedKtxDepError };
 
 /**
  * KTX's hook: `createLocalKtxLlmRuntimeFromConfig(config, { projectDir, env, rateLimitGovernor,
@@ -46,11 +41,7 @@ export function createClaudeCodeRuntime(deps: CreateClaudeCodeRuntimeDeps): Clau
   if (typeof deps !== "object" || deps === null) throw new InvalidInputError("createClaudeCodeRuntime needs KTX's deps ({ projectDir, modelSlots, … }).");
   const { modelSlots, query, ...options } = deps;
   if (query !== undefined) {
-    throw new UnsupportedKtxDepError(
-      "query",
-      "it is the Agent SDK's query function (KTX's own backend's test seam), and this runtime drives the Claude Code CLI without the Agent SDK. " +
-        "In tests, pass cliPath: createScriptedCli(script) from ktx-claude-code/testing instead (docs/testing.md, \"Porting KTX's backend tests\").",
-    );
+    throw new UnsupportedKtxDepError("query", QUERY_DEP_FIX);
   }
   if (typeof modelSlots !== "object" || modelSlots === null) {
     throw new InvalidInputError("createClaudeCodeRuntime needs modelSlots with a default model ({ default: \"sonnet\", … }), as KTX passes them.");

@@ -7,6 +7,7 @@ import { inject } from "vitest";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../src/index.js";
 import { cliVersion, locateBundledCli } from "../src/binary/locate.js";
 import { type CliVersionFacts, factsFor } from "../src/binary/versions.js";
+import { HOST_DEATH_WATCHER_MARK } from "../src/transport/host-death.js";
 import { RateLimitGovernor } from "../src/limits/governor.js";
 import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi } from "../src/testing/scripted-api.js";
 
@@ -150,10 +151,19 @@ function carriesMarker(pid: number): boolean {
   }
 }
 
-/** Live direct children of this test process: how many CLIs run at once. */
+/** The library's host-death watcher (src/transport/host-death.ts): a child, but no CLI. */
+function isHostDeathWatcher(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(HOST_DEATH_WATCHER_MARK);
+  } catch {
+    return false;
+  }
+}
+
+/** Live direct children of this test process: how many CLIs run at once (the host-death watcher is not one). */
 export function childPids(): number[] {
   return liveProcesses()
-    .filter((entry) => entry.ppid === process.pid)
+    .filter((entry) => entry.ppid === process.pid && !isHostDeathWatcher(entry.pid))
     .map((entry) => entry.pid);
 }
 

@@ -3,9 +3,10 @@
  * slash commands, skills and agents in `init` do not fail it; a missing session does, even when
  * `ANTHROPIC_API_KEY` is set (the scrub removes it, so the CLI reports "Not logged in").
  */
-import { AUTH_FIX, ClaudeCodeAuthError, ClaudeCodeError } from "../errors/index.js";
+import { AUTH_FIX, ClaudeCodeAuthError, ClaudeCodeError, QUERY_DEP_FIX, UnsupportedKtxDepError } from "../errors/index.js";
 import type { Logger } from "../session/logger.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
+import { UnsupportedModelError, modelHint } from "./models.js";
 import { ClaudeCodeRuntime } from "./runtime.js";
 
 export interface AuthProbeOptions {
@@ -18,6 +19,11 @@ export interface AuthProbeOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   logger?: Logger;
+  /**
+   * KTX's own probe's test seam (the Agent SDK's `query`). Refused with `UnsupportedKtxDepError` (the
+   * probe rejects), as the hook refuses it: tests pass `cliPath: createScriptedCli(…).path` instead.
+   */
+  query?: unknown;
 }
 
 /** KTX's auth probe result, exactly: `{ ok: true }`, or `{ ok: false, message }` with the fix in the message. */
@@ -38,7 +44,9 @@ export async function runClaudeCodeAuthProbe(options: AuthProbeOptions): Promise
 
 /** `runClaudeCodeAuthProbe` with the model, the CLI and the error (status, doctor, diagnostics). */
 export async function runClaudeCodeAuthProbeDetailed(options: AuthProbeOptions): Promise<AuthProbeDetails> {
-  const { projectDir, model, signal, timeoutMs, ...rest } = options;
+  const { projectDir, model, signal, timeoutMs, query, ...rest } = options;
+  // A caller's mistake, not a verdict on the login: rejected, never folded into { ok: false }.
+  if (query !== undefined) throw new UnsupportedKtxDepError("query", QUERY_DEP_FIX, "runClaudeCodeAuthProbe");
   try {
     const runtime = new ClaudeCodeRuntime({ projectDir, models: { default: model }, timeoutMs: timeoutMs ?? 60_000, warm: false, reuse: false, ...rest });
     const cli = await runtime.cli();
@@ -49,7 +57,15 @@ export async function runClaudeCodeAuthProbeDetailed(options: AuthProbeOptions):
     const message =
       error instanceof ClaudeCodeAuthError
         ? `Claude Code is not logged in on this machine. ${AUTH_FIX}`
-        : `The Claude Code check failed: ${error.message}`;
+        : error instanceof UnsupportedModelError
+          ? unsupportedModelText(error)
+          : `The Claude Code check failed: ${error.message}`;
     return { ok: false, message, error };
   }
+}
+
+/** KTX's own probe's wording (`Unsupported Claude Code model "gpt-5". Use sonnet, opus, haiku, or a claude-* model id.`), with the table's ids. */
+function unsupportedModelText(error: UnsupportedModelError): string {
+  const aliases = Object.entries(error.aliases).map(([alias, id]) => `${alias} (${id})`);
+  return `Unsupported Claude Code model ${JSON.stringify(error.value)}${modelHint(error.value)}. Use ${aliases.join(", ")}, or a claude-* model id.`;
 }

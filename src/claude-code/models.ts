@@ -63,7 +63,7 @@ export class UnsupportedModelError extends ClaudeCodeError {
     readonly aliases: Readonly<Record<string, string>>,
   ) {
     const where = (role: ModelRole) => (source ? `llm.models.${role} in ${source}` : `models.${role}`);
-    const lines = problems.map((p) => `  - ${where(p.role)}: ${JSON.stringify(p.value)}${hint(p.value)}`);
+    const lines = problems.map((p) => `  - ${where(p.role)}: ${JSON.stringify(p.value)}${modelHint(p.value)}`);
     const table = Object.entries(aliases)
       .map(([alias, id]) => `${alias} (${id})`)
       .join(", ");
@@ -77,7 +77,7 @@ export class UnsupportedModelError extends ClaudeCodeError {
 }
 
 /** A nudge for near misses: a provider prefix, capitals, spaces. */
-function hint(value: string): string {
+export function modelHint(value: string): string {
   const bare = value.replace(/^[a-z-]+\/(?=claude-)/, "");
   if (bare !== value && isClaudeModelId(bare)) return ` (drop the provider prefix: ${bare})`;
   if (value.toLowerCase() !== value && (isClaudeModelId(value.toLowerCase()) || value.toLowerCase() in KTX_CLAUDE_CODE_MODEL_ALIASES)) {

@@ -37,6 +37,22 @@ export class InvalidInputError extends ClaudeCodeError {
   override readonly code = "invalid_input";
 }
 
+/** A dep KTX may pass (the hook, the auth probe) that this runtime cannot honour; refused so nothing is dropped silently. */
+export class UnsupportedKtxDepError extends InvalidInputError {
+  constructor(
+    readonly dep: string,
+    fix: string,
+    where = "createClaudeCodeRuntime",
+  ) {
+    super(`${where} does not take \`${dep}\`: ${fix}`);
+  }
+}
+
+/** Why KTX's `query` seam (the Agent SDK's `query`) is refused, and what to use instead. */
+export const QUERY_DEP_FIX =
+  "it is the Agent SDK's query function (KTX's own backend's test seam), and this runtime drives the Claude Code CLI without the Agent SDK. " +
+  "In tests, pass cliPath: createScriptedCli(script) from ktx-claude-code/testing instead (docs/testing.md, \"Porting KTX's backend tests\").";
+
 /**
  * `projectDir` is not an existing directory. Raised when a call starts, never at construction (KTX's
  * factory builds the runtime before any call, and its own backend accepts any path there).

@@ -6,7 +6,7 @@
 import { type CliMessage, apiRetryInfo, rateLimitInfo } from "../protocol/messages.js";
 import { type Logger, silentLogger } from "../session/logger.js";
 import type { ToolCallRecord } from "../runtime/types.js";
-import { ClaudeCodeApiError } from "../errors/index.js";
+import { ClaudeCodeApiError, ClaudeCodeError } from "../errors/index.js";
 import { ApiRetryBudgetError, UsageLimitError } from "./errors.js";
 import type { CallEvent, GovernorEvent, KtxProgressEvent, ProgressListener } from "./events.js";
 import { type RateLimitGovernorPort, type RateLimitSignal, type Release, RateLimitGovernor } from "./governor.js";
@@ -243,11 +243,14 @@ class Attempt implements AttemptHooks {
   }
 
   /**
-   * An API failure after a `rejected` rate_limit_event with a reset is that usage limit, also when the
-   * result itself does not say so (the CLI's own lines mark it; the event alone is what KTX's backend reads).
+   * A failed result after a `rejected` rate_limit_event with a reset is that usage limit, also when the
+   * result itself does not say so (the CLI's own lines mark it; the event alone is what KTX's backend
+   * reads): an API error, or a run that ended with an error subtype (`error_during_execution`:
+   * `RunFailedError`, matched by its code because claude-code/run imports this module).
    */
   usageLimit(error: unknown): unknown {
-    if (!this.rejection || !(error instanceof ClaudeCodeApiError)) return error;
+    const failedResult = error instanceof ClaudeCodeApiError || (ClaudeCodeError.isInstance(error) && error.code === "run_failed");
+    if (!this.rejection || !failedResult) return error;
     const { resetsAt, window, utilization } = this.rejection;
     return new UsageLimitError(resetsAt, window, { cause: error, ...(utilization !== undefined ? { utilization } : {}), ...(error.stderrTail ? { stderrTail: error.stderrTail } : {}) });
   }

@@ -1,6 +1,6 @@
 /** Recognises a usage-limit rejection in a failed `result` and the CLI's synthetic error line. */
 import type { ErrorDetails } from "../errors/index.js";
-import type { AssistantMessage, ResultMessage } from "../protocol/messages.js";
+import { type AssistantMessage, type ResultMessage, resetAtMs } from "../protocol/messages.js";
 import { UsageLimitError } from "./errors.js";
 
 interface RejectionInfo {
@@ -17,7 +17,7 @@ function rejectionInfo(line: Record<string, unknown>): RejectionInfo | undefined
 
 /**
  * The CLI (2.1.330) marks a reached limit with `api_error: "usage_limit_reached"` on the result and on
- * its synthetic assistant line, which also carries the `rate_limit_info` (reset in unix seconds, window).
+ * its synthetic assistant line, which also carries the `rate_limit_info` (reset in unix seconds, window; read as `resetAtMs` reads a `rate_limit_event`'s).
  * Undefined when the failure is not a usage limit or no reset time is known (then it is a plain API error).
  */
 export function usageLimitFromResult(result: ResultMessage, errorLines: readonly AssistantMessage[], details: ErrorDetails = {}): UsageLimitError | undefined {
@@ -25,8 +25,9 @@ export function usageLimitFromResult(result: ResultMessage, errorLines: readonly
   const marked = (result as Record<string, unknown>).api_error === "usage_limit_reached" || lines.some((line) => line.api_error === "usage_limit_reached");
   const info = lines.map(rejectionInfo).find((candidate) => candidate?.status === "rejected");
   if (!marked && !info) return undefined;
-  const resetsAt = typeof info?.resetsAt === "number" && Number.isFinite(info.resetsAt) ? new Date(info.resetsAt * 1000) : undefined;
-  if (!resetsAt) return undefined;
+  const resetMs = resetAtMs(info?.resetsAt);
+  if (resetMs === undefined) return undefined;
+  const resetsAt = new Date(resetMs);
   return new UsageLimitError(resetsAt, typeof info?.rateLimitType === "string" ? info.rateLimitType : "five_hour", {
     ...details,
     ...(typeof info?.utilization === "number" ? { utilization: info.utilization } : {}),

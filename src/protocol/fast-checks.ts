@@ -42,7 +42,7 @@ const assistant: Check = (value) => {
   const message = value.message;
   return (
     isObject(message) &&
-    isString(message.id) &&
+    optional(message.id, isString) &&
     optional(message.model, isString) &&
     every(message.content, isContentBlock) &&
     nullish(message.stop_reason, isString) &&

@@ -89,20 +89,43 @@ export function apiRetryInfo(message: z.infer<typeof apiRetrySchema>): ApiRetryI
  */
 const optionalNumber = z.number().optional().catch(undefined);
 const optionalString = z.string().optional().catch(undefined);
-/** Unix seconds, as the CLI writes them; an ISO date string (which KTX's own backend accepts too) is read as the same instant. */
-const resetSeconds = z
-  .union([z.number(), z.string().transform((text) => Date.parse(text) / 1000)])
-  .pipe(z.number().refine(Number.isFinite))
+/**
+ * Numbers up to this are Unix seconds, larger ones Unix milliseconds: 1e11 s is the year 5138, 1e11 ms
+ * March 1973, so neither reading of a real reset time falls on the other side.
+ */
+export const RESET_SECONDS_BELOW = 1e11;
+
+/**
+ * A reset time as KTX's own backend accepts it, in epoch milliseconds: Unix seconds (what the CLI
+ * writes), Unix milliseconds (decided by magnitude, `RESET_SECONDS_BELOW`), or an ISO date string.
+ * Undefined for anything else.
+ */
+export function resetAtMs(value: unknown): number | undefined {
+  if (typeof value === "string") {
+    const text = value.trim();
+    // A number written as text is a number; anything else must be a date string.
+    if (/^\d+(\.\d+)?$/.test(text)) return resetAtMs(Number(text));
+    const parsed = Date.parse(text);
+    return Number.isFinite(parsed) ? parsed : undefined;
+  }
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return undefined;
+  return value < RESET_SECONDS_BELOW ? value * 1000 : value;
+}
+
+/** A reset time (see `resetAtMs`), read as epoch milliseconds; a malformed one is dropped, never fatal. */
+const resetMs = z
+  .unknown()
+  .transform((value) => resetAtMs(value))
   .optional()
   .catch(undefined);
-export const rateLimitWindowSchema = z.looseObject({ utilization: optionalNumber, resetsAt: resetSeconds, status: optionalString });
+export const rateLimitWindowSchema = z.looseObject({ utilization: optionalNumber, resetsAt: resetMs, status: optionalString });
 export const rateLimitEventSchema = z.looseObject({
   type: z.literal("rate_limit_event"),
   rate_limit_info: z
     .looseObject({
       status: optionalString,
-      /** Unix seconds (or an ISO date string). */
-      resetsAt: resetSeconds,
+      /** Unix seconds as the CLI writes it (Unix milliseconds or an ISO date string are read too), parsed to epoch ms. */
+      resetsAt: resetMs,
       rateLimitType: optionalString,
       utilization: optionalNumber,
       isUsingOverage: z.boolean().optional().catch(undefined),
@@ -132,7 +155,7 @@ export interface RateLimitInfo {
   windows: Record<string, UsageWindowInfo>;
 }
 
-const fromUnixSeconds = (seconds: number | undefined): Date | undefined => (seconds === undefined || !Number.isFinite(seconds) ? undefined : new Date(seconds * 1000));
+const fromEpochMs = (ms: number | undefined): Date | undefined => (ms === undefined || !Number.isFinite(ms) ? undefined : new Date(ms));
 
 /** Undefined when the line carries no `rate_limit_info`. */
 export function rateLimitInfo(message: RateLimitEventMessage): RateLimitInfo | undefined {
@@ -142,7 +165,7 @@ export function rateLimitInfo(message: RateLimitEventMessage): RateLimitInfo | u
   for (const [name, figures] of Object.entries(info.unifiedWindows ?? {})) {
     windows[name] = {
       ...(figures.utilization !== undefined ? { utilization: figures.utilization } : {}),
-      ...(figures.resetsAt !== undefined ? { resetsAt: fromUnixSeconds(figures.resetsAt) } : {}),
+      ...(figures.resetsAt !== undefined ? { resetsAt: fromEpochMs(figures.resetsAt) } : {}),
       ...(figures.status !== undefined ? { status: figures.status } : {}),
     };
   }
@@ -150,7 +173,7 @@ export function rateLimitInfo(message: RateLimitEventMessage): RateLimitInfo | u
   return {
     status: info.status ?? "allowed",
     window,
-    resetsAt: fromUnixSeconds(info.resetsAt),
+    resetsAt: fromEpochMs(info.resetsAt),
     utilization: info.utilization ?? (window ? windows[window]?.utilization : undefined),
     isUsingOverage: info.isUsingOverage === true,
     windows,
@@ -163,7 +186,8 @@ export const systemOtherSchema = z.looseObject({ type: z.literal("system"), subt
 export const assistantMessageSchema = z.looseObject({
   type: z.literal("assistant"),
   message: z.looseObject({
-    id: z.string(),
+    /** The CLI always writes it; hand-made streams (KTX's own fixtures) may not. steps.ts counts a line without one as a step of its own. */
+    id: z.string().optional(),
     model: z.string().optional(),
     content: z.array(contentBlockSchema),
     stop_reason: nullishString,

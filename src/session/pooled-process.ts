@@ -232,7 +232,7 @@ export class PooledProcess {
       this.requests.notify({ subtype: "interrupt" });
       // A process about to be stopped anyway gets a short grace; one that may serve again, the full one.
       const grace = reusable ? this.controlTimeoutMs : Math.min(this.controlTimeoutMs, INTERRUPT_GRACE_MS);
-      await active.awaitResult(grace);
+      await active.awaitResult(grace, this.proc.exited);
       if (!active.result && reusable) return this.stopAfterFailure(`no result within ${grace} ms of an interrupt`);
     }
     if (!reusable || !this.proc.isRunning || this.requests.size > 0) {

@@ -117,11 +117,16 @@ export class ActiveCall {
     this.inflight.find((cancel) => cancel.requestId === requestId)?.abort(new Error("cancelled by the CLI"));
   }
 
-  /** After `interrupt`: resolves once the turn's result is in, or after `graceMs`. */
-  async awaitResult(graceMs: number): Promise<void> {
+  /**
+   * After `interrupt`: resolves once the turn's result is in, the process has ended (`ended`: a CLI
+   * that exits without a result writes none later), or after `graceMs`.
+   */
+  async awaitResult(graceMs: number, ended: Promise<unknown>): Promise<void> {
     const timer = setTimeout(() => this.done(), graceMs);
     timer.unref();
-    await new Promise<void>((resolve) => (this.done = resolve));
+    const wait = new Promise<void>((resolve) => (this.done = resolve));
+    void ended.then(() => this.done());
+    await wait;
     clearTimeout(timer);
   }
 }

@@ -5,7 +5,7 @@
  * answers the control protocol (initialize, interrupt, and what reuse sends), calls KTX tools through
  * our MCP server when a step says so, and records its argv, environment and every line it received.
  */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,6 +60,13 @@ export interface ScriptedCli {
   dir: string;
   /** Every process started so far, oldest first (the `--version` probe is not one). */
   invocations(): ScriptedCliInvocation[];
+  /**
+   * Resolves once a stand-in process has started playing a run, i.e. a call's prompt reached it (the
+   * moment a test may abort, or look at what the CLI was started with): any run, or run number `run`
+   * (0-based, counted across processes). Resolves with that process's invocation; rejects after
+   * `timeoutMs` (default 10 s). Event-driven (a watch on the invocation records), no polling.
+   */
+  started(options?: { run?: number; timeoutMs?: number }): Promise<ScriptedCliInvocation>;
 }
 
 /**
@@ -71,22 +78,52 @@ export function createScriptedCli(runs: ScriptedCliStep[] | ScriptedCliStep[][],
   const list = runs.length > 0 && Array.isArray(runs[0]) ? (runs as ScriptedCliStep[][]) : [runs as ScriptedCliStep[]];
   const script: ScriptedCliScript = { version: options.version ?? NEWEST_VERIFIED_CLI_VERSION, runs: list };
   writeFileSync(join(dir, "script.json"), JSON.stringify(script));
+  const folder = join(dir, "invocations");
+  mkdirSync(folder, { recursive: true });
   const path = join(dir, "claude-scripted");
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-  writeFileSync(path, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(SCRIPTED_CLI_SCRIPT)} ${quote(dir)} "$@"\n`);
+  // `--version` (read once per runtime) is answered by the shell: a Node start less per test.
+  const version = `${script.version} (Claude Code)`;
+  writeFileSync(path, `#!/bin/sh\nif [ "$#" = 1 ] && [ "$1" = --version ]; then printf '%s\\n' ${quote(version)}; exit 0; fi\nexec ${quote(process.execPath)} ${quote(SCRIPTED_CLI_SCRIPT)} ${quote(dir)} "$@"\n`);
   chmodSync(path, 0o755);
+  const invocations = (): ScriptedCliInvocation[] =>
+    readdirSync(folder)
+      .filter((name) => name.endsWith(".json"))
+      .sort((a, b) => Number(a.split("-")[0]) - Number(b.split("-")[0]))
+      .flatMap((name) => {
+        try {
+          return [JSON.parse(readFileSync(join(folder, name), "utf8")) as ScriptedCliInvocation];
+        } catch {
+          // Renamed over while read (records are replaced whole): the next event reads it again.
+          return [];
+        }
+      });
   return {
     path,
     dir,
-    invocations: () => {
-      const folder = join(dir, "invocations");
-      if (!existsSync(folder)) return [];
-      return readdirSync(folder)
-        .filter((name) => name.endsWith(".json"))
-        .sort((a, b) => Number(a.split("-")[0]) - Number(b.split("-")[0]))
-        .map((name) => JSON.parse(readFileSync(join(folder, name), "utf8")) as ScriptedCliInvocation);
-    },
+    invocations: () => (existsSync(folder) ? invocations() : []),
+    started: ({ run, timeoutMs = 10_000 } = {}) => waitForRun(folder, invocations, run, timeoutMs),
   };
+}
+
+/** See `ScriptedCli.started`: checks the records on every change of the folder, and once up front. */
+function waitForRun(folder: string, invocations: () => ScriptedCliInvocation[], run: number | undefined, timeoutMs: number): Promise<ScriptedCliInvocation> {
+  const find = () => invocations().find((invocation) => (run === undefined ? invocation.runs.length > 0 : invocation.runs.includes(run)));
+  return new Promise((resolve, reject) => {
+    const settle = (invocation: ScriptedCliInvocation | undefined, error?: Error) => {
+      watcher.close();
+      clearTimeout(timer);
+      if (invocation) resolve(invocation);
+      else reject(error);
+    };
+    const watcher = watch(folder, () => {
+      const invocation = find();
+      if (invocation) settle(invocation);
+    });
+    const timer = setTimeout(() => settle(undefined, new Error(`the stand-in CLI started no ${run === undefined ? "run" : `run ${run}`} within ${timeoutMs} ms (${invocations().length} process(es) started)`)), timeoutMs);
+    const already = find();
+    if (already) settle(already);
+  });
 }
 
 /** Builders for the lines a run writes, in the CLI's (and the Agent SDK's) message shapes. */

@@ -4,6 +4,7 @@
  * nothing of what they mean.
  */
 import { execa, type Options, type ResultPromise } from "execa";
+import { endWithHostDeath } from "./host-death.js";
 import { endWithHost } from "./host-exit.js";
 import { NdjsonFramer, DEFAULT_MAX_LINE_BYTES } from "./ndjson.js";
 
@@ -68,11 +69,12 @@ export class CliProcess {
       buffer: false,
       reject: false,
       // Ended with the host by endWithHost (execa's signal-exit cleanup killed apps that handle SIGINT
-      // with process.once); SIGKILL of the host is covered by stdin EOF.
+      // with process.once); a host killed outright (SIGKILL) by endWithHostDeath's watcher.
       cleanup: false,
       windowsHide: true,
     });
     const release = endWithHost(this.child);
+    const unwatch = endWithHostDeath(this.child.pid);
     this.wireStdout();
     this.wireStderr();
     this.wireStdin();
@@ -82,6 +84,7 @@ export class CliProcess {
     );
     void this.exited.then(() => {
       release();
+      unwatch();
       this.hasExited = true;
       this.stdinOpen = false;
     });

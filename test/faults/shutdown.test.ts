@@ -1,13 +1,14 @@
 /**
  * Shutdown on a signal: an app that handles SIGINT itself (process.once) keeps control and exits as it
- * chooses; an app without a handler ends as Node would. Either way no CLI outlives the host and the
+ * chooses; an app without a handler ends as Node would; a host killed outright (SIGKILL) gets its CLIs
+ * ended by the watcher (src/transport/host-death.ts). Either way no CLI outlives the host and the
  * transcript of the call in flight keeps every line recorded before the signal.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, remainingChildren, scriptedApi, tempDir, testEnv } from "../support.js";
+import { cleanup, leftoverPids, remainingChildren, scriptedApi, tempDir, testEnv } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -49,6 +50,20 @@ describe("a signal to the host", () => {
     expect(result.stdout).toContain("closed");
     // The aborted call's transcript is complete: the CLI's exit is in it.
     expect(slowTranscript()).toMatch(/"kind":"exit"/);
+  });
+
+  it.runIf(process.platform === "linux")("a host killed outright (SIGKILL) mid-call leaves no CLI after 2 s, although the in-flight answer takes a minute", async () => {
+    const { host, state } = await startHost("none");
+    expect(state.idle.length).toBe(1);
+    // The host and its CLIs are there to be found (the check below finds them re-parented, by their marker).
+    expect(leftoverPids()).toEqual(expect.arrayContaining([host.pid, ...state.idle]));
+    const killedAt = Date.now();
+    host.kill("SIGKILL");
+    expect((await host).signal).toBe("SIGKILL");
+    // Without the watcher the in-flight CLI saw only its stdin close and kept waiting for its answer (60 s here).
+    // The orphans are found by the marker the host passed on (CLIs and the watcher itself), wherever they were re-parented.
+    const left = await remainingChildren(Math.max(0, killedAt + 2_000 - Date.now()));
+    expect(left).toEqual([]);
   });
 
   it("ends a host without a handler as Node would (by SIGINT), with its CLIs, and keeps the transcript written so far", async () => {

@@ -7,11 +7,11 @@
 import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AbortError, IsolationError, StructuredOutputError, UnsupportedModelError, createClaudeCodeRuntime, isAbortError, runClaudeCodeAuthProbe } from "../../src/index.js";
+import { AbortError, IsolationError, StructuredOutputError, UnsupportedKtxDepError, UnsupportedModelError, createClaudeCodeRuntime, isAbortError, runClaudeCodeAuthProbe } from "../../src/index.js";
 import { cliMessage, createScriptedCli } from "../../src/testing/index.js";
 import { lookup } from "../../src/testing/scenarios.js";
 import { cleanup, remainingChildren, tempDir, testEnv } from "../support.js";
-import { PROVIDER_ENV, answers, ktxRuntime, runStarted } from "./backend-support.js";
+import { PROVIDER_ENV, answers, ktxRuntime } from "./backend-support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -47,19 +47,40 @@ describe("KTX behaviour 7: abort", () => {
     const cli = createScriptedCli([cliMessage.text("working"), cliMessage.waitForInterrupt(), cliMessage.exit(0)]);
     const controller = new AbortController();
     const call = ktxRuntime(cli).generateText({ role: "default", prompt: "p", abortSignal: controller.signal }).catch((error: unknown) => error);
-    await runStarted(cli);
+    await cli.started();
+    const abortedAt = performance.now();
     controller.abort();
     const error = await call;
+    const elapsedMs = performance.now() - abortedAt;
     expect(error).toBeInstanceOf(AbortError);
     expect(isAbortError(error)).toBe(true);
     expect(cli.invocations()[0]!.interrupts).toBe(1);
+    // reuse: false here; the wait ends when the process exits, not after the 1 s interrupt grace.
+    expect(elapsedMs).toBeLessThan(300);
+  });
+
+  it("reuse on: an interrupted CLI that exits without a result rejects the call within 300 ms of the abort (the wait ends with the process)", async () => {
+    const cli = createScriptedCli([cliMessage.text("working"), cliMessage.waitForInterrupt(), cliMessage.exit(0)]);
+    const runtime = ktxRuntime(cli, { reuse: {} });
+    const controller = new AbortController();
+    const call = runtime.generateText({ role: "default", prompt: "p", abortSignal: controller.signal }).catch((error: unknown) => error);
+    await cli.started();
+    const abortedAt = performance.now();
+    controller.abort();
+    const error = await call;
+    const elapsedMs = performance.now() - abortedAt;
+    expect(isAbortError(error)).toBe(true);
+    expect(cli.invocations()[0]!.interrupts).toBe(1);
+    // Before: the 10 s control timeout with reuse on (1 s with reuse: false) passed before the call rejected.
+    expect(elapsedMs).toBeLessThan(300);
+    await runtime.close();
   });
 
   it("a loop rejects as aborted too (never stopReason error)", async () => {
     const cli = createScriptedCli([cliMessage.text("working"), cliMessage.waitForInterrupt(), cliMessage.result({ subtype: "error_during_execution", is_error: true, terminal_reason: "aborted_streaming" })]);
     const controller = new AbortController();
     const call = ktxRuntime(cli).runAgentLoop({ ...loop, abortSignal: controller.signal }).catch((error: unknown) => error);
-    await runStarted(cli);
+    await cli.started();
     controller.abort();
     expect(isAbortError(await call)).toBe(true);
     expect(cli.invocations()[0]!.interrupts).toBe(1);
@@ -173,10 +194,13 @@ describe("KTX behaviour 12: stop reasons", () => {
       [cliMessage.result({ subtype: "success", terminal_reason: "completed" })],
       [cliMessage.result({ subtype: "error_during_execution", is_error: true })],
     ]);
-    const runtime = ktxRuntime(cli);
+    // One reused stand-in plays the five runs: one Node start instead of five.
+    const runtime = ktxRuntime(cli, { reuse: {} });
     const reasons = [];
     for (let index = 0; index < 5; index += 1) reasons.push((await runtime.runAgentLoop(loop)).stopReason);
+    await runtime.close();
     expect(reasons).toEqual(["budget", "budget", "budget", "natural", "error"]);
+    expect(cli.invocations().map((invocation) => invocation.runs)).toEqual([[0, 1, 2, 3, 4]]);
   });
 });
 
@@ -197,6 +221,25 @@ describe("KTX behaviour 13: loop metrics", () => {
   });
 });
 
+describe("KTX fixtures: assistant lines without message.id", () => {
+  const line = (content: unknown[]) => ({ type: "assistant", message: { role: "assistant", content }, parent_tool_use_id: null });
+
+  it("are no protocol error: each line is a step of its own, the text is the last line's", async () => {
+    const cli = createScriptedCli([
+      line([{ type: "text", text: "looking" }, { type: "tool_use", id: "toolu_a", name: "mcp__ktx__lookup", input: { term: "grain" } }]),
+      line([{ type: "text", text: "final answer" }]),
+      cliMessage.result({ result: "final answer", num_turns: 2 }),
+    ]);
+    const runtime = ktxRuntime(cli);
+    const result = await runtime.runAgentLoop(loop);
+    expect(result.stopReason).toBe("natural");
+    expect(result.error).toBeUndefined();
+    expect(result.metrics!.stepCount).toBe(2);
+    expect(result.metrics!.stepBoundariesMs).toHaveLength(2);
+    expect(await runtime.generateText({ role: "default", prompt: "p" })).toBe("final answer");
+  });
+});
+
 describe("KTX behaviour 14: the auth probe", () => {
   it("runs isolated with the scrubbed env and resolves exactly { ok: true }", async () => {
     const cli = createScriptedCli([cliMessage.result({ result: "OK" })]);
@@ -213,9 +256,19 @@ describe("KTX behaviour 14: the auth probe", () => {
     expect(Object.keys(result).sort()).toEqual(["message", "ok"]);
     expect(result.ok).toBe(false);
     if (!result.ok) {
-      expect(result.message).toContain("gpt-5");
+      // KTX's wording first, then what to write instead.
+      expect(result.message).toMatch(/^Unsupported Claude Code model "gpt-5"\. Use sonnet \(claude-sonnet-4-6\), .*or a claude-\* model id\.$/);
       expect(result.message).not.toMatch(/log ?in|logged in/i);
     }
+    expect(cli.invocations()).toEqual([]);
+  });
+
+  it("refuses KTX's query seam with the typed error the hook gives, and starts nothing", async () => {
+    const cli = createScriptedCli([cliMessage.result({ result: "OK" })]);
+    const probe = runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, env: testEnv(), query: () => undefined });
+    await expect(probe).rejects.toBeInstanceOf(UnsupportedKtxDepError);
+    await expect(probe).rejects.toThrow(/runClaudeCodeAuthProbe does not take `query`.*createScriptedCli/);
+    expect(() => createClaudeCodeRuntime({ projectDir: "/p", modelSlots: { default: "sonnet" }, query: () => undefined })).toThrow(UnsupportedKtxDepError);
     expect(cli.invocations()).toEqual([]);
   });
 

@@ -32,15 +32,15 @@ describe("KTX behaviour 2: an allowed_warning rate_limit_event before a text cal
 });
 
 describe("KTX behaviour 3: resetsAt as an ISO string or a number", () => {
-  it("both become the same resetAtMs", async () => {
+  it("unix seconds, unix milliseconds (told apart by magnitude) and an ISO string become the same resetAtMs", async () => {
     const iso = new Date(inAnHour * 1000).toISOString();
     const event = (resetsAt: number | string) => [cliMessage.rateLimit({ status: "allowed_warning", resetsAt, rateLimitType: "seven_day", utilization: 0.8 }), cliMessage.result()];
-    const cli = createScriptedCli([event(inAnHour), event(iso)]);
+    const cli = createScriptedCli([event(inAnHour), event(inAnHour * 1000), event(iso), event(String(inAnHour))]);
     const { governor, reports } = recordingGovernor();
-    const runtime = ktxRuntime(cli, { rateLimitGovernor: governor });
-    await runtime.generateText({ role: "default", prompt: "p" });
-    await runtime.generateText({ role: "default", prompt: "p" });
-    expect(reports.map((report) => report.resetAtMs)).toEqual([inAnHour * 1000, inAnHour * 1000]);
+    const runtime = ktxRuntime(cli, { rateLimitGovernor: governor, reuse: {} });
+    for (let call = 0; call < 4; call += 1) await runtime.generateText({ role: "default", prompt: "p" });
+    await runtime.close();
+    expect(reports.map((report) => report.resetAtMs)).toEqual([inAnHour * 1000, inAnHour * 1000, inAnHour * 1000, inAnHour * 1000]);
   });
 });
 
@@ -53,6 +53,19 @@ describe("KTX behaviour 4: a rejected event followed by an error result", () => 
         cliMessage.text(limitText, { error: "rate_limit" }),
         cliMessage.result({ is_error: true, result: limitText, terminal_reason: "api_error", api_error_status: 429 }),
       ],
+      [cliMessage.text("second run"), cliMessage.result({ result: "second run" })],
+    ]);
+    const { governor, waits, reports } = recordingGovernor();
+    const runtime = ktxRuntime(cli, { rateLimitGovernor: governor });
+    expect(await runtime.generateText({ role: "default", prompt: "p" })).toBe("second run");
+    expect(waits).toHaveLength(2);
+    expect(reports[0]).toEqual({ provider: "claude-subscription", status: "rejected", resetAtMs: inAnHour * 1000, rateLimitType: "five_hour" });
+    expect(cli.invocations().flatMap((invocation) => invocation.runs)).toEqual([0, 1]);
+  });
+
+  it("an error_during_execution result after the rejected event is retried the same way (KTX's backend retries any error result)", async () => {
+    const cli = createScriptedCli([
+      [cliMessage.rateLimit({ status: "rejected", resetsAt: inAnHour, rateLimitType: "five_hour" }), cliMessage.result({ subtype: "error_during_execution", is_error: true, result: undefined })],
       [cliMessage.text("second run"), cliMessage.result({ result: "second run" })],
     ]);
     const { governor, waits, reports } = recordingGovernor();

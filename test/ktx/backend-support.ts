@@ -40,15 +40,6 @@ export function answers(invocation: ScriptedCliInvocation): Array<Record<string,
   return invocation.received.filter((line) => line.type === "control_response").map((line) => line.response?.response ?? line.response);
 }
 
-/** Waits until the stand-in has started playing a run (the prompt arrived). */
-export async function runStarted(cli: ScriptedCli, timeoutMs = 10_000): Promise<void> {
-  for (let waited = 0; waited < timeoutMs; waited += 20) {
-    if (cli.invocations().some((invocation) => invocation.runs.length > 0)) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error("the stand-in never received a prompt");
-}
-
 export const PROVIDER_ENV = {
   ANTHROPIC_API_KEY: "sk-ant-must-not-reach-the-cli",
   ANTHROPIC_AUTH_TOKEN: "token-must-not-reach-the-cli",

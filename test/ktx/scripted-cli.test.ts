@@ -47,6 +47,27 @@ describe("createScriptedCli", () => {
     expect((error as CliCrashError).stderrTail).toContain("fatal: scripted crash");
   });
 
+  it("started() resolves once a run has begun (the prompt arrived), with that process's invocation; a later run by its number", async () => {
+    const cli = createScriptedCli([[cliMessage.text("first"), cliMessage.waitForInterrupt(), cliMessage.result({ result: "first" })], [cliMessage.result({ result: "second" })]]);
+    const runtime = ktxRuntime(cli, { reuse: {} });
+    const controller = new AbortController();
+    const call = runtime.generateText({ role: "default", prompt: "a", abortSignal: controller.signal }).catch((error: unknown) => error);
+    const first = await cli.started();
+    expect(first.runs).toEqual([0]);
+    expect(first.received.some((line) => line.type === "user")).toBe(true);
+    controller.abort();
+    await call;
+    const second = runtime.generateText({ role: "default", prompt: "b" });
+    expect((await cli.started({ run: 1 })).runs).toContain(1);
+    expect(await second).toBe("second");
+    await runtime.close();
+  });
+
+  it("started() rejects after its timeout when no run begins, naming how many processes started", async () => {
+    const cli = createScriptedCli([cliMessage.result()]);
+    await expect(cli.started({ timeoutMs: 50 })).rejects.toThrow("the stand-in CLI started no run within 50 ms (0 process(es) started)");
+  });
+
   it("reports the version it is given, so the version check applies", async () => {
     const cli = createScriptedCli([cliMessage.result()], { version: "9.9.9" });
     await expect(ktxRuntime(cli).generateText({ role: "default", prompt: "p" })).rejects.toBeInstanceOf(UnsupportedCliVersionError);

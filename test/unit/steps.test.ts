@@ -16,6 +16,12 @@ function track(lines: AssistantMessage[]): { finished: number[]; steps: number }
 }
 
 describe("StepTracker", () => {
+  it("counts each line without message.id as a response of its own, between and after lines with ids", () => {
+    const bare = (): AssistantMessage => ({ type: "assistant", message: { model: "claude-sonnet-5-5", content: [{ type: "text", text: "x" }] }, parent_tool_use_id: null }) as AssistantMessage;
+    expect(track([bare(), bare()])).toEqual({ finished: [1, 2], steps: 2 });
+    expect(track([line("m0"), line("m0"), bare(), line("m1"), bare()])).toEqual({ finished: [1, 2, 3, 4], steps: 4 });
+  });
+
   it("counts the lines of one response (one per content block) as one step", () => {
     expect(track([line("m0"), line("m0"), line("m0"), line("m1")])).toEqual({ finished: [1, 2], steps: 2 });
   });

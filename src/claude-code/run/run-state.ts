@@ -59,8 +59,9 @@ export class RunState {
     }
   }
 
-  private appendText(messageId: string, text: string): void {
-    this.lastText = this.lastTextId === messageId ? this.lastText + text : text;
+  private appendText(messageId: string | undefined, text: string): void {
+    // Text blocks of one response (one id) join; a line without an id is a response of its own.
+    this.lastText = messageId !== undefined && this.lastTextId === messageId ? this.lastText + text : text;
     this.lastTextId = messageId;
   }
 }

@@ -3,10 +3,15 @@
  * content block, all sharing `message.id`, so steps are counted by distinct ids of lines with
  * `parent_tool_use_id === null`; synthetic API-error lines are not model responses. A step finishes
  * when the next response starts or the result arrives, i.e. after that turn's tool results.
+ *
+ * A line without `message.id` (the CLI always writes one; KTX's own fixtures and hand-made streams
+ * have none) is a whole response, as an Agent SDK message is: each such line is a step of its own.
  */
 import type { AssistantMessage } from "../../protocol/messages.js";
 
 export class StepTracker {
+  /** A response is open (its id may be undefined: see the header). */
+  private current = false;
   private currentId: string | undefined;
   private finished = 0;
 
@@ -19,8 +24,9 @@ export class StepTracker {
   assistant(message: AssistantMessage): void {
     if (message.parent_tool_use_id != null || isSyntheticError(message)) return;
     const id = message.message.id;
-    if (id === this.currentId) return;
+    if (id !== undefined && id === this.currentId) return;
     this.finishCurrent();
+    this.current = true;
     this.currentId = id;
   }
 
@@ -30,7 +36,8 @@ export class StepTracker {
   }
 
   private finishCurrent(): void {
-    if (this.currentId === undefined) return;
+    if (!this.current) return;
+    this.current = false;
     this.currentId = undefined;
     this.finished += 1;
     this.onStepFinish(this.finished);
