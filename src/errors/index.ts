@@ -35,6 +35,8 @@ export class ClaudeCodeError extends Error {
 /** The caller passed something the runtime cannot use. */
 export class InvalidInputError extends ClaudeCodeError {
   override readonly code = "invalid_input";
+  /** The option or input field at fault (`timeoutMs`, `reuse.maxIdle`, `maxturns`), when one is. */
+  field: string | undefined;
 }
 
 /**
