@@ -137,6 +137,16 @@ export class ClaudeCodeApiError extends ClaudeCodeError {
   }
 }
 
+/**
+ * The prompt does not fit the model's context window, and the CLI refused it before sending any request
+ * (no network involved, nothing billed; `status` undefined). Retrying as it is fails the same way.
+ */
+export class PromptTooLongError extends ClaudeCodeApiError {
+  constructor(message: string, terminalReason: string | undefined, details: ErrorDetails = {}) {
+    super(message, undefined, terminalReason, details);
+  }
+}
+
 export class CliCrashError extends ClaudeCodeError {
   override readonly code = "cli_crashed";
   /** True when the CLI died before answering `initialize`: the model was never asked anything. */
