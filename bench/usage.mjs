@@ -42,7 +42,11 @@ function scripted(body) {
   // The session-title request: a title-shaped JSON answer, so the CLI takes the title and asks no more.
   if (isTitleRequest(body)) return { text: JSON.stringify({ title: "Billing page check" }) };
   const offered = (body?.tools ?? []).map((tool) => tool.name);
-  if (offered.includes("StructuredOutput")) return { toolCalls: [{ name: "StructuredOutput", input: OBJECT_VALUE }] };
+  if (offered.includes("StructuredOutput")) {
+    // 2.1.330 ends the run at a valid StructuredOutput call; older CLIs (2.1.146) ask the model once more after it.
+    const answered = (body.messages ?? []).some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === "tool_result"));
+    return answered ? { text: "Done." } : { toolCalls: [{ name: "StructuredOutput", input: OBJECT_VALUE }] };
+  }
   // The AI SDK asks for a JSON answer through output_config.format (native structured outputs).
   if (body?.output_config?.format) return { text: JSON.stringify(OBJECT_VALUE) };
   const step = offered.find((name) => /step_\d+$/.test(name));
