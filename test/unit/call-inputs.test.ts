@@ -9,7 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { Tracer } from "@opentelemetry/api";
 import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
+import { createInMemoryTracer } from "../../src/testing/in-memory-tracer.js";
 import { InvalidInputError } from "../../src/errors/index.js";
 import type { KtxGenerateObjectPortInput, KtxGenerateTextPortInput, KtxRunLoopParams } from "../../src/port/ktx-port.js";
 import { checkLoopParams, checkObjectInput, checkTextInput } from "../../src/runtime/call-inputs.js";
@@ -89,6 +91,32 @@ describe("call inputs", () => {
     expect(empty.message).toBe('prompt is "  "; allowed: a non-empty string (not only whitespace).');
     const budget = await rejection(runtime.runAgentLoop({ ...ktxLoop, abortSignal: undefined, stepBudget: 0 }));
     expect(budget.message).toMatch(/^stepBudget is 0; allowed: a positive integer/);
+  });
+});
+
+describe("experimentalTelemetry's tracer", () => {
+  it("the whole createInMemoryTracer() object given as the tracer is refused before the call, saying to pass its tracer", async () => {
+    const recorder = createInMemoryTracer();
+    const projectDir = mkdtempSync(join(tmpdir(), "ktx-call-inputs-"));
+    const runtime = new ClaudeCodeRuntime({
+      projectDir,
+      models: { default: "sonnet" },
+      cliPath: join(projectDir, "no-such-claude"),
+      warm: false,
+      reuse: false,
+      experimentalTelemetry: { isEnabled: true, tracer: recorder as unknown as Tracer },
+    });
+    for (const call of [runtime.generateText({ prompt: "hi" }), runtime.runAgentLoop({ ...ktxLoop, abortSignal: undefined })]) {
+      const error = await call.then(
+        () => undefined,
+        (failure: unknown) => failure as InvalidInputError,
+      );
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect(error!.field).toBe("experimentalTelemetry.tracer");
+      expect(error!.message).toMatch(/^experimentalTelemetry\.tracer is the object createInMemoryTracer\(\) returns \(\{ tracer, spans, unended, tree \}\); allowed: an OpenTelemetry Tracer \(with startSpan\)\. Pass its tracer property/);
+    }
+    expect(recorder.spans).toEqual([]);
+    await runtime.close();
   });
 });
 
