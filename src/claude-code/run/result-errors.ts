@@ -6,6 +6,7 @@
 import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, LOGIN_COMMAND, PromptTooLongError, StructuredOutputError, type ErrorDetails } from "../../errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../../protocol/messages.js";
 import { usageLimitFromResult } from "../../limits/from-result.js";
+import { resultCauses } from "../../protocol/result-causes.js";
 
 /** A run the CLI ended with an error that is neither auth nor API (execution error, budget in USD, …). */
 export class RunFailedError extends ClaudeCodeError {
@@ -36,15 +37,14 @@ export function isAuthFailure(result: ResultMessage, errorLines: readonly Assist
   return texts.some((text) => AUTH_TEXT.test(text));
 }
 
-/** A stack trace the CLI lists among a result's `errors`: non-fatal noise, not the cause. */
-const isStackTrace = (text: string) => /\n\s+at /.test(text);
 
 function describe(result: ResultMessage, errorLines: readonly AssistantMessage[]): string {
   const errors = (result.errors ?? []).map((error) => (typeof error === "string" ? error : JSON.stringify(error)));
-  // The cause first (e.g. "Request was aborted."); stack traces of non-fatal errors after it, by their first line only.
-  const traces = errors.filter(isStackTrace);
+  // The cause first (e.g. "Request was aborted.", even when listed with a stack trace); stack traces of
+  // non-fatal errors after it, by their first line only.
+  const { causes, traces } = resultCauses(errors);
   const parts = [
-    ...errors.filter((error) => !isStackTrace(error)),
+    ...causes,
     ...errorLines.map(assistantText),
     result.result ?? "",
     ...(traces.length ? [`${traces.length} non-fatal error${traces.length === 1 ? "" : "s"} before it, first: ${traces[0]!.split("\n")[0]}`] : []),
