@@ -108,7 +108,7 @@ export const runtimeOptionsSchema = z.strictObject({
     .optional(),
   rateLimit: rateLimitOptionsSchema.optional(),
   rateLimitGovernor: z
-    .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "an object with waitForReady, report and maxRetryAttempts functions (KTX's governor)")
+    .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "an object with waitForReady, report and maxRetryAttempts functions (KTX's governor shape)")
     .optional(),
   onEvent: z.custom<LimitsRuntimeOptions["onEvent"]>((value) => typeof value === "function", "a function").optional(),
   apiRetryBudgetMs: timeoutSchema.optional(),
