@@ -12,8 +12,11 @@
  * Bytes are the JSON request body, split into system, messages, tools and the rest. Not timed.
  *
  *   node bench/usage.mjs [--calls 3] [--no-sdk]
+ *
+ * The Agent SDK's own bundled CLI instead of our pinned one (as KTX ships its backend: SDK 0.3.146 with
+ * CLI 2.1.146): KTX_BENCH_SDK_CLI=bundled with KTX_BENCH_SDK_VERSION / KTX_BENCH_SDK_PREFIX (lib/common.mjs).
  */
-import { argValue, cleanup, DUMMY_API_KEY, dist, emit, hasFlag, importSdk, isolatedEnv, log, sdkInstalled, tempDir } from "./lib/common.mjs";
+import { argValue, cleanup, DUMMY_API_KEY, dist, emit, hasFlag, importSdk, isolatedEnv, log, SDK_VERSION, sdkInstalled, tempDir } from "./lib/common.mjs";
 import { loadLibrary } from "./lib/variants.mjs";
 import { OBJECT_PROMPT, OBJECT_VALUE, SYSTEM, TEXT_PROMPT, TEXT_REPLY, loopToolName, loopToolText, loopTools, objectSchema } from "./lib/workloads.mjs";
 
@@ -24,17 +27,26 @@ const LOOP_TOOLS = 2;
 const LOOP_PROMPT = "Run both curation steps, one tool each, then summarise.";
 const LOOP_REPLY = "Curated: both steps done.";
 const tools = loopTools.slice(0, LOOP_TOOLS);
-// The first words of the CLI's session-title system prompt (2.1.330).
-const TITLE_SYSTEM_MARK = "You are naming a coding session";
+// The first words of the CLI's session-title system prompt (2.1.330; 2.1.146, the CLI of Agent SDK 0.3.146).
+const TITLE_SYSTEM_MARKS = ["You are naming a coding session", "Generate a concise, sentence-case title"];
+// The SDK's bundled CLI instead of ours (KTX_BENCH_SDK_CLI=bundled): KTX's backend as KTX ships it.
+const SDK_BUNDLED_CLI = process.env.KTX_BENCH_SDK_CLI === "bundled";
 
 // The scripted model: answers by what the request offers, like bench/lib/workloads.mjs, with 2 steps.
-const isTitleRequest = (body) => JSON.stringify(body?.system ?? "").includes(TITLE_SYSTEM_MARK);
+const isTitleRequest = (body) => {
+  const system = JSON.stringify(body?.system ?? "");
+  return TITLE_SYSTEM_MARKS.some((mark) => system.includes(mark));
+};
 
 function scripted(body) {
   // The session-title request: a title-shaped JSON answer, so the CLI takes the title and asks no more.
   if (isTitleRequest(body)) return { text: JSON.stringify({ title: "Billing page check" }) };
   const offered = (body?.tools ?? []).map((tool) => tool.name);
-  if (offered.includes("StructuredOutput")) return { toolCalls: [{ name: "StructuredOutput", input: OBJECT_VALUE }] };
+  if (offered.includes("StructuredOutput")) {
+    // 2.1.330 ends the run at a valid StructuredOutput call; older CLIs (2.1.146) ask the model once more after it.
+    const answered = (body.messages ?? []).some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === "tool_result"));
+    return answered ? { text: "Done." } : { toolCalls: [{ name: "StructuredOutput", input: OBJECT_VALUE }] };
+  }
   // The AI SDK asks for a JSON answer through output_config.format (native structured outputs).
   if (body?.output_config?.format) return { text: JSON.stringify(OBJECT_VALUE) };
   const step = offered.find((name) => /step_\d+$/.test(name));
@@ -155,7 +167,7 @@ async function sdkRun(withTitle) {
   const toolIds = tools.map((t) => lib.ktxToolId(t.name));
   // KTX 0.12's claude-code backend options (../shared/ktx/README.md), with the same pinned binary.
   const common = {
-    pathToClaudeCodeExecutable: lib.cli.path,
+    ...(SDK_BUNDLED_CLI ? {} : { pathToClaudeCodeExecutable: lib.cli.path }),
     cwd: projectDir,
     env,
     model: MODEL_ID,
@@ -227,4 +239,4 @@ for (const w of Object.values(workloads)) {
 await ours.close();
 await api.close();
 await cleanup();
-emit({ calls, model: MODEL_ID, loopTools: LOOP_TOOLS, workloads });
+emit({ calls, model: MODEL_ID, loopTools: LOOP_TOOLS, sdk: withSdk ? { version: SDK_VERSION, cli: SDK_BUNDLED_CLI ? "bundled with the SDK" : lib.cli.path } : undefined, workloads });

@@ -15,9 +15,13 @@ export const ROOT = dirname(BENCH_DIR);
 export const DIST = process.env.KTX_BENCH_DIST ?? join(ROOT, "dist");
 export const dist = (path) => pathToFileURL(join(DIST, path)).href;
 
-/** The Agent SDK is a bench-only tool: installed on demand into the gitignored cache, never a dependency. */
-export const SDK_VERSION = "0.3.330";
-export const SDK_PREFIX = join(ROOT, ".cache", "bench-sdk");
+/**
+ * The Agent SDK is a bench-only tool: installed on demand into the gitignored cache, never a dependency.
+ * KTX_BENCH_SDK_VERSION / KTX_BENCH_SDK_PREFIX measure another version from another directory (KTX
+ * pins 0.3.146: `KTX_BENCH_SDK_VERSION=0.3.146 KTX_BENCH_SDK_PREFIX=/tmp/sdk-0.3.146`, docs/performance.md).
+ */
+export const SDK_VERSION = process.env.KTX_BENCH_SDK_VERSION ?? "0.3.330";
+export const SDK_PREFIX = process.env.KTX_BENCH_SDK_PREFIX ?? join(ROOT, ".cache", "bench-sdk");
 const SDK_PACKAGE = join(SDK_PREFIX, "node_modules", "@anthropic-ai", "claude-agent-sdk");
 
 export const log = (line) => process.stderr.write(`${line}\n`);

@@ -4,10 +4,10 @@
  */
 import { resolve } from "node:path";
 import { z } from "zod";
-import { InvalidInputError } from "../errors/index.js";
 import { type LimitsRuntimeOptions, rateLimitOptionsSchema, timeoutSchema } from "../limits/index.js";
 import type { ExperimentalTelemetry } from "../runtime/spans.js";
 import { MODEL_ROLES, type ModelMap } from "../runtime/types.js";
+import { invalidInputError } from "../runtime/validation.js";
 import type { Logger } from "../session/logger.js";
 import { type ApiEndpoint, type Env, checkPassEnv } from "../transport/env.js";
 import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
@@ -78,7 +78,7 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
 // Only the shape here: models.ts resolves each value and refuses unknown ones with UnsupportedModelError.
 const modelSchema = z.string().trim().min(1);
 
-const optionsSchema = z.strictObject({
+export const runtimeOptionsSchema = z.strictObject({
   projectDir: z.string().min(1),
   models: z.strictObject(Object.fromEntries(MODEL_ROLES.map((role) => [role, role === "default" ? modelSchema : modelSchema.optional()]))),
   modelAliases: z.record(z.string(), z.string()).optional(),
@@ -88,7 +88,7 @@ const optionsSchema = z.strictObject({
   // process.env is not a plain record to zod (its prototype): any object of string-or-undefined values is accepted.
   env: z
     .custom<Env>((value) => typeof value === "object" && value !== null && Object.values(value).every((item) => item === undefined || typeof item === "string"), {
-      message: "expected an object of string (or undefined) values, such as process.env",
+      message: "an object of string (or undefined) values, such as process.env",
     })
     .optional(),
   apiEndpoint: z
@@ -104,18 +104,21 @@ const optionsSchema = z.strictObject({
   includePartialMessages: z.boolean().optional(),
   thinking: thinkingOptionSchema.optional(),
   experimentalTelemetry: z
-    .custom<ExperimentalTelemetry>((value) => typeof value === "function" || (typeof value === "object" && value !== null), "must be the AI SDK's TelemetrySettings or (telemetryTags) => TelemetrySettings")
+    .custom<ExperimentalTelemetry>((value) => typeof value === "function" || (typeof value === "object" && value !== null), "the AI SDK's TelemetrySettings or (telemetryTags) => TelemetrySettings")
     .optional(),
   rateLimit: rateLimitOptionsSchema.optional(),
   rateLimitGovernor: z
-    .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "needs waitForReady, report and maxRetryAttempts (KTX's governor shape)")
+    .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "an object with waitForReady, report and maxRetryAttempts functions (KTX's governor shape)")
     .optional(),
-  onEvent: z.custom<LimitsRuntimeOptions["onEvent"]>((value) => typeof value === "function", "must be a function").optional(),
+  onEvent: z.custom<LimitsRuntimeOptions["onEvent"]>((value) => typeof value === "function", "a function").optional(),
   apiRetryBudgetMs: timeoutSchema.optional(),
   maxLineBytes: z.number().int().positive().optional(),
   maxConcurrentRuns: z.number().int().positive().optional(),
   transcript: z.strictObject({ dir: z.string().min(1) }).optional(),
-  warm: z.union([z.literal(false), z.strictObject({ size: z.number().int().nonnegative().optional(), idleMs: z.number().int().positive().optional() })]).optional(),
+  warm: z
+    .union([z.literal(false), z.strictObject({ size: z.number().int().nonnegative().optional(), idleMs: z.number().int().positive().optional() })])
+    .describe("false, or { size?, idleMs? }")
+    .optional(),
   reuse: z
     .union([
       z.literal(false),
@@ -128,13 +131,14 @@ const optionsSchema = z.strictObject({
         controlTimeoutMs: z.number().int().positive().optional(),
       }),
     ])
+    .describe("false, or { maxIdle?, maxIdleMiB?, idleMs?, maxCalls?, maxRssMiB?, controlTimeoutMs? }")
     .optional(),
-  logger: z.custom<Logger>((value) => typeof value === "object" && value !== null).optional(),
+  logger: z.custom<Logger>((value) => typeof value === "object" && value !== null, "an object with debug, info, warn and error").optional(),
 });
 
 export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) throw new InvalidInputError(`Invalid ClaudeCodeRuntime options: ${z.prettifyError(parsed.error)}`);
+  const parsed = runtimeOptionsSchema.safeParse(options);
+  if (!parsed.success) throw invalidInputError("ClaudeCodeRuntime options", runtimeOptionsSchema, parsed.error, options);
   checkPassEnv(options.passEnv);
   // Only resolved here: whether it exists is checked by calls (requireProjectDir: runtime.ts, run.ts).
   return { ...options, projectDir: resolve(options.projectDir) };

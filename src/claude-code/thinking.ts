@@ -18,9 +18,13 @@ export type ThinkingOption = ThinkingSetting | Partial<Record<ModelRole, Thinkin
 /** The API's smallest thinking budget. */
 export const MIN_THINKING_BUDGET = 1024;
 
-const settingSchema = z.union([z.literal("adaptive"), z.literal("off"), z.strictObject({ budgetTokens: z.number().int().min(MIN_THINKING_BUDGET) })]);
+const SETTING = `"adaptive", "off" or { budgetTokens: an integer >= ${MIN_THINKING_BUDGET} }`;
 
-export const thinkingOptionSchema = z.union([settingSchema, z.strictObject(Object.fromEntries(MODEL_ROLES.map((role) => [role, settingSchema.optional()])))]);
+const settingSchema = z.union([z.literal("adaptive"), z.literal("off"), z.strictObject({ budgetTokens: z.number().int().min(MIN_THINKING_BUDGET) })]).describe(SETTING);
+
+export const thinkingOptionSchema = z
+  .union([settingSchema, z.strictObject(Object.fromEntries(MODEL_ROLES.map((role) => [role, settingSchema.optional()])))])
+  .describe(`${SETTING}, for every role; or one of those per role ({ default: "off", curator: "adaptive", … })`);
 
 const isSetting = (option: ThinkingOption): option is ThinkingSetting => typeof option === "string" || "budgetTokens" in option;
 

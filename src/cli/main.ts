@@ -101,7 +101,9 @@ async function fixtures(args: string[]): Promise<number> {
   const spec = sub ? FIXTURE_COMMANDS[sub] : undefined;
   if (!spec) {
     if (sub === "--help" || sub === "-h") {
-      io.stdout(`Usage: ktx-claude-code fixtures <record|compare|verify> …\n\nEach answers --help.\n`);
+      const summaries = Object.entries(FIXTURE_COMMANDS).map(([name, command]) => `  fixtures ${name.padEnd(8)} ${command.summary}`);
+      const examples = Object.values(FIXTURE_COMMANDS).flatMap((command) => command.examples ?? []);
+      io.stdout(`Usage: ktx-claude-code fixtures <record|compare|verify> …\n\n${summaries.join("\n")}\n\nExamples:\n${examples.map((line) => `  ${line}`).join("\n")}\n\nEach answers --help.\n`);
       return 0;
     }
     io.stderr(`ktx-claude-code fixtures: ${sub === undefined ? "which subcommand?" : `unknown subcommand ${JSON.stringify(sub)}`} (record, compare, verify).\n\n${USAGE}`);

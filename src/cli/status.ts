@@ -76,9 +76,10 @@ function parse(argv: string[]): ParsedArgs | string {
 }
 
 /** A spinner on a terminal, one plain line otherwise. */
-function progress(io: StatusIo): (phase: "start" | "end") => void {
+function progress(io: StatusIo, allModels: boolean): (phase: "start" | "end") => void {
   const tty = io.stderrIsTTY ?? Boolean(process.stderr.isTTY);
-  const label = "Checking the local Claude Code session (one short model call per model)";
+  // status probes the default role's model; doctor each distinct configured model.
+  const label = `Checking the local Claude Code session (one short model call${allModels ? " per model" : ", the default model"})`;
   let timer: NodeJS.Timeout | undefined;
   return (phase) => {
     if (phase === "start") {
@@ -117,7 +118,7 @@ async function run(command: "status" | "doctor", argv: string[], io: StatusIo): 
     cliPath: args.cliPath,
     apiEndpoint: args.apiEndpoint,
     probeAllModels: command === "doctor",
-    onProbe: progress(io),
+    onProbe: progress(io, command === "doctor"),
   });
   const ok = report.failures.length === 0;
   if (args.json) io.stdout(`${JSON.stringify({ command, ok, ...report }, null, 2)}\n`);

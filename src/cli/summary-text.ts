@@ -10,17 +10,23 @@ const TOKEN_SOURCES: Record<TranscriptSummary["tokens"]["source"], string> = {
   none: "nothing: no usage recorded",
 };
 
-/** `name ×3 (1 error)`, in order of first use; a subagent's calls apart. */
+/** `name ×3 (1 error, 1 without a result)`, in order of first use; a subagent's calls apart. */
 function toolCallCounts(calls: TranscriptSummary["toolCalls"]): string {
-  const counts = new Map<string, { calls: number; errors: number }>();
+  const counts = new Map<string, { calls: number; errors: number; unanswered: number }>();
   for (const call of calls) {
     const key = `${call.name}${call.subagent ? " (subagent)" : ""}`;
-    const entry = counts.get(key) ?? { calls: 0, errors: 0 };
+    const entry = counts.get(key) ?? { calls: 0, errors: 0, unanswered: 0 };
     entry.calls += 1;
     if (call.isError) entry.errors += 1;
+    if (call.noResult) entry.unanswered += 1;
     counts.set(key, entry);
   }
-  return [...counts].map(([name, { calls: n, errors }]) => `${name} ×${n}${errors ? ` (${errors} error${errors === 1 ? "" : "s"})` : ""}`).join(", ");
+  return [...counts]
+    .map(([name, { calls: n, errors, unanswered }]) => {
+      const notes = [errors ? `${errors} error${errors === 1 ? "" : "s"}` : "", unanswered ? `${unanswered} without a result` : ""].filter(Boolean);
+      return `${name} ×${n}${notes.length ? ` (${notes.join(", ")})` : ""}`;
+    })
+    .join(", ");
 }
 
 export function renderSummary(summary: TranscriptSummary): string {
@@ -34,6 +40,8 @@ export function renderSummary(summary: TranscriptSummary): string {
   const end = summary.end ? endLabel(summary.end) : "no result line: the run did not finish (or the capture was cut)";
   const calls = summary.toolCalls.length;
   const failed = summary.toolCalls.filter((call) => call.isError).length;
+  const unanswered = summary.toolCalls.filter((call) => call.noResult).length;
+  const callNotes = [failed ? `${failed} failed` : "", unanswered ? `${unanswered} without a result` : ""].filter(Boolean);
   const lines = [
     `${summary.path}${raw ? " (raw stream-json capture: the CLI's stdout only, no timing)" : ""}`,
     `  CLI ${summary.cliVersion}, ${summary.durationMs === null ? "duration not recorded" : `${summary.durationMs.toFixed(0)} ms`}, process: ${summary.ending}`,
@@ -44,7 +52,7 @@ export function renderSummary(summary: TranscriptSummary): string {
     `  tokens: ${tokenText(tokens)}${tokens.models?.length ? ` over ${tokens.models.join(", ")}` : ""} (from ${TOKEN_SOURCES[tokens.source]})`,
     ...(summary.mainThreadTokens ? [`  of which the main thread: ${tokenText(summary.mainThreadTokens)}`] : []),
     `  cost: ${summary.costUsd === undefined ? "unknown" : `$${summary.costUsd.toFixed(6)}`}${summary.costUsd !== undefined && tokens.source !== "none" ? " (the same scope as the tokens)" : ""}`,
-    `  tool calls: ${calls === 0 ? "none" : `${calls}${failed ? ` (${failed} failed)` : ""}: ${toolCallCounts(summary.toolCalls)}`}`,
+    `  tool calls: ${calls === 0 ? "none" : `${calls}${callNotes.length ? ` (${callNotes.join(", ")})` : ""}: ${toolCallCounts(summary.toolCalls)}`}`,
     ...(raw ? [] : [`  permission denials sent: ${summary.deniedPermissions.length}`]),
     `  from the CLI:\n${table(summary.messages.fromCli) || "    none"}`,
     ...(raw ? [] : [`  to the CLI:\n${table(summary.messages.toCli) || "    none"}`]),

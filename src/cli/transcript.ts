@@ -100,7 +100,8 @@ export async function transcriptCommand(args: string[], io: Io, usage: string): 
   const spec = sub ? TRANSCRIPT_COMMANDS[sub] : undefined;
   if (!spec) {
     if (sub === "--help" || sub === "-h") {
-      io.stdout(`Usage: ktx-claude-code transcript <show|summary|diff|trace|import> …\n\n${TRANSCRIPT_USAGE}\nEach answers --help.\n`);
+      const examples = Object.values(TRANSCRIPT_COMMANDS).map((command) => command.examples?.[0]).filter((line) => line !== undefined);
+      io.stdout(`Usage: ktx-claude-code transcript <show|summary|diff|trace|import> …\n\n${TRANSCRIPT_USAGE}\nExamples:\n${examples.map((line) => `  ${line}`).join("\n")}\n\nEach answers --help.\n`);
       return 0;
     }
     io.stderr(`ktx-claude-code transcript: ${sub === undefined ? "which subcommand?" : `unknown subcommand ${JSON.stringify(sub)}`} (show, summary, diff, trace, import).\n\n${usage}`);

@@ -35,6 +35,8 @@ export class ClaudeCodeError extends Error {
 /** The caller passed something the runtime cannot use. */
 export class InvalidInputError extends ClaudeCodeError {
   override readonly code = "invalid_input";
+  /** The option or input field at fault (`timeoutMs`, `reuse.maxIdle`, `maxturns`), when one is. */
+  field: string | undefined;
 }
 
 /** A dep KTX may pass (the hook, the auth probe) that this runtime cannot honour; refused so nothing is dropped silently. */
@@ -182,6 +184,16 @@ export class ClaudeCodeApiError extends ClaudeCodeError {
     details: ErrorDetails = {},
   ) {
     super(message, details);
+  }
+}
+
+/**
+ * The prompt does not fit the model's context window, and the CLI refused it before sending any request
+ * (no network involved, nothing billed; `status` undefined). Retrying as it is fails the same way.
+ */
+export class PromptTooLongError extends ClaudeCodeApiError {
+  constructor(message: string, terminalReason: string | undefined, details: ErrorDetails = {}) {
+    super(message, undefined, terminalReason, details);
   }
 }
 

@@ -86,8 +86,8 @@ export const DEFAULT_API_RETRY_BUDGET_MS = 60_000;
 /** Longest delay a Node timer honours; larger values would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A timeout option: a positive integer of milliseconds, or `Infinity` for none. */
-export const timeoutSchema = z.number().int().positive().or(z.literal(Number.POSITIVE_INFINITY));
+/** A timeout option: a positive integer of milliseconds, or `Infinity` for none (shared with the call inputs). */
+export { timeoutMsSchema as timeoutSchema } from "../runtime/validation.js";
 
 /** The value to arm a timer with: undefined means "no timeout" (Infinity, or beyond what a timer can hold). */
 export function armedTimeout(value: number | undefined, fallback: number): number | undefined {

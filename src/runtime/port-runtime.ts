@@ -10,6 +10,7 @@ import { AbortError, ClaudeCodeError, InvalidInputError } from "../errors/index.
 import { type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { KtxLlmRuntimePort } from "../port/ktx-port.js";
 import type { Logger } from "../session/logger.js";
+import { checkLoopParams, checkObjectInput, checkTextInput } from "./call-inputs.js";
 import { type CallTrace, type ExperimentalTelemetry, type TracedOperation, resolveTelemetry, startCallTrace } from "./spans.js";
 import {
   CallClock,
@@ -98,6 +99,7 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
   /** `generateText` with everything known about the call (model, usage, cost, tool calls, transcript, metrics). */
   async generateTextResult(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult> {
     requirePrompt(input?.prompt);
+    checkTextInput(input);
     const { signal, release } = this.startSignal(input);
     const traced = this.startTrace("ai.generateText", input.role ?? "default", undefined, input.system, input.prompt);
     const call = traced && input.tools ? { ...input, tools: traced.wrapTools(input.tools) } : input;
@@ -118,9 +120,7 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
   generateObjectResult<TOutput, TSchema extends z.ZodType<TOutput> = z.ZodType<TOutput>>(input: KtxGenerateObjectInput<TOutput, TSchema>): Promise<KtxGenerateObjectResult<TOutput>>;
   async generateObjectResult<TOutput>(input: KtxGenerateObjectInput<TOutput, z.ZodType<TOutput>>): Promise<KtxGenerateObjectResult<TOutput>> {
     requirePrompt(input?.prompt);
-    if (!input.schema || typeof (input.schema as { safeParse?: unknown }).safeParse !== "function") {
-      throw new InvalidInputError("generateObject needs a zod schema in `schema`.");
-    }
+    checkObjectInput(input);
     const { signal, release } = this.startSignal(input);
     const traced = this.startTrace("ai.generateObject", input.role ?? "default", undefined, input.system, input.prompt);
     const call = traced && input.tools ? { ...input, tools: traced.wrapTools(input.tools) } : input;
@@ -142,8 +142,9 @@ export abstract class PortRuntime implements KtxLlmRuntimePort {
    * after the loop started is returned as `stopReason: "error"` with `error`. Metrics are always there.
    */
   async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult> {
-    requirePrompt(params?.userPrompt);
+    requirePrompt(params?.userPrompt, "userPrompt");
     requireStepBudget(params.stepBudget);
+    checkLoopParams(params);
     const prepared = prepareToolSet(params.toolSet);
     const { signal, release } = this.startSignal(params);
     const unitKey = params.telemetryTags?.unitKey;

@@ -4,14 +4,19 @@ import type { KtxCallMetrics, LlmTokenUsage, RunLoopMetrics } from "../port/ktx-
 import type { Logger } from "../session/logger.js";
 import type { CallOptions, RunLoopParams, RunLoopResult, RunUsage, ToolCallRecord } from "./types.js";
 
-export function requirePrompt(prompt: unknown): void {
-  if (typeof prompt !== "string" || prompt.trim().length === 0) throw new InvalidInputError("The prompt must be a non-empty string.");
+export function requirePrompt(prompt: unknown, field = "prompt"): void {
+  if (typeof prompt === "string" && prompt.trim().length > 0) return;
+  const shown = typeof prompt === "string" ? JSON.stringify(prompt.slice(0, 20)) : prompt === undefined ? "missing" : typeof prompt;
+  const error = new InvalidInputError(`${field} is ${shown}; allowed: a non-empty string (not only whitespace).`);
+  error.field = field;
+  throw error;
 }
 
 export function requireStepBudget(stepBudget: unknown): void {
-  if (!Number.isInteger(stepBudget) || (stepBudget as number) < 1) {
-    throw new InvalidInputError(`stepBudget must be a positive integer, got ${String(stepBudget)}.`);
-  }
+  if (Number.isInteger(stepBudget) && (stepBudget as number) >= 1) return;
+  const error = new InvalidInputError(`stepBudget is ${String(stepBudget)}; allowed: a positive integer (model responses the loop may use).`);
+  error.field = "stepBudget";
+  throw error;
 }
 
 export function emptyUsage(): RunUsage {

@@ -11,6 +11,7 @@ import { type Attributes, type AttributeValue, type Span, type Tracer, SpanStatu
 import type { KtxRuntimeToolSet, KtxToolContext } from "../mcp/tools.js";
 import { tokenUsage } from "./port-support.js";
 import type { RunUsage } from "./types.js";
+import { InvalidInputError } from "../errors/index.js";
 
 /**
  * The AI SDK's `TelemetrySettings` (`ai` v6), restated with the fields read here: an AI SDK settings object
@@ -55,7 +56,25 @@ export interface CallEnd {
 /** Starts a call's span, or returns undefined when telemetry is off for it. */
 export function startCallTrace(operation: TracedOperation, settings: TelemetrySettings | undefined, start: CallStart): CallTrace | undefined {
   if (settings?.isEnabled !== true) return undefined;
+  requireTracer(settings.tracer);
   return new CallTrace(operation, settings, start);
+}
+
+/**
+ * A `tracer` that cannot start spans is refused before the call starts, with what to pass instead: the
+ * likely mistake is the object `createInMemoryTracer()` returns (`{ tracer, spans, … }`) given whole,
+ * which would otherwise fail mid-call as `this.tracer.startSpan is not a function`.
+ */
+function requireTracer(tracer: unknown): void {
+  if (tracer === undefined || typeof (tracer as Tracer | null)?.startSpan === "function") return;
+  const keys = tracer !== null && typeof tracer === "object" ? Object.keys(tracer) : [];
+  const recorder = keys.includes("tracer") && keys.includes("spans");
+  const error = new InvalidInputError(
+    `experimentalTelemetry.tracer is ${recorder ? "the object createInMemoryTracer() returns ({ tracer, spans, unended, tree })" : keys.length > 0 ? `an object with ${keys.slice(0, 6).join(", ")}` : String(tracer)}; allowed: an OpenTelemetry Tracer (with startSpan)` +
+      (recorder ? ". Pass its tracer property: const recorder = createInMemoryTracer(); { isEnabled: true, tracer: recorder.tracer }, then read recorder.spans." : "."),
+  );
+  error.field = "experimentalTelemetry.tracer";
+  throw error;
 }
 
 const json = (value: unknown): string | undefined => {

@@ -54,13 +54,19 @@ function parseJson(line: string): unknown {
   }
 }
 
+/**
+ * The top-level `type`s the CLI writes on stdout: a capture's first line has one of them. Any other
+ * JSON with a `type` (a package.json on one line, `{"type":"module"}`) is not taken for a capture.
+ */
+const CLI_MESSAGE_TYPES = new Set(["system", "assistant", "user", "result", "stream_event", "control_request", "control_response", "control_cancel_request", "rate_limit_event", "keep_alive"]);
+
 /** Which format a file is in, from its first non-empty line. */
 export function detectFormat(firstLine: string, path: string): SourceFormat {
   const value = parseJson(firstLine) as Record<string, unknown> | undefined;
   if (value && typeof value === "object" && value.kind === "header") return "transcript";
-  if (value && typeof value === "object" && typeof value.type === "string") return "stream-json";
+  if (value && typeof value === "object" && CLI_MESSAGE_TYPES.has(value.type as string)) return "stream-json";
   throw new InvalidInputError(
-    `${path}:1 is neither a ktx-claude-code transcript (its first line is a "header" record) nor a stream-json capture (one JSON message with a "type" per line, as written by \`claude -p --output-format stream-json --verbose\`).`,
+    `${path}:1 is neither a ktx-claude-code transcript (its first line is a "header" record) nor a stream-json capture (one CLI message per line, the first of type ${[...CLI_MESSAGE_TYPES].join(", ")}, as written by \`claude -p --output-format stream-json --verbose\`).`,
   );
 }
 

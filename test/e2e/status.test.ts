@@ -81,7 +81,7 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.historyTtl \("1h"\)/);
     expect(stdout).not.toMatch(/problems/);
     // Not a terminal: one plain progress line on stderr, no spinner.
-    expect(stderr).toBe("Checking the local Claude Code session (one short model call per model)..."); // execa strips the final newline
+    expect(stderr).toBe("Checking the local Claude Code session (one short model call, the default model)..."); // execa strips the final newline
     // status probes the default's model only.
     expect(api.messageRequests).toHaveLength(1);
     expect(api.messageRequests[0]!.body.model).toBe("claude-sonnet-4-6");

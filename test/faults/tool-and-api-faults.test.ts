@@ -1,7 +1,7 @@
 /** Tool handler faults, API faults and concurrency, on the real pinned CLI with the scripted API. */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AbortError, ClaudeCodeApiError, type KtxRuntimeToolDescriptor } from "../../src/index.js";
+import { AbortError, ClaudeCodeApiError, type KtxRuntimeToolDescriptor, PromptTooLongError } from "../../src/index.js";
 import { lookup } from "../../src/testing/scenarios.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { childPids, cleanup, remainingChildren, runtimeFor, scriptedApi, testEnv, toolResultsIn } from "../support.js";
@@ -84,7 +84,7 @@ describe("API faults (the CLI retries; we add no retry of our own)", () => {
     const error = (await runtime.generateTextResult({ prompt: "hi" }).catch((e: unknown) => e)) as ClaudeCodeApiError;
     expect(error).toBeInstanceOf(ClaudeCodeApiError);
     expect(error.status).toBe(529);
-    expect(error.message).toMatch(/^The Anthropic API failed with status 529 after the CLI's own retries: .*lower maxConcurrentRuns/s);
+    expect(error.message).toMatch(/^The Anthropic API failed with status 529 after 1 retry by the CLI: .*retry later \(the CLI already retried 1 time with backoff\), or lower maxConcurrentRuns/s);
     expect(api.messageRequests).toHaveLength(2);
   });
 
@@ -95,9 +95,21 @@ describe("API faults (the CLI retries; we add no retry of our own)", () => {
     expect(error).toBeInstanceOf(ClaudeCodeApiError);
     expect(error.status).toBe(status);
     expect(error.terminalReason).toBe("api_error");
-    expect(error.message).toMatch(new RegExp(`^The Anthropic API failed with status ${status} after the CLI's own retries: .*scripted ${status} error.*retry (later|once the limit resets)`, "s"));
+    expect(error.message).toMatch(new RegExp(`^The Anthropic API failed with status ${status} after 1 retry by the CLI: .*scripted ${status} error.*retry (later|once the limit resets)`, "s"));
     // The first attempt plus CLAUDE_CODE_MAX_RETRIES=1 retry; nothing of ours on top.
     expect(api.messageRequests).toHaveLength(2);
+  });
+});
+
+describe("a prompt over the context window", () => {
+  it("is refused by the CLI itself, with no request sent: PromptTooLongError saying to shorten it, not to check the network", async () => {
+    const api = await scriptedApi([turn.text("never")]);
+    const error = (await runtimeFor(api).generateTextResult({ prompt: "x ".repeat(2 * 1024 * 1024) }).catch((e: unknown) => e)) as PromptTooLongError;
+    expect(error).toBeInstanceOf(PromptTooLongError);
+    expect(error.terminalReason).toBe("blocking_limit");
+    expect(error.message).toMatch(/^The prompt is too long for the model's context window: the CLI refused it before sending any request \(Prompt is too long, terminal_reason blocking_limit\)\. Shorten the prompt/);
+    expect(error.message).not.toMatch(/network|proxy|apiEndpoint/);
+    expect(api.messageRequests).toHaveLength(0);
   });
 });
 

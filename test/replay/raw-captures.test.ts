@@ -259,4 +259,13 @@ describe("display problems of raw captures", () => {
     writeFileSync(file, "hello\n");
     expect(() => loadTranscript(file)).toThrow(/neither a ktx-claude-code transcript .* nor a stream-json capture/);
   });
+
+  it("does not take any JSON with a `type` key for a capture: the first line must be a CLI message type", () => {
+    const file = join(tempDir("capture"), "package.json");
+    writeFileSync(file, '{"name":"app","type":"module"}\n');
+    expect(() => loadTranscript(file)).toThrow(/neither a ktx-claude-code transcript .* nor a stream-json capture \(one CLI message per line, the first of type system, assistant/);
+    const capture = join(tempDir("capture"), "run.ndjson");
+    writeFileSync(capture, '{"type":"keep_alive"}\n');
+    expect(isRawCapture(loadTranscript(capture).header)).toBe(true);
+  });
 });

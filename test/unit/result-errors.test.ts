@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ClaudeCodeApiError, ClaudeCodeAuthError } from "../../src/errors/index.js";
+import { ClaudeCodeApiError, ClaudeCodeAuthError, PromptTooLongError } from "../../src/errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../../src/protocol/messages.js";
 import { RunFailedError, cliDiagnostics, resultError } from "../../src/claude-code/run/result-errors.js";
 
@@ -80,9 +80,36 @@ describe("API failure advice", () => {
     expect(advice.get(529)).toMatch(/overloaded \(529\)/);
     expect(advice.get(500)).toMatch(/failed on its side \(500\)/);
     expect(advice.get(undefined)).toMatch(/No HTTP status .* network/);
-    // Only statuses the CLI retries say so.
-    expect(apiFailure(404, "x").message).not.toContain("own retries");
-    expect(apiFailure(529, "x").message).toContain("after the CLI's own retries");
+    // Retries are claimed only when the CLI reported them (system/api_retry), never with retries off.
+    expect(apiFailure(404, "x").message).not.toMatch(/retr(y|ied)/);
+    const overloaded = (apiRetries: number | undefined) =>
+      resultError(result({ is_error: true, terminal_reason: "api_error", api_error_status: 529, result: "Overloaded." }), [], {}, { apiRetries })!.message;
+    expect(overloaded(2)).toMatch(/^The Anthropic API failed with status 529 after 2 retries by the CLI: Overloaded\. .*\(the CLI already retried 2 times with backoff\)/);
+    expect(overloaded(0)).not.toMatch(/already retried|retries by the CLI/);
+    expect(overloaded(0)).toMatch(/the CLI did not retry it: CLAUDE_CODE_MAX_RETRIES may be 0/);
+    expect(overloaded(undefined)).not.toMatch(/already retried|did not retry/);
+  });
+
+  it("a prompt the CLI refuses locally gets advice to shorten it, not to check the network (2.1.330, a 4 MiB prompt)", () => {
+    // The lines the pinned CLI writes for it: no request sent, no status, terminal_reason blocking_limit.
+    const refusal = resultError(
+      result({ is_error: true, terminal_reason: "blocking_limit", api_error_status: null, result: "Prompt is too long", num_turns: 1 }),
+      [errorLine("Prompt is too long", "invalid_request")],
+    );
+    expect(refusal).toBeInstanceOf(PromptTooLongError);
+    expect(refusal).toBeInstanceOf(ClaudeCodeApiError);
+    expect((refusal as PromptTooLongError).status).toBeUndefined();
+    expect((refusal as PromptTooLongError).terminalReason).toBe("blocking_limit");
+    expect(refusal!.message).toBe(
+      "The prompt is too long for the model's context window: the CLI refused it before sending any request (Prompt is too long, terminal_reason blocking_limit). " +
+        "Shorten the prompt, the system prompt or the tool results (or split the input over several calls); a retry as it is fails the same way.",
+    );
+    expect(refusal!.message).not.toMatch(/network|proxy|apiEndpoint|Anthropic API failed/);
+    // The API's own refusal (a 400 with the same words) keeps its status and class, with the same fix.
+    const remote = apiFailure(400, "prompt is too long: 250000 tokens > 200000 maximum");
+    expect(remote.constructor).toBe(ClaudeCodeApiError);
+    expect(remote.status).toBe(400);
+    expect(remote.message).toMatch(/The API refused the prompt as too long\. Shorten the prompt/);
   });
 
   it("uses the CLI's [claude-code:…] stderr diagnostic when present (a mistyped model: 404 plus unrecognized_model)", () => {

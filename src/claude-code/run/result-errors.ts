@@ -3,9 +3,10 @@
  * `subtype: "success"` with `is_error: true` and `terminal_reason: "api_error"`, so `subtype` alone
  * is never trusted.
  */
-import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, LOGIN_COMMAND, StructuredOutputError, type ErrorDetails } from "../../errors/index.js";
+import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, LOGIN_COMMAND, PromptTooLongError, StructuredOutputError, type ErrorDetails } from "../../errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../../protocol/messages.js";
 import { usageLimitFromResult } from "../../limits/from-result.js";
+import { resultCauses } from "../../protocol/result-causes.js";
 
 /** A run the CLI ended with an error that is neither auth nor API (execution error, budget in USD, …). */
 export class RunFailedError extends ClaudeCodeError {
@@ -36,15 +37,14 @@ export function isAuthFailure(result: ResultMessage, errorLines: readonly Assist
   return texts.some((text) => AUTH_TEXT.test(text));
 }
 
-/** A stack trace the CLI lists among a result's `errors`: non-fatal noise, not the cause. */
-const isStackTrace = (text: string) => /\n\s+at /.test(text);
 
 function describe(result: ResultMessage, errorLines: readonly AssistantMessage[]): string {
   const errors = (result.errors ?? []).map((error) => (typeof error === "string" ? error : JSON.stringify(error)));
-  // The cause first (e.g. "Request was aborted."); stack traces of non-fatal errors after it, by their first line only.
-  const traces = errors.filter(isStackTrace);
+  // The cause first (e.g. "Request was aborted.", even when listed with a stack trace); stack traces of
+  // non-fatal errors after it, by their first line only.
+  const { causes, traces } = resultCauses(errors);
   const parts = [
-    ...errors.filter((error) => !isStackTrace(error)),
+    ...causes,
     ...errorLines.map(assistantText),
     result.result ?? "",
     ...(traces.length ? [`${traces.length} non-fatal error${traces.length === 1 ? "" : "s"} before it, first: ${traces[0]!.split("\n")[0]}`] : []),
@@ -74,8 +74,26 @@ export function cliDiagnostics(stderr: string | undefined): CliDiagnostic[] {
   return [...(stderr ?? "").matchAll(/\[claude-code:([A-Za-z0-9_.-]+)\][ \t]*([^\n]*)/g)].map((match) => ({ code: match[1]!, detail: match[2]!.trim() }));
 }
 
+/** What the run saw besides the result: whether the CLI retried (so a message claims only what happened). */
+export interface RunEvidence {
+  /** `system/api_retry` messages seen; undefined when not followed. */
+  apiRetries?: number;
+}
+
+/**
+ * A prompt over the model's context window. The CLI refuses it itself, before any request: a result
+ * with `is_error`, `terminal_reason: "blocking_limit"`, no `api_error_status`, `duration_api_ms: 0`, the
+ * text "Prompt is too long" and a synthetic assistant line with `error: "invalid_request"` (2.1.330, a
+ * 4 MiB prompt); the API's own refusal is a 400 with the same words (or `terminal_reason: "prompt_too_long"`).
+ */
+function isPromptTooLong(result: ResultMessage, detail: string): boolean {
+  return result.terminal_reason === "blocking_limit" || result.terminal_reason === "prompt_too_long" || /\bprompt is too long\b/i.test(detail);
+}
+
+const SHORTEN = "Shorten the prompt, the system prompt or the tool results (or split the input over several calls); a retry as it is fails the same way.";
+
 /** What to do about an API failure, by status and cause: each has its own fix. */
-export function apiAdvice(status: number | undefined, diagnostics: readonly CliDiagnostic[] = []): string {
+export function apiAdvice(status: number | undefined, diagnostics: readonly CliDiagnostic[] = [], apiRetries?: number): string {
   if (status === 404 || diagnostics.some((d) => d.code === "unrecognized_model")) {
     return "The model was not found, or this account cannot use it: check the configured model (an alias such as sonnet, opus or haiku, or a full model id); `ktx-claude-code doctor` tries each configured model.";
   }
@@ -84,9 +102,13 @@ export function apiAdvice(status: number | undefined, diagnostics: readonly CliD
   if (status === 403) return "This account is not allowed to do this (403): check its access to the model, or configure another model.";
   if (status === 413) return "The request is too large (413): shorten the prompt, the system prompt or the tool results.";
   if (status === 429) return "Rate limited (429): lower maxConcurrentRuns so fewer calls run at once, and retry once the limit resets.";
-  if (status === 529) return "The API is overloaded (529): retry later (the CLI already retried with backoff), or lower maxConcurrentRuns to add less load.";
+  if (status === 529) {
+    const retried = apiRetries === undefined ? "" : apiRetries > 0 ? ` (the CLI already retried ${apiRetries} time${apiRetries === 1 ? "" : "s"} with backoff)` : " (the CLI did not retry it: CLAUDE_CODE_MAX_RETRIES may be 0)";
+    return `The API is overloaded (529): retry later${retried}, or lower maxConcurrentRuns to add less load.`;
+  }
   if (status !== undefined && status >= 500) return `The API failed on its side (${status}): retry later; if it persists, check https://status.anthropic.com.`;
   if (status === undefined) return "No HTTP status was reported (a connection or stream failure): check the network, any proxy (HTTPS_PROXY) or the apiEndpoint baseUrl, then retry.";
+  if (status === 408) return "The request timed out (408): retry; if it keeps happening, check the network or any proxy (HTTPS_PROXY).";
   return "Check the message above, then retry.";
 }
 
@@ -96,7 +118,7 @@ const withoutPeriod = (text: string) => text.replace(/[.\s]+$/, "");
  * The error for a result that is an error, or undefined when it is a success. `errorLines` are the
  * synthetic assistant lines the CLI writes for API failures (`error`/`is_api_error_message`).
  */
-export function resultError(result: ResultMessage, errorLines: readonly AssistantMessage[], details: ErrorDetails = {}): ClaudeCodeError | undefined {
+export function resultError(result: ResultMessage, errorLines: readonly AssistantMessage[], details: ErrorDetails = {}, evidence: RunEvidence = {}): ClaudeCodeError | undefined {
   const failed = result.is_error === true || result.subtype !== "success";
   if (!failed) return undefined;
   // A subscription usage limit (with its reset time) is its own error, never a generic API error.
@@ -112,15 +134,26 @@ export function resultError(result: ResultMessage, errorLines: readonly Assistan
       details,
     );
   }
+  const status = apiErrorStatus(result, errorLines);
+  // No HTTP status: the CLI refused the prompt itself and sent no request (no network involved, nothing billed).
+  if (status === undefined && isPromptTooLong(result, detail)) {
+    const reason = result.terminal_reason ? `, terminal_reason ${result.terminal_reason}` : "";
+    return new PromptTooLongError(
+      `The prompt is too long for the model's context window: the CLI refused it before sending any request (${withoutPeriod(detail)}${reason}). ${SHORTEN}`,
+      result.terminal_reason ?? undefined,
+      details,
+    );
+  }
   if (result.terminal_reason === "api_error" || result.api_error_status != null || errorLines.length > 0) {
-    const status = apiErrorStatus(result, errorLines);
     const diagnostics = cliDiagnostics(details.stderrTail);
     // The CLI's own diagnostic names the cause more precisely than the API's text.
     const reported = diagnostics.length ? ` The CLI reported ${diagnostics.map((d) => `[claude-code:${d.code}]${d.detail ? ` ${d.detail}` : ""}`).join("; ")}.` : "";
-    const retried = status === undefined || status === 429 || status === 529 || status >= 500 ? " after the CLI's own retries" : "";
+    // Only what was seen: retries are claimed when the CLI reported them (system/api_retry).
+    const retries = evidence.apiRetries ?? 0;
+    const retried = retries > 0 ? ` after ${retries} retr${retries === 1 ? "y" : "ies"} by the CLI` : "";
     return new ClaudeCodeApiError(
-      `The Anthropic API failed${status ? ` with status ${status}` : ""}${retried}: ${withoutPeriod(detail)}.${reported} ${apiAdvice(status ?? undefined, diagnostics)}`,
-      status ?? undefined,
+      `The Anthropic API failed${status ? ` with status ${status}` : ""}${retried}: ${withoutPeriod(detail)}.${reported} ${isPromptTooLong(result, detail) ? `The API refused the prompt as too long. ${SHORTEN}` : apiAdvice(status, diagnostics, evidence.apiRetries)}`,
+      status,
       result.terminal_reason ?? undefined,
       details,
     );

@@ -18,6 +18,8 @@ export class RunState {
   readonly durations = new Map<string, number>();
   readonly truncations = new Map<string, { originalChars: number; keptChars: number }>();
   lastText = "";
+  /** The CLI's own retries of failed API requests (`system/api_retry`) in this run: what an API error's message may claim. */
+  apiRetries = 0;
   private lastTextId: string | undefined;
 
   constructor(
@@ -94,6 +96,9 @@ export function followMessage(
       return undefined;
     case "user":
       state.user(message.message);
+      return undefined;
+    case "api_retry":
+      state.apiRetries += 1;
       return undefined;
     case "result":
       state.steps.end();

@@ -281,7 +281,7 @@ function callRecord(entry: PoolEntry, call: number, result: ResultMessage | unde
 }
 
 function finish(result: ResultMessage, stderrTail: string, reaped: Promise<unknown>, state: RunState, deniedTools: string[], warm: boolean): Omit<RunOutput, "reusedProcess"> {
-  const failure = resultError(result, state.errorLines, { stderrTail: stderrTail || undefined });
+  const failure = resultError(result, state.errorLines, { stderrTail: stderrTail || undefined }, { apiRetries: state.apiRetries });
   if (failure && !isBudget(result)) throw failure;
   if (!state.init) {
     throw new IsolationError(["the CLI sent no system/init message, so the isolation surface could not be verified"]);

@@ -23,8 +23,11 @@ export interface TranscriptSummary {
   turns: number;
   /** Model responses of subagents (messages with a `parent_tool_use_id`). */
   subagentTurns: number;
-  /** Every tool result, named by its tool_use; `subagent` for a subagent's own calls. */
-  toolCalls: Array<{ name: string; isError: boolean; subagent?: true }>;
+  /**
+   * Every tool result, named by its tool_use; `subagent` for a subagent's own calls; then every
+   * tool_use that got no result (an interrupted or crashed run), with `noResult`.
+   */
+  toolCalls: Array<{ name: string; isError: boolean; subagent?: true; noResult?: true }>;
   deniedPermissions: string[];
   result?: { subtype: string; isError: boolean; numTurns?: number; terminalReason?: string; stopReason?: string; costUsd?: number; apiErrorStatus?: number };
   /** How the run ended by its last result: ok, budget, interrupted or failed, with the cause. */
@@ -95,6 +98,8 @@ class ProcessFigures {
 export class SummaryBuilder {
   private readonly summary: TranscriptSummary;
   private readonly toolNames = new Map<string, string>();
+  /** tool_use ids still waiting for their tool_result, with whether a subagent made them. */
+  private readonly pendingToolUses = new Map<string, { subagent: boolean }>();
   /** Last usage seen per assistant message id (the CLI repeats a message once per content block). */
   private readonly assistantUsage = new Map<string, Usage>();
   private readonly subagentIds = new Set<string>();
@@ -157,6 +162,7 @@ export class SummaryBuilder {
       summary.source = "stream-json";
       summary.durationMs = null;
     }
+    for (const [id, { subagent }] of this.pendingToolUses) summary.toolCalls.push({ name: this.toolNames.get(id)!, isError: false, noResult: true, ...(subagent ? { subagent: true as const } : {}) });
     summary.turns = this.assistantUsage.size;
     summary.subagentTurns = this.subagentIds.size;
     const withResults = this.processes.filter((figures) => figures.results > 0);
@@ -201,7 +207,11 @@ export class SummaryBuilder {
       // synthetic API-error line is the CLI's report, not a model response.
       if (subagent) this.subagentIds.add(String(inner.id));
       else if (!isSyntheticAssistant(message)) this.assistantUsage.set(String(inner.id), usageOf(inner.usage) ?? { ...ZERO_USAGE });
-      for (const block of blocks) if (block.type === "tool_use") this.toolNames.set(String(block.id), String(block.name));
+      for (const block of blocks) {
+        if (block.type !== "tool_use") continue;
+        this.toolNames.set(String(block.id), String(block.name));
+        this.pendingToolUses.set(String(block.id), { subagent });
+      }
       if (isSyntheticAssistant(message)) this.syntheticStatus = apiStatusOf(message.api_error_status, ...blocks.map((block) => block.text));
     }
     if (message.type === "system" && message.subtype === "init" && this.summary.cliVersion === "unknown" && typeof message.claude_code_version === "string") {
@@ -211,6 +221,7 @@ export class SummaryBuilder {
       for (const block of blocks) {
         if (block.type !== "tool_result") continue;
         const name = this.toolNames.get(String(block.tool_use_id)) ?? `(unknown tool ${String(block.tool_use_id)})`;
+        this.pendingToolUses.delete(String(block.tool_use_id));
         this.summary.toolCalls.push({ name, isError: block.is_error === true, ...(subagent ? { subagent: true as const } : {}) });
       }
     }

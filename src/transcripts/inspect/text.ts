@@ -1,4 +1,5 @@
 /** Text helpers shared by the timeline, the summary and the diff: parsing, cutting, message keys, usage. */
+import { resultCauses } from "../../protocol/result-causes.js";
 import type { AnyRecord } from "../reader.js";
 
 export type Json = Record<string, unknown>;
@@ -155,8 +156,6 @@ export interface RunEnd {
   cause?: string;
 }
 
-/** A stack trace the CLI lists among a result's `errors` (non-fatal noise before the real cause). */
-const isStackTrace = (text: string) => /\n\s+at /.test(text);
 
 /** How a `result` line ended the run (the same precedence as the runtime's `mapStopReason`). */
 export function runEnd(result: Json): RunEnd {
@@ -167,8 +166,7 @@ export function runEnd(result: Json): RunEnd {
   const failed = result.is_error === true || (subtype !== "success" && subtype !== "");
   if (!budget && !interrupted && !failed) return { state: "ok" };
   const errors = Array.isArray(result.errors) ? result.errors.map((error) => (typeof error === "string" ? error : JSON.stringify(error))) : [];
-  const causes = errors.filter((error) => !isStackTrace(error));
-  const traces = errors.filter(isStackTrace);
+  const { causes, traces } = resultCauses(errors);
   const parts: string[] = [...causes];
   if (causes.length === 0 && typeof result.result === "string" && result.result && result.is_error === true) parts.push(result.result);
   const status = apiStatusOf(result.api_error_status, result.result, ...errors);

@@ -79,6 +79,7 @@ export class TraceBuilder {
 
   finish(): TraceFile {
     this.closeTurns();
+    this.closeToolUses(this.clock);
     // A raw capture holds no answers of ours: what was asked still shows, where it was asked.
     for (const open of this.requests.values()) this.instant(`${open.name} (no answer recorded)`, open.cat, open.track, open.start);
     this.requests.clear();
@@ -91,6 +92,7 @@ export class TraceBuilder {
 
   private header(record: Rec & { kind: "header" }): void {
     this.closeTurns();
+    this.closeToolUses(this.clock);
     this.pid += 1;
     this.raw = isRawCapture(record);
     this.asked.clear();
@@ -252,6 +254,15 @@ export class TraceBuilder {
     if (!turn) return;
     this.turns.delete(track);
     this.span(track === TRACK.main ? "API turn" : "subagent API turn", "turn", track, turn.start, turn.end, { messageId: turn.id, ...(turn.model ? { model: turn.model } : {}) });
+  }
+
+  /**
+   * Tool calls the model made that got no result before the process ended (an interrupted loop, a
+   * crash): shown up to the process's last record, never left out.
+   */
+  private closeToolUses(end: number): void {
+    for (const [toolUseId, use] of this.toolUses) this.span(`tool ${use.name} (no result)`, "tool", use.track, use.start, end, { toolUseId, noResult: true });
+    this.toolUses.clear();
   }
 
   private closeTurns(): void {
