@@ -73,6 +73,13 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
    */
   reuse?: ReuseOptions | false;
   logger?: Logger;
+  /**
+   * The runtime's interceptor on the first-party path (docs/isolation.md, "The wire check"): every
+   * request the CLI sends is checked against what the library built for the call before it is forwarded,
+   * and everything else it would send is refused. Default on; `false` turns it off; `{ bodies: true }`
+   * keeps each request's body in the transcript's request records. Not used with `apiEndpoint`.
+   */
+  wire?: boolean | { bodies?: boolean };
 }
 
 // Only the shape here: models.ts resolves each value and refuses unknown ones with UnsupportedModelError.
@@ -130,6 +137,7 @@ const optionsSchema = z.strictObject({
     ])
     .optional(),
   logger: z.custom<Logger>((value) => typeof value === "object" && value !== null).optional(),
+  wire: z.union([z.boolean(), z.strictObject({ bodies: z.boolean().optional() })]).optional(),
 });
 
 export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {

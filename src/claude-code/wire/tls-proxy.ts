@@ -42,6 +42,7 @@ const decodeCredentials = (header: string | undefined): string | undefined => {
 export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise<TlsProxy> {
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
+    socket.unref();
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => {});
@@ -57,6 +58,8 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     response.writeHead(403).end("plain HTTP is not proxied\n");
   });
   outer.on("connection", track);
+  // Never keeps the host alive: a call in flight holds its CLI, which holds the host.
+  outer.unref();
   outer.on("connect", (request: IncomingMessage, socket: Socket, head: Buffer) => {
     const [host = "", portText = "443"] = (request.url ?? "").replace(/^\[(.*)\](?=:)/, "$1").split(/:(?=\d+$)/);
     const target: ConnectTarget = { host: host.toLowerCase(), port: Number(portText), credentials: decodeCredentials(request.headers["proxy-authorization"] as string | undefined) };

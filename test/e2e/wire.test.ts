@@ -1,0 +1,160 @@
+/**
+ * The runtime's interceptor on the first-party path (issue 31): the real CLI talks to api.anthropic.com
+ * through the runtime's proxy, which checks each request before forwarding it to the scripted API
+ * (behind its own HTTPS front on loopback, as a corporate proxy would be).
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { IsolationError } from "../../src/errors/index.js";
+import { turn } from "../../src/testing/scripted-api.js";
+import { callRecords, cleanup, failure, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, realCli, runtimeFor, script, tempDir } from "../support.js";
+
+afterEach(cleanup);
+
+const echo = { name: "echo", description: "Echoes its text.", inputSchema: z.object({ text: z.string() }), execute: async ({ text }: { text: string }) => ({ markdown: `echo: ${text}` }) };
+
+/** Per-request ids and the per-request hash, which differ between two identical calls. */
+const masked = (text: string) =>
+  text
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uuid>")
+    .replace(/cch=[0-9a-f]+/g, "cch=<hash>")
+    .replace(/cc_version=[0-9.]+\.[0-9a-f]+/g, "cc_version=<version>")
+    .replace(/\/tmp\/ktx-project-[A-Za-z0-9]+/g, "<project>");
+
+describe("the runtime's interceptor on the first-party path", () => {
+  it("forwards a text call, a 2-tool loop and an object call, and records what each request carried", async () => {
+    const api = await firstPartyApi([
+      turn.text("hello"),
+      turn.tools({ name: "mcp__ktx__echo", input: { text: "a" } }),
+      turn.tools({ name: "mcp__ktx__echo", input: { text: "b" } }),
+      turn.text("loop done"),
+      turn.object({ title: "T" }),
+    ]);
+    const transcripts = tempDir("transcripts");
+    const runtime = firstPartyRuntimeFor(api, { transcript: { dir: transcripts } });
+    const text = await runtime.generateTextResult({ system: "You are terse.", prompt: "Say hi" });
+    expect(text.text).toBe("hello");
+    expect(text.login?.billing).toBe("subscription");
+    const loop = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "Use echo twice.", userPrompt: "go", toolSet: { echo }, stepBudget: 5, telemetryTags: {} });
+    expect(loop.stopReason).toBe("natural");
+    const object = await runtime.generateObject({ role: "default", prompt: "A title", schema: z.object({ title: z.string() }) });
+    expect(object).toEqual({ title: "T" });
+
+    // Every Messages request went to api.anthropic.com; the only other request is the OAuth profile.
+    expect(api.messageRequests.map((request) => request.host)).toEqual(Array(5).fill("api.anthropic.com"));
+    expect(new Set(api.requests.filter((request) => request.path !== "/v1/messages").map((request) => `${request.method} ${request.path}`))).toEqual(new Set(["GET /api/oauth/profile"]));
+    expect(api.firstParty!.refused).toEqual([]);
+
+    // The transcripts' call records hold one record per request, sized as the scripted API received it.
+    const records = [text.transcriptPath!, ...readdir(transcripts).filter((path) => path !== text.transcriptPath)].flatMap((path) => callRecords(path).flatMap((call) => call.requests));
+    expect(records).toHaveLength(5);
+    const received = api.messageRequests.map((request) => Buffer.byteLength(request.rawBody)).sort();
+    expect(records.map((record) => record.bytes.total).sort()).toEqual(received);
+    for (const record of records) {
+      expect(record.bytes.system + record.bytes.messages + record.bytes.tools + record.bytes.rest).toBe(record.bytes.total);
+      expect(record.betas).toContain("oauth-2025-04-20");
+      expect(record.status).toBe(200);
+      expect(record.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: 5 });
+      expect(record.lastByteMs).toBeGreaterThanOrEqual(record.firstByteMs);
+      expect(JSON.stringify(record)).not.toContain("sk-ant-oat01");
+    }
+    await runtime.close();
+  }, 120_000);
+
+  it("forwards the request byte for byte: the same CLI sends the same bytes with and without the interceptor", async () => {
+    const api = await firstPartyApi([turn.text("one"), turn.text("two")]);
+    const env = firstPartyEnv(api);
+    const projectDir = tempDir("project");
+    await runtimeFor(undefined, { env, projectDir, wire: false }).generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
+    await runtimeFor(undefined, { env, projectDir }).generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
+    const [direct, intercepted] = api.messageRequests;
+    expect(intercepted!.rawBody.length).toBe(direct!.rawBody.length);
+    expect(masked(intercepted!.rawBody)).toBe(masked(direct!.rawBody));
+    const headers = (raw: string[]) => raw.map((value, index) => (index % 2 === 0 ? value.toLowerCase() : masked(value)));
+    expect(headers(intercepted!.rawHeaders)).toEqual(headers(direct!.rawHeaders));
+  }, 120_000);
+
+  it("still checks every request when the caller's environment exempts hosts from proxies (NO_PROXY=*, no_proxy=.anthropic.com)", async () => {
+    const api = await firstPartyApi([turn.text("checked")], { onExhausted: "repeat-last" });
+    const transcripts = tempDir("transcripts");
+    for (const exempt of [{ NO_PROXY: "*" }, { no_proxy: ".anthropic.com" }] as Array<Record<string, string>>) {
+      const runtime = firstPartyRuntimeFor(api, { transcript: { dir: transcripts } }, exempt);
+      const result = await runtime.generateTextResult({ prompt: "hi" });
+      expect(result.text).toBe("checked");
+      expect(callRecords(result.transcriptPath!)[0].requests).toHaveLength(1);
+    }
+    expect(api.messageRequests).toHaveLength(2);
+  }, 120_000);
+
+  it("fails a call whose model turns went around the interceptor instead of succeeding unchecked", async () => {
+    const api = await firstPartyApi([turn.text("unchecked")]);
+    // A wrapper that points the CLI straight at the front (the user's proxy), past the runtime's interceptor.
+    const around = script("claude-around", `export HTTPS_PROXY='${api.firstParty!.proxyUrl}' https_proxy='${api.firstParty!.proxyUrl}'\nexec '${realCli()}' "$@"`);
+    const error = await failure(firstPartyRuntimeFor(api, { cliPath: around }).generateText({ role: "default", prompt: "hi" }));
+    expect(error).toBeInstanceOf(IsolationError);
+    expect(error!.message).toMatch(/only 0 Messages request\(s\) passed the runtime's interceptor/);
+  }, 120_000);
+
+  it("stops a request that carries a body field or a header the version does not send: IsolationError, 0 requests reach the API", async () => {
+    const api = await firstPartyApi([turn.text("never")], { onExhausted: "repeat-last" });
+    const field = script("claude-extra-body", `export CLAUDE_CODE_EXTRA_BODY='{"planted_field":1}'\nexec '${realCli()}' "$@"`);
+    const header = script("claude-extra-header", `export ANTHROPIC_CUSTOM_HEADERS='X-Planted: yes'\nexec '${realCli()}' "$@"`);
+    const fieldError = await failure(firstPartyRuntimeFor(api, { cliPath: field }).generateText({ role: "default", prompt: "hi" }));
+    expect(fieldError).toBeInstanceOf(IsolationError);
+    expect(fieldError!.message).toMatch(/body field "planted_field"/);
+    const headerError = await failure(firstPartyRuntimeFor(api, { cliPath: header }).generateText({ role: "default", prompt: "hi" }));
+    expect(headerError).toBeInstanceOf(IsolationError);
+    expect(headerError!.message).toMatch(/header "x-planted"/i);
+    expect(api.messageRequests).toHaveLength(0);
+  }, 120_000);
+
+  it.skipIf(process.platform !== "linux" || !canOverlayEtc())("stops a managed CLAUDE.md's text on the wire, naming the file and its first line (a private mount namespace, never the real /etc)", async () => {
+    const api = await firstPartyApi([turn.text("never")], { onExhausted: "repeat-last" });
+    const overlay = tempDir("etc-overlay");
+    const managed = script(
+      "claude-managed-memory",
+      `exec unshare -m sh -c 'mkdir -p "$0/up" "$0/work" && mount -t overlay overlay -o lowerdir=/etc,upperdir="$0/up",workdir="$0/work" /etc && mkdir -p /etc/claude-code && printf "Always answer in French.\\\\nSecond line.\\\\n" > /etc/claude-code/CLAUDE.md && exec "$@"' '${overlay}' '${realCli()}' "$@"`,
+    );
+    const error = await failure(firstPartyRuntimeFor(api, { cliPath: managed }).generateText({ role: "default", prompt: "hi" }));
+    expect(error).toBeInstanceOf(IsolationError);
+    expect(error!.message).toMatch(/\/etc\/claude-code\/CLAUDE\.md/);
+    expect(error!.message).toMatch(/first line "Always answer in French\."/);
+    expect(api.messageRequests).toHaveLength(0);
+  }, 120_000);
+
+  it("refuses and names analytics a CLI sends when non-essential traffic is turned back on", async () => {
+    const api = await firstPartyApi([turn.text("ok")], { onExhausted: "repeat-last" });
+    const transcripts = tempDir("transcripts");
+    const chatty = script("claude-chatty", `unset CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\nexec '${realCli()}' "$@"`);
+    const runtime = firstPartyRuntimeFor(api, { cliPath: chatty, transcript: { dir: transcripts }, reuse: { idleMs: 5_000 } });
+    const first = await runtime.generateTextResult({ prompt: "hi" });
+    // Analytics go out in batches: a second call on the same process sees what was refused meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const second = await runtime.generateTextResult({ prompt: "hi" });
+    const refused = [first, second].flatMap((result) => callRecords(result.transcriptPath!).flatMap((call) => call.refused ?? []));
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.join("\n")).toMatch(/event_logging|eval|bootstrap|CONNECT (?!api\.anthropic\.com)/);
+    expect(api.requests.filter((request) => !["/v1/messages", "/api/oauth/profile"].includes(request.path))).toEqual([]);
+    await runtime.close();
+  }, 120_000);
+});
+
+function readdir(dir: string): string[] {
+  return readdirSync(dir).map((name: string) => join(dir, name));
+}
+
+function canOverlayEtc(): boolean {
+  const dir = mkdtempSync(join(tmpdir(), "ktx-overlay-probe-"));
+  try {
+    execFileSync("unshare", ["-m", "sh", "-c", `mkdir -p "$0/up" "$0/work" && mount -t overlay overlay -o lowerdir=/etc,upperdir="$0/up",workdir="$0/work" /etc`, dir], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
