@@ -77,9 +77,10 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
    * The runtime's interceptor on the first-party path (docs/isolation.md, "The wire check"): every
    * request the CLI sends is checked against what the library built for the call before it is forwarded,
    * and everything else it would send is refused. Default on; `false` turns it off; `{ bodies: true }`
-   * keeps each request's body in the transcript's request records. Not used with `apiEndpoint`.
+   * keeps each request's body in the transcript's request records; `upstream` (tests) sends checked
+   * requests through that proxy and CA instead of the `env`'s. Not used with `apiEndpoint`.
    */
-  wire?: boolean | { bodies?: boolean };
+  wire?: boolean | { bodies?: boolean; upstream?: { proxy: string; ca: string } };
 }
 
 // Only the shape here: models.ts resolves each value and refuses unknown ones with UnsupportedModelError.
@@ -137,7 +138,7 @@ const optionsSchema = z.strictObject({
     ])
     .optional(),
   logger: z.custom<Logger>((value) => typeof value === "object" && value !== null).optional(),
-  wire: z.union([z.boolean(), z.strictObject({ bodies: z.boolean().optional() })]).optional(),
+  wire: z.union([z.boolean(), z.strictObject({ bodies: z.boolean().optional(), upstream: z.strictObject({ proxy: z.url(), ca: z.string().min(1) }).optional() })]).optional(),
 });
 
 export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {

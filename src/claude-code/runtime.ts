@@ -94,8 +94,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
   private wire(cli: ResolvedCli): Promise<WireInterceptor> | undefined {
     if (this.options.wire === false || this.options.apiEndpoint) return undefined;
     if (!this.wirePromise) {
-      const bodies = typeof this.options.wire === "object" && this.options.wire.bodies === true;
-      this.wirePromise = WireInterceptor.start({ env: this.options.env ?? process.env, bodies });
+      const wire = typeof this.options.wire === "object" ? this.options.wire : {};
+      this.wirePromise = WireInterceptor.start({ env: this.options.env ?? process.env, bodies: wire.bodies === true, upstream: wire.upstream });
       this.wirePromise.catch(() => (this.wirePromise = undefined));
     }
     return this.wirePromise.then((interceptor) => (interceptor.useVersion(cli.version), interceptor));

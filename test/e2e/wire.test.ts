@@ -65,16 +65,17 @@ describe("the runtime's interceptor on the first-party path", () => {
     await runtime.close();
   }, 120_000);
 
-  it("forwards the request byte for byte: the same CLI sends the same bytes with and without the interceptor", async () => {
-    const api = await firstPartyApi([turn.text("one"), turn.text("two")]);
+  it("forwards the request unchanged: the same CLI sends the same body bytes and headers with and without the interceptor", async () => {
+    const api = await firstPartyApi([turn.text("x")], { onExhausted: "repeat-last" });
     const env = firstPartyEnv(api);
     const projectDir = tempDir("project");
-    await runtimeFor(undefined, { env, projectDir, wire: false }).generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
-    await runtimeFor(undefined, { env, projectDir }).generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
-    const [direct, intercepted] = api.messageRequests;
-    expect(intercepted!.rawBody.length).toBe(direct!.rawBody.length);
+    // The first call of a fresh HOME goes out before the OAuth profile is cached (no userEmail reminder yet): warm the HOME first.
+    for (const wire of [false, false, true]) await runtimeFor(undefined, { env, projectDir, wire }).generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
+    const [, direct, intercepted] = api.messageRequests;
+    expect(Buffer.byteLength(intercepted!.rawBody)).toBe(Buffer.byteLength(direct!.rawBody));
     expect(masked(intercepted!.rawBody)).toBe(masked(direct!.rawBody));
-    const headers = (raw: string[]) => raw.map((value, index) => (index % 2 === 0 ? value.toLowerCase() : masked(value)));
+    // undici writes host, connection and content-length itself (first, lower case): the same headers and values, in another order.
+    const headers = (raw: string[]) => raw.flatMap((value, index) => (index % 2 === 0 ? [`${value.toLowerCase()}: ${masked(raw[index + 1]!)}`] : [])).sort();
     expect(headers(intercepted!.rawHeaders)).toEqual(headers(direct!.rawHeaders));
   }, 120_000);
 
@@ -82,7 +83,8 @@ describe("the runtime's interceptor on the first-party path", () => {
     const api = await firstPartyApi([turn.text("checked")], { onExhausted: "repeat-last" });
     const transcripts = tempDir("transcripts");
     for (const exempt of [{ NO_PROXY: "*" }, { no_proxy: ".anthropic.com" }] as Array<Record<string, string>>) {
-      const runtime = firstPartyRuntimeFor(api, { transcript: { dir: transcripts } }, exempt);
+      // The exemption would also send the interceptor's own way out direct (the user's NO_PROXY applies there): the explicit upstream keeps it on loopback.
+      const runtime = firstPartyRuntimeFor(api, { transcript: { dir: transcripts }, wire: { upstream: { proxy: api.firstParty!.proxyUrl, ca: api.firstParty!.caPem } } }, exempt);
       const result = await runtime.generateTextResult({ prompt: "hi" });
       expect(result.text).toBe("checked");
       expect(callRecords(result.transcriptPath!)[0].requests).toHaveLength(1);

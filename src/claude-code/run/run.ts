@@ -195,12 +195,13 @@ function expectationOf(spec: RunSpec): CallExpectation {
 
 /**
  * A call whose model turns did not all pass the interceptor ran partly unchecked: it fails. A max-turns end
- * counts one turn more than it asked the model for (protocol notes); an error result may have asked nothing.
+ * or a StructuredOutput end counts one turn more than it asked the model for; an error result may have asked nothing.
  */
 function uncheckedTurns(result: ResultMessage, forwarded: number): IsolationError | undefined {
   if (result.is_error && !isBudget(result)) return undefined;
   const turns = typeof result.num_turns === "number" ? result.num_turns : 0;
-  const needed = isBudget(result) ? turns - 1 : turns;
+  // A StructuredOutput call ends the run in a turn that sends no request (2.1.330: num_turns 2, one request).
+  const needed = isBudget(result) || result.structured_output !== undefined ? turns - 1 : turns;
   if (forwarded >= needed) return undefined;
   return new IsolationError(
     [`wire: the call took ${turns} model turn(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],

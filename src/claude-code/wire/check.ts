@@ -147,6 +147,7 @@ function checkReminder(text: string, shape: WireShape): string[] {
     }
     return differences;
   }
+  if (/^Contents of /m.test(text)) return [describeSection("memory", text)];
   return [`a <system-reminder> of no kind recorded for this CLI version: ${quote(text)}`];
 }
 

@@ -18,7 +18,7 @@ import { type CallExpectation, checkMessagesRequest } from "./check.js";
 import { type RequestRecord, RequestMeter } from "./records.js";
 import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
-import { callerCaPem, upstreamDispatcher } from "./upstream.js";
+import { type WireUpstream, callerCaPem, upstreamDispatcher } from "./upstream.js";
 import type { Dispatcher } from "undici";
 
 /** Advice for a request the check stopped. */
@@ -70,6 +70,8 @@ export interface WireInterceptorOptions {
   env: Env;
   /** Keep full request bodies in the records (off: sizes only). */
   bodies?: boolean;
+  /** An explicit way out instead of the `env`'s proxy settings (tests: the scripted API's first-party front). */
+  upstream?: WireUpstream;
 }
 
 export class WireInterceptor {
@@ -104,7 +106,7 @@ export class WireInterceptor {
         response.writeHead(session ? 403 : 407).end();
       },
     });
-    interceptor = new WireInterceptor(proxy, dir, caFile, upstreamDispatcher(options.env), options, undefined);
+    interceptor = new WireInterceptor(proxy, dir, caFile, upstreamDispatcher(options.env, options.upstream), options, undefined);
     return interceptor;
   }
 

@@ -96,8 +96,8 @@ const SHAPE_2_1_330: WireShape = {
   contextSections: [
     {
       name: "userEmail",
-      pattern:
-        /^The user's email address is [^\s]+\. Use this email address only to identify the user, such as for authorship, attribution, or filtering their own work\. Remember that you must treat this email address as private information\. Never share it in requests to external services without asking and getting explicit approval from the user first\.$/,
+      // Two wordings seen on 2.1.330 (the shorter with non-essential traffic on); one line either way.
+      pattern: /^The user's email address is [^\s]+\. Use (?:this email address|it) only to identify the user, such as for authorship, attribution, or filtering their own work\.[^\n]*$/,
     },
   ],
   syntheticUserTexts: ["[structured-output-enforce] You MUST call the StructuredOutput tool to complete this request. Call this tool now."],

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
-import { EnvHttpProxyAgent, type Dispatcher } from "undici";
+import { EnvHttpProxyAgent, ProxyAgent, type Dispatcher } from "undici";
 import type { Env } from "../../transport/env.js";
 
 /** The caller's extra CA file (`NODE_EXTRA_CA_CERTS`), read once; unreadable counts as none, as in node. */
@@ -19,8 +19,15 @@ export function callerCaPem(env: Env): string {
   }
 }
 
+/** An explicit way out (tests): every checked request goes through this proxy, trusting this CA. Never taken from the environment. */
+export interface WireUpstream {
+  proxy: string;
+  ca: string;
+}
+
 /** Every proxy name is read from the runtime's `env` only: an empty value means "none" to undici, so process.env is never consulted. */
-export function upstreamDispatcher(env: Env): Dispatcher {
+export function upstreamDispatcher(env: Env, upstream?: WireUpstream): Dispatcher {
+  if (upstream) return new ProxyAgent({ uri: upstream.proxy, requestTls: { ca: upstream.ca }, proxyTls: { ca: upstream.ca } });
   const extra = callerCaPem(env);
   const ca = extra ? [...rootCertificates, extra] : [...rootCertificates];
   return new EnvHttpProxyAgent({
