@@ -42,6 +42,8 @@ const decodeCredentials = (header: string | undefined): string | undefined => {
 export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise<TlsProxy> {
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
+    // Streamed answers go out in small writes: Nagle's algorithm would hold each behind the peer's delayed ACK.
+    socket.setNoDelay(true);
     socket.unref();
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
