@@ -131,6 +131,7 @@ if (usage) usageGoals(usage, goal);
 const wire = sections.wire;
 if (wire) {
   goal("wire: time the interceptor adds per request after the connection is up (p50 through − p50 direct, ms)", "<= 1", wire.addedMsP50, wire.addedMsP50 <= 1);
+  goal("wire: CPU the interceptor adds per request (ms; wall time on a loaded machine is this stretched by the load)", "shown only", wire.addedCpuMsPerRequest, null);
   goal("wire: the interceptor's start per runtime (p50, ms)", "shown only", wire.startMs.p50, null);
   goal("wire: the check of one request (p50, µs)", "shown only", wire.checkUs.p50, null);
 }

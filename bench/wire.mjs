@@ -9,6 +9,7 @@
  *
  *   node bench/wire.mjs [--requests 200] [--starts 10]
  */
+import { loadavg } from "node:os";
 import { argValue, dist, emit, log, summarize } from "./lib/common.mjs";
 
 const requests = Number(argValue("requests", 200));
@@ -104,11 +105,22 @@ for (let index = 0; index < requests; index += 1) {
   directMs.push(await once(direct));
   throughMs.push(await once(through));
 }
+// CPU of this process (client, interceptor and scripted API alike) per request, each path on its own: the
+// difference is the interceptor's work. On a loaded machine wall time stretches CPU work by the load; CPU does not.
+const cpuPerRequest = async (dispatcher) => {
+  const before = process.cpuUsage();
+  for (let index = 0; index < requests; index += 1) await once(dispatcher);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / requests;
+};
+const directCpuMs = await cpuPerRequest(direct);
+const throughCpuMs = await cpuPerRequest(through);
 if (failed) throw failed;
 const ended = session.endCall();
 await direct.close();
 await through.close();
 await interceptor.close();
+const frontConnects = api.firstParty.connects;
 await api.close();
 
 const result = {
@@ -120,8 +132,12 @@ const result = {
   throughMs: summarize(throughMs),
   addedMsP50: Math.round((summarize(throughMs).p50 - summarize(directMs).p50) * 1000) / 1000,
   recordsKept: ended.records.length,
+  frontConnects,
+  directCpuMsPerRequest: Math.round(directCpuMs * 1000) / 1000,
+  throughCpuMsPerRequest: Math.round(throughCpuMs * 1000) / 1000,
+  addedCpuMsPerRequest: Math.round((throughCpuMs - directCpuMs) * 1000) / 1000,
   upstreamFirstByteMs: summarize(ended.records.map((r) => r.firstByteMs)),
   upstreamLastByteMs: summarize(ended.records.map((r) => r.lastByteMs)),
 };
-log(`wire: start p50 ${result.startMs.p50} ms; check p50 ${result.checkUs.p50} µs; request p50 direct ${result.directMs.p50} ms, through the interceptor ${result.throughMs.p50} ms: +${result.addedMsP50} ms`);
+log(`wire: start p50 ${result.startMs.p50} ms; check p50 ${result.checkUs.p50} µs; request p50 direct ${result.directMs.p50} ms, through the interceptor ${result.throughMs.p50} ms: +${result.addedMsP50} ms; CPU per request +${result.addedCpuMsPerRequest} ms (load ${loadavg()[0].toFixed(1)})`);
 emit(result);

@@ -27,6 +27,8 @@ export interface FirstPartyFront {
   readonly caFile: string;
   /** CONNECT targets refused (any host but the first-party ones), as `host:port`. */
   readonly refused: string[];
+  /** CONNECTs accepted (one per connection the client opened). */
+  readonly connects: number;
   /** Writes a claude.ai login into `home` (`.claude/.credentials.json`); `expired` makes the CLI refresh it first. */
   login(home: string, options?: { expired?: boolean }): string;
   /** The proxy and CA variables a child needs to reach this front. */
@@ -54,10 +56,14 @@ export async function startFirstPartyFront(handle: (request: IncomingMessage, re
   const caFile = join(dir, "ca.pem");
   writeFileSync(caFile, ca.certPem, { mode: 0o600 });
   const refused: string[] = [];
+  let connects = 0;
   const proxy = await startTlsProxy<undefined>({
     ca,
     onConnect: (target) => {
-      if ((FIRST_PARTY_HOSTS as readonly string[]).includes(target.host) && target.port === 443) return { accept: true, tag: undefined };
+      if ((FIRST_PARTY_HOSTS as readonly string[]).includes(target.host) && target.port === 443) {
+        connects += 1;
+        return { accept: true, tag: undefined };
+      }
       refused.push(`${target.host}:${target.port}`);
       return { accept: false, status: 403, reason: "Forbidden by the first-party test front" };
     },
@@ -74,6 +80,9 @@ export async function startFirstPartyFront(handle: (request: IncomingMessage, re
     caPem: ca.certPem,
     caFile,
     refused,
+    get connects() {
+      return connects;
+    },
     login(home, options = {}) {
       const config = join(home, ".claude");
       mkdirSync(config, { recursive: true });
