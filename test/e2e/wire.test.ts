@@ -7,13 +7,17 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { IsolationError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
+import { roughTokens } from "../../src/testing/scripted-turns.js";
 import { callRecords, cleanup, failure, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, realCli, runtimeFor, script, tempDir } from "../support.js";
 
 afterEach(cleanup);
+
+const CLI_MAIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 const echo = { name: "echo", description: "Echoes its text.", inputSchema: z.object({ text: z.string() }), execute: async ({ text }: { text: string }) => ({ markdown: `echo: ${text}` }) };
 
@@ -62,6 +66,15 @@ describe("the runtime's interceptor on the first-party path", () => {
       expect(record.lastByteMs).toBeGreaterThanOrEqual(record.firstByteMs);
       expect(JSON.stringify(record)).not.toContain("sk-ant-oat01");
     }
+
+    // `transcript summary --json` of the 2-tool loop: per request, the sizes and usage the scripted API received and answered.
+    const summaries = readdir(transcripts).map((path) => JSON.parse(execFileSync(process.execPath, [CLI_MAIN, "transcript", "summary", "--json", path], { encoding: "utf8" })));
+    const loopSummary = summaries.find((summary) => summary.requests?.length === 3);
+    expect(loopSummary).toBeDefined();
+    const loopRequests = api.messageRequests.slice(1, 4);
+    expect(loopSummary.requests.map((request: any) => request.bytes.total)).toEqual(loopRequests.map((request) => Buffer.byteLength(request.rawBody)));
+    expect(loopSummary.requests.map((request: any) => request.usage.input_tokens)).toEqual(loopRequests.map((request) => roughTokens(request.body.messages)));
+    expect(loopSummary.requests.map((request: any) => request.bytes.tools)).toEqual(loopRequests.map((request) => Buffer.byteLength(JSON.stringify(request.body.tools))));
     await runtime.close();
   }, 120_000);
 
