@@ -3,7 +3,8 @@
  * through the runtime's proxy, which checks each request before forwarding it to the scripted API
  * (behind its own HTTPS front on loopback, as a corporate proxy would be).
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { runStatus } from "../../src/cli/status.js";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -153,6 +154,21 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(refused).toEqual(expect.arrayContaining([expect.stringMatching(/^POST api\.anthropic\.com\/api\/eval\//), "GET api.anthropic.com/api/claude_cli/bootstrap"]));
     expect(api.requests.filter((request) => !["/v1/messages", "/api/oauth/profile"].includes(request.path))).toEqual([]);
     await runtime.close();
+  }, 120_000);
+});
+
+describe("status on the first-party path", () => {
+  it("names what the runtime's interceptor checked and refused for the probe call", async () => {
+    const api = await firstPartyApi([turn.text("OK")], { onExhausted: "repeat-last" });
+    const projectDir = tempDir("status-project");
+    writeFileSync(join(projectDir, "ktx.yaml"), "llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n");
+    let stdout = "";
+    const io = { stdout: (text: string) => void (stdout += text), stderr: () => {}, stderrIsTTY: false, env: firstPartyEnv(api) };
+    expect(await runStatus(["--json", "--project-dir", projectDir], io)).toBe(0);
+    expect(JSON.parse(stdout).egress).toEqual({ requests: 1, refused: [] });
+    stdout = "";
+    expect(await runStatus(["--project-dir", projectDir], io)).toBe(0);
+    expect(stdout).toMatch(/egress {8}1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
   }, 120_000);
 });
 
