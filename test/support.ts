@@ -66,13 +66,17 @@ export async function scriptedApi(script: Script, options?: ScriptedApiOptions):
  */
 export const TEST_PASS_ENV = [OWNER_VAR, "STAND_IN_MODE", "STAND_IN_BYTES", "STAND_IN_STARTED_FILE", "STAND_IN_ABORTED_FILE", "STAND_IN_STREAM_FILE", "STAND_IN_VERSION"];
 
+/**
+ * A runtime for a test. With a scripted API in first-party mode (`firstPartyApi`) the CLI goes to
+ * api.anthropic.com through the runtime's interceptor, as in real use; with a plain one, to its base URL.
+ */
 export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partial<ClaudeCodeRuntimeOptions> = {}): ClaudeCodeRuntime {
   return new ClaudeCodeRuntime({
     projectDir: tempDir("project"),
     models: { default: "sonnet" },
-    env: testEnv(),
+    env: api?.firstParty ? firstPartyEnv(api) : testEnv(),
     passEnv: TEST_PASS_ENV,
-    ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
+    ...(api && !api.firstParty ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     idleTimeoutMs: 30_000,
     // Warm processes are tested on their own (test/e2e/warm.test.ts); elsewhere every child must end with its call.
     warm: false, reuse: false,
@@ -204,7 +208,7 @@ export function firstPartyEnv(api: ScriptedMessagesApi, extra: Record<string, st
 }
 
 export function firstPartyRuntimeFor(api: ScriptedMessagesApi, options: Partial<ClaudeCodeRuntimeOptions> = {}, extraEnv: Record<string, string> = {}): ClaudeCodeRuntime {
-  return runtimeFor(undefined, { env: firstPartyEnv(api, extraEnv), ...options });
+  return runtimeFor(api, { env: firstPartyEnv(api, extraEnv), ...options });
 }
 
 /** The `call` records of a transcript (the last record of each call): what the interceptor saw per request. */

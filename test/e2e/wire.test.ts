@@ -157,6 +157,38 @@ describe("the runtime's interceptor on the first-party path", () => {
   }, 120_000);
 });
 
+describe("what other checks gain on the first-party path", () => {
+  it("a CLI that starts with built-in tools sends nothing: the wire check stops the request the init check comes too late for", async () => {
+    const api = await firstPartyApi([turn.text("should not be reached")], { onExhausted: "repeat-last" });
+    const widened = script("claude-widened", `for a; do shift; case "$a" in --tools=*|--disallowedTools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
+    const error = await failure(runtimeFor(api, { cliPath: widened }).generateText({ role: "default", prompt: "hi" }));
+    expect(error).toBeInstanceOf(IsolationError);
+    // Whichever check fires first names it (init and the request leave the CLI together); either way the request stays here.
+    expect(error!.message).toMatch(/tools were .*Bash|wire: tool "Bash" is not one of the call's tools/);
+    // With a base URL the init check allows <= 1 request (docs/isolation.md, "The timing limit"); here none leaves.
+    expect(api.messageRequests).toHaveLength(0);
+  }, 120_000);
+
+  it("reuse: calls on one reused process send a fresh process's bytes and share its session id", async () => {
+    const api = await firstPartyApi([turn.text("same")], { onExhausted: "repeat-last" });
+    const env = firstPartyEnv(api);
+    const projectDir = tempDir("project");
+    // The first call of a fresh HOME goes out before the OAuth profile is cached: warm the HOME first.
+    await runtimeFor(api, { env, projectDir }).generateText({ role: "default", system: "S", prompt: "Same" });
+    const reused = runtimeFor(api, { env, projectDir, reuse: {} });
+    for (let call = 0; call < 3; call += 1) await reused.generateText({ role: "default", system: "S", prompt: "Same" });
+    expect(reused.reuseStats?.reusedCalls).toBe(2);
+    await reused.close();
+    const fresh = runtimeFor(api, { env, projectDir });
+    for (let call = 0; call < 2; call += 1) await fresh.generateText({ role: "default", system: "S", prompt: "Same" });
+    const requests = api.messageRequests.slice(1);
+    const sessionOf = (request: (typeof requests)[number]) => JSON.parse(request.body.metadata.user_id).session_id as string;
+    for (const request of requests) expect(masked(request.rawBody)).toBe(masked(requests[0]!.rawBody));
+    expect(new Set(requests.slice(0, 3).map(sessionOf)).size).toBe(1);
+    expect(new Set(requests.map(sessionOf)).size).toBe(3);
+  }, 180_000);
+});
+
 describe("status on the first-party path", () => {
   it("names what the runtime's interceptor checked and refused for the probe call", async () => {
     const api = await firstPartyApi([turn.text("OK")], { onExhausted: "repeat-last" });
