@@ -4,7 +4,7 @@
  * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json. Not part of `npm test`.
  * docs/performance.md explains the method and each figure.
  *
- *   node bench/run.mjs [--only latency,reuse,tools,parser,recorder,concurrency,memory,ingest,usage] [--runs 20] [--quick] [--no-sdk]
+ *   node bench/run.mjs [--only latency,reuse,tools,wire,parser,recorder,concurrency,memory,ingest,usage] [--runs 20] [--quick] [--no-sdk]
  *
  * Each section runs in its own Node process (so memory figures are that section's own). The only
  * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
@@ -16,7 +16,7 @@ import { usageGoals, usageTable } from "./lib/usage-report.mjs";
 import { BENCH_DIR, DIST, SDK_VERSION, argValue, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
 
 const quick = hasFlag("quick");
-const only = argValue("only", "parser,memory,recorder,tools,concurrency,latency,reuse,ingest,lifecycle,usage").split(",");
+const only = argValue("only", "parser,memory,recorder,tools,wire,concurrency,latency,reuse,ingest,lifecycle,usage").split(",");
 const runs = argValue("runs", quick ? 5 : 20);
 const withSdk = !hasFlag("no-sdk");
 
@@ -43,6 +43,7 @@ async function section(name, script, args, nodeArgs) {
 await section("parser", "parser.mjs", quick ? ["--reps", "3", "--recorded-mb", "4", "--big-mb", "8"] : []);
 await section("memory", "memory.mjs", [], ["--expose-gc"]);
 await section("recorder", "recorder.mjs", quick ? ["--reps", "3"] : []);
+await section("wire", "wire.mjs", quick ? ["--requests", "60", "--starts", "3"] : [], ["--no-warnings"]);
 await section("tools", "tool-overhead.mjs", quick ? ["--loops", "3", "--texts", "2", "--spaced", "100"] : [], ["--no-warnings"]);
 await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["--expose-gc", "--no-warnings"]);
 await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000", "--configs", "defaults"] : [], ["--no-warnings"]);
@@ -128,6 +129,13 @@ if (ingest) {
 }
 const usage = sections.usage;
 if (usage) usageGoals(usage, goal);
+const wire = sections.wire;
+if (wire) {
+  goal("wire: time the interceptor adds per request after the connection is up (p50 through − p50 direct, ms)", "<= 1", wire.addedMsP50, wire.addedMsP50 <= 1);
+  goal("wire: CPU the interceptor adds per request (ms; wall time on a loaded machine is this stretched by the load)", "shown only", wire.addedCpuMsPerRequest, null);
+  goal("wire: the interceptor's start per runtime (p50, ms)", "shown only", wire.startMs.p50, null);
+  goal("wire: the check of one request (p50, µs)", "shown only", wire.checkUs.p50, null);
+}
 const memory = sections.memory;
 if (memory) goal(`memory: parent RSS growth over ${memory.streamedMiB} MiB streamed (MiB)`, "< 100, flat", memory.rssGrowthMiB, memory.rssGrowthMiB < 100);
 

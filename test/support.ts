@@ -68,13 +68,17 @@ export async function scriptedApi(script: Script, options?: ScriptedApiOptions):
  */
 export const TEST_PASS_ENV = [OWNER_VAR, "STAND_IN_MODE", "STAND_IN_BYTES", "STAND_IN_STARTED_FILE", "STAND_IN_ABORTED_FILE", "STAND_IN_STREAM_FILE", "STAND_IN_VERSION"];
 
+/**
+ * A runtime for a test. With a scripted API in first-party mode (`firstPartyApi`) the CLI goes to
+ * api.anthropic.com through the runtime's interceptor, as in real use; with a plain one, to its base URL.
+ */
 export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partial<ClaudeCodeRuntimeOptions> = {}): ClaudeCodeRuntime {
   return new ClaudeCodeRuntime({
     projectDir: tempDir("project"),
     models: { default: "sonnet" },
-    env: testEnv(),
+    env: api?.firstParty ? firstPartyEnv(api) : testEnv(),
     passEnv: TEST_PASS_ENV,
-    ...(api ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
+    ...(api && !api.firstParty ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     // Without KTX_CC_CLI the runtime finds the bundled binary itself, as a user's does.
     ...(process.env.KTX_CC_CLI ? { cliPath: realCli() } : {}),
     idleTimeoutMs: 30_000,
@@ -212,3 +216,28 @@ export function systemText(body: any): string {
 
 /** The error a promise rejects with, or undefined when it resolves (a failure is the test's subject, not its end). */
 export const failure = (promise: Promise<unknown>): Promise<Error | undefined> => promise.then(() => undefined, (error: unknown) => error as Error);
+
+/**
+ * The first-party path, as real users take it: the scripted API behind its HTTPS front on loopback
+ * (src/testing/first-party.ts), a throwaway claude.ai login in the test HOME, no base URL. The caller's
+ * environment names the front as its proxy and the test CA as its extra CA, like a corporate network
+ * would; the runtime's own interceptor (on by default) sits between the CLI and that proxy.
+ */
+export async function firstPartyApi(script: Script, options: ScriptedApiOptions = {}): Promise<ScriptedMessagesApi> {
+  return scriptedApi(script, { ...options, firstParty: true });
+}
+
+export function firstPartyEnv(api: ScriptedMessagesApi, extra: Record<string, string> = {}): Record<string, string> {
+  const env = testEnv();
+  api.firstParty!.login(env.HOME!);
+  return { ...env, ...api.firstParty!.env(), ...extra };
+}
+
+export function firstPartyRuntimeFor(api: ScriptedMessagesApi, options: Partial<ClaudeCodeRuntimeOptions> = {}, extraEnv: Record<string, string> = {}): ClaudeCodeRuntime {
+  return runtimeFor(api, { env: firstPartyEnv(api, extraEnv), ...options });
+}
+
+/** The `call` records of a transcript (the last record of each call): what the interceptor saw per request. */
+export function callRecords(path: string): any[] {
+  return readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).filter((record) => record.kind === "call");
+}

@@ -73,6 +73,14 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
    */
   reuse?: ReuseOptions | false;
   logger?: Logger;
+  /**
+   * The runtime's interceptor on the first-party path (docs/isolation.md, "The wire check"): every
+   * request the CLI sends is checked against what the library built for the call before it is forwarded,
+   * and everything else it would send is refused. Default on; `false` turns it off; `{ bodies: true }`
+   * keeps each request's body in the transcript's request records; `upstream` (tests) sends checked
+   * requests through that proxy and CA instead of the `env`'s. Not used with `apiEndpoint`.
+   */
+  wire?: boolean | { bodies?: boolean; upstream?: { proxy: string; ca: string } };
 }
 
 // Only the shape here: models.ts resolves each value and refuses unknown ones with UnsupportedModelError.
@@ -134,6 +142,7 @@ export const runtimeOptionsSchema = z.strictObject({
     .describe("false, or { maxIdle?, maxIdleMiB?, idleMs?, maxCalls?, maxRssMiB?, controlTimeoutMs? }")
     .optional(),
   logger: z.custom<Logger>((value) => typeof value === "object" && value !== null, "an object with debug, info, warn and error").optional(),
+  wire: z.union([z.boolean(), z.strictObject({ bodies: z.boolean().optional(), upstream: z.strictObject({ proxy: z.url(), ca: z.string().min(1) }).optional() })]).optional(),
 });
 
 export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {

@@ -27,6 +27,7 @@ import {
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
+import { WireInterceptor } from "./wire/interceptor.js";
 import { loginAhead, networkRoute } from "./checks/billing.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import { requireProjectDir } from "./checks/project-dir.js";
@@ -58,6 +59,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   protected readonly logger: Logger;
   private readonly limiter: RunLimiter;
   private cliPromise: Promise<ResolvedCli> | undefined;
+  private wirePromise: Promise<WireInterceptor> | undefined;
   private readonly limits: CallLimits;
   private readonly pool: ProcessPool;
 
@@ -83,6 +85,20 @@ export class ClaudeCodeRuntime extends PortRuntime {
     const pool = this.pool.close();
     await super.close(options);
     await pool;
+    const wire = this.wirePromise;
+    this.wirePromise = undefined;
+    await wire?.then((interceptor) => interceptor.close(), () => {});
+  }
+
+  /** The runtime's interceptor, started with its first call on the first-party path (off with `wire: false` or an `apiEndpoint`). */
+  private wire(cli: ResolvedCli): Promise<WireInterceptor> | undefined {
+    if (this.options.wire === false || this.options.apiEndpoint) return undefined;
+    if (!this.wirePromise) {
+      const wire = typeof this.options.wire === "object" ? this.options.wire : {};
+      this.wirePromise = WireInterceptor.start({ env: this.options.env ?? process.env, bodies: wire.bodies === true, upstream: wire.upstream });
+      this.wirePromise.catch(() => (this.wirePromise = undefined));
+    }
+    return this.wirePromise.then((interceptor) => (interceptor.useVersion(cli.version), interceptor));
   }
 
   /** Process ids of live processes that served a call (idle or serving one); diagnostics, tests. */
@@ -215,6 +231,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
     // Before the CLI is looked for, while no process runs in the project dir; later a call needing a new CLI checks it (run.ts).
     if (!this.pool.servesCalls) requireProjectDir(this.options.projectDir);
     const cli = await this.cli();
+    const wire = await this.wire(cli);
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
     const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = spec.transcript ? spec.transcript.name : undefined;
@@ -279,6 +296,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
         reapInBackground: transcript === undefined,
         transcriptPath: transcript?.path,
         retry: hold.forAttempt(hooks),
+        wire,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

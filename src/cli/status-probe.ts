@@ -20,7 +20,7 @@ import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
 import { loginAhead, networkRoute } from "../claude-code/checks/billing.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
-import { type IsolationSurface, loginFrom, surfaceFrom } from "./status-transcript.js";
+import { type IsolationSurface, egressFrom, loginFrom, surfaceFrom } from "./status-transcript.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
 import { RateLimitGovernor } from "../limits/governor.js";
 import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
@@ -59,6 +59,8 @@ export interface StatusReport {
   login: { ahead: CallLogin | null; probe: CallLogin | null };
   /** Proxies, CA bundles and client certificates every CLI run gets (docs/environment.md). */
   network: NetworkRoute;
+  /** The probe call as the runtime's interceptor saw it: its Messages requests and what it refused (null: no interceptor, or no probe). */
+  egress: { requests: number; refused: string[] } | null;
   warnings: KtxConfigWarning[];
   failures: StatusFailure[];
 }
@@ -89,6 +91,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     usage: null,
     login: { ahead: null, probe: null },
     network: { proxies: {}, trustedCa: {}, clientCertificate: [] },
+    egress: null,
     warnings: [],
     failures: [],
   };
@@ -164,6 +167,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
   } else {
     const probe = await probeSession(projectDir!, models.default.id, cli, options);
     report.isolation = probe.isolation;
+    report.egress = probe.egress;
     report.usage = probe.usage;
     report.login.probe = probe.login;
     const unknown = probe.ok ? undefined : unknownModelFailure(probe.error, models.default.id, report.models, report.configPath);
@@ -255,7 +259,7 @@ export function unknownModelFailure(error: ClaudeCodeError, id: string, models: 
   };
 }
 
-type ProbeResult = { usage: UsageStatus | null; login: CallLogin | null } & (
+type ProbeResult = { usage: UsageStatus | null; login: CallLogin | null; egress: StatusReport["egress"] } & (
   | { ok: true; model: string; isolation: IsolationSurface | null }
   | { ok: false; message: string; error: ClaudeCodeError; isolation: IsolationSurface | null }
 );
@@ -286,12 +290,12 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
         system: "You are a connectivity check. Reply with OK.",
         transcript: { dir, name: "probe" },
       });
-      return { ok: true, model: result.model, isolation: surfaceFrom(result.transcriptPath), usage: usageFromTranscript(result.transcriptPath), login: result.login ?? loginFrom(result.transcriptPath) };
+      return { ok: true, model: result.model, egress: egressFrom(result.transcriptPath), isolation: surfaceFrom(result.transcriptPath), usage: usageFromTranscript(result.transcriptPath), login: result.login ?? loginFrom(result.transcriptPath) };
     } catch (error) {
       if (!ClaudeCodeError.isInstance(error)) throw error;
       const message =
         error instanceof ClaudeCodeAuthError ? `Claude Code is not logged in on this machine.` : `The Claude Code check failed: ${error.message}`;
-      return { ok: false, message, error, isolation: surfaceFrom(error.transcriptPath), usage: usageFromTranscript(error.transcriptPath), login: loginFrom(error.transcriptPath) };
+      return { ok: false, message, error, egress: egressFrom(error.transcriptPath), isolation: surfaceFrom(error.transcriptPath), usage: usageFromTranscript(error.transcriptPath), login: loginFrom(error.transcriptPath) };
     }
   } finally {
     options.onProbe?.("end");

@@ -66,3 +66,22 @@ export function surfaceFrom(transcriptPath: string | undefined): IsolationSurfac
   }
   return null;
 }
+
+/**
+ * What the runtime's interceptor saw of the probe call (the call record, docs/transcripts.md): null when
+ * the call had no interceptor (an apiEndpoint, `wire: false`) or no call record; else what it refused.
+ */
+export function egressFrom(transcriptPath: string | undefined): { requests: number; refused: string[] } | null {
+  if (!transcriptPath) return null;
+  try {
+    for (const record of loadTranscript(transcriptPath).records) {
+      if (record.kind !== "call") continue;
+      const { requests, refused } = record as { requests?: unknown; refused?: unknown };
+      if (!Array.isArray(requests)) return null;
+      return { requests: requests.length, refused: Array.isArray(refused) ? refused.map(String) : [] };
+    }
+  } catch {
+    // An unreadable transcript: nothing to show.
+  }
+  return null;
+}

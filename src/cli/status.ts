@@ -164,6 +164,14 @@ function modelLines(report: StatusReport): string[] {
   ];
 }
 
+/** What the runtime's interceptor saw of the probe call (docs/isolation.md, "The wire check"). */
+function egressText(report: StatusReport): string {
+  const egress = report.egress;
+  if (!egress) return "not checked (no probe call through the runtime's interceptor: an apiEndpoint, wire: false, or no probe)";
+  const checked = `${egress.requests} Messages request(s) checked by the runtime's interceptor`;
+  return egress.refused.length === 0 ? `${checked}; nothing else sent` : `${checked}; refused: ${egress.refused.join(", ")}`;
+}
+
 function isolationLines(report: StatusReport): string[] {
   const surface = report.isolation;
   if (!surface) return ["  isolation     not observed (the probe did not run or the CLI sent no init message)"];
@@ -204,6 +212,7 @@ export function renderStatus(report: StatusReport): string {
     `  usage         ${usageText(report.usage)}`,
     `  login         ${loginText(report)}`,
     `  network       ${describeRoute(report.network)}`,
+    `  egress        ${egressText(report)}`,
     ...warningLines(report),
   ];
   if (report.failures.length > 0) {
@@ -245,7 +254,7 @@ export function renderDoctor(report: StatusReport): string {
   }
   failures("models");
   if (report.usage) lines.push(`  info usage: ${usageText(report.usage)}`);
-  lines.push(`  info login: ${loginText(report)}`, `  info network: ${describeRoute(report.network)}`);
+  lines.push(`  info login: ${loginText(report)}`, `  info network: ${describeRoute(report.network)}`, `  info egress: ${egressText(report)}`);
   for (const w of report.warnings) lines.push(`  warn ${w.message}`, `       fix: ${w.fix}`);
   const n = report.failures.length;
   lines.push(n === 0 ? "doctor: all checks passed" : `doctor: ${n} check${n === 1 ? "" : "s"} failed`);

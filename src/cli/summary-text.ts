@@ -58,6 +58,12 @@ export function renderSummary(summary: TranscriptSummary): string {
     ...(raw ? [] : [`  to the CLI:\n${table(summary.messages.toCli) || "    none"}`]),
     `  stderr: ${raw ? "not recorded" : `${summary.stderrBytes} bytes`}; non-JSON stdout lines: ${summary.nonJsonLines}`,
   ];
+  for (const [index, request] of (summary.requests ?? []).entries()) {
+    const { bytes, usage } = request;
+    const tokens = usage ? `, tokens in ${usage.input_tokens ?? "?"} out ${usage.output_tokens ?? "?"}` : "";
+    lines.push(`  request ${index + 1}: ${bytes.total} B (system ${bytes.system}, messages ${bytes.messages}, tools ${bytes.tools}, rest ${bytes.rest}), ${request.betas.length} betas, status ${request.status ?? request.error ?? "?"}${tokens}, first byte ${request.firstByteMs ?? "?"} ms, last ${request.lastByteMs ?? "?"} ms`);
+  }
+  if (summary.refused) lines.push(`  refused by the interceptor: ${summary.refused.join(", ")}`);
   for (const note of summary.notes) lines.push(`  note: ${note}`);
   if (summary.outcome) lines.push(`  outcome: ${JSON.stringify(summary.outcome)}`);
   return `${lines.flatMap((line) => line.split("\n")).map((line) => clip(line, LINE_WIDTH)).join("\n")}\n`;

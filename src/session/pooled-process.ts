@@ -305,6 +305,14 @@ export class PooledProcess {
     if (active.result) active.done();
   }
 
+  /**
+   * Stops the running call from outside its stream (the interceptor refused one of its requests) and
+   * retires the process; with no call running, the process is stopped.
+   */
+  failCall(error: ClaudeCodeError, retireReason: string): void {
+    this.failActive(error, retireReason);
+  }
+
   /** First failure of the current call wins; `retireReason` marks the process as unusable afterwards. */
   private failActive(error: ClaudeCodeError, retireReason?: string): void {
     if (retireReason) this.anomaly ??= retireReason;

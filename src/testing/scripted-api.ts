@@ -30,6 +30,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { ApiEndpoint } from "../transport/env.js";
+import { type FirstPartyFront, loginAnswer, startFirstPartyFront } from "./first-party.js";
 import { type ScriptedRateLimit, rateLimitHeaders, rejectionMessage } from "./rate-limit-headers.js";
 import { ERROR_TYPES, type Pacing, type ScriptedError, type ScriptedTurn, blocksOf, pieces, roughTokens } from "./scripted-turns.js";
 
@@ -47,6 +48,12 @@ export interface RecordedRequest {
   receivedAt: number;
   /** Index of the scripted turn this request consumed (messages requests only). */
   turnIndex?: number;
+  /** The host the client addressed (the `Host` header): `api.anthropic.com` in first-party mode. */
+  host?: string;
+  /** The body exactly as received. */
+  rawBody: string;
+  /** Header lines exactly as received, in order (names with their case). */
+  rawHeaders: string[];
 }
 
 export type Script = ScriptedTurn[] | ((request: RecordedRequest, turnIndex: number) => ScriptedTurn);
@@ -61,6 +68,12 @@ export interface ScriptedApiOptions {
    * request and turn index (e.g. "rejected until a reset time"). Only a subscriber CLI reads them.
    */
   rateLimit?: ScriptedRateLimit | ((request: RecordedRequest, turnIndex: number) => ScriptedRateLimit | undefined);
+  /**
+   * First-party mode: the CLI talks to `api.anthropic.com` as in real use (no base URL), through an
+   * HTTPS proxy on 127.0.0.1 that terminates its TLS with a test CA and hands the requests to this
+   * server (first-party.ts). The result's `firstParty` gives the proxy, the CA and the login to use.
+   */
+  firstParty?: boolean;
 }
 
 /** The OAuth token `endpoint("subscription")` hands the CLI; the scripted API accepts any credential. */
@@ -81,6 +94,8 @@ export interface ScriptedMessagesApi {
    * usage limits (`rate_limit_event`).
    */
   endpoint(kind?: "api-key" | "subscription"): ApiEndpoint;
+  /** First-party mode only (the `firstParty` option): the intercepting proxy, its CA and a login. */
+  readonly firstParty?: FirstPartyFront;
   /** Frees the port and destroys open (keep-alive or mid-answer) connections. */
   close(): Promise<void>;
 }
@@ -205,13 +220,27 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
     response.end();
   };
 
-  const server = createServer((incoming, response) => {
+  const handle = (incoming: IncomingMessage, response: ServerResponse) => {
     void readBody(incoming).then(async (raw) => {
       const path = (incoming.url ?? "/").split("?")[0]!;
-      const request: RecordedRequest = { method: incoming.method ?? "GET", path, headers: incoming.headers, body: parseJson(raw), receivedAt: Date.now() };
+      const request: RecordedRequest = {
+        method: incoming.method ?? "GET",
+        path,
+        headers: incoming.headers,
+        body: parseJson(raw),
+        receivedAt: Date.now(),
+        host: incoming.headers.host,
+        rawBody: raw,
+        rawHeaders: incoming.rawHeaders,
+      };
       requests.push(request);
       try {
         if (request.method === "POST" && path === "/v1/messages") return await answerMessages(request, response);
+        const login = loginAnswer(request);
+        if (login) {
+          response.writeHead(200, { "content-type": "application/json" });
+          return response.end(JSON.stringify(login));
+        }
         if (request.method === "POST" && path === "/v1/messages/count_tokens") {
           response.writeHead(200, { "content-type": "application/json" });
           return response.end(JSON.stringify({ input_tokens: roughTokens(request.body) }));
@@ -222,7 +251,8 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
         else response.destroy();
       }
     });
-  });
+  };
+  const server = createServer(handle);
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
@@ -235,6 +265,7 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
     });
   });
   const { port } = server.address() as AddressInfo;
+  const firstParty = options.firstParty ? await startFirstPartyFront(handle) : undefined;
 
   let closed: Promise<void> | undefined;
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -243,10 +274,12 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
     port,
     requests,
     messageRequests,
+    firstParty,
     endpoint: (kind = "api-key") => (kind === "subscription" ? { baseUrl, oauthToken: SCRIPTED_OAUTH_TOKEN } : { baseUrl, apiKey: SCRIPTED_API_KEY }),
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         closing.abort();
+        void firstParty?.close();
         server.close(() => resolve());
         for (const socket of sockets) socket.destroy();
         server.closeAllConnections();

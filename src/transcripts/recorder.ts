@@ -86,7 +86,15 @@ export async function openRunTranscript(dir: string, options: TranscriptOptions)
     wire: (direction, text) => write({ kind: direction, t: offset(), text: redactor.redact(text) }),
     exit: (exit) => write({ kind: "exit", t: offset(), exitCode: exit.exitCode ?? null, signal: exit.signal ?? null }),
     // Last: this call's own cost and usage, and how its process ended (format.ts, callRecordSchema).
-    call: (record) => write({ kind: "call", t: offset(), ...record, ...(record.error ? { error: { ...record.error, message: redactor.redact(record.error.message) } } : {}) }),
+    call: (record) =>
+      write({
+        kind: "call",
+        t: offset(),
+        ...record,
+        ...(record.error ? { error: { ...record.error, message: redactor.redact(record.error.message) } } : {}),
+        // Request bodies (wire: { bodies: true }) are redacted like every line.
+        ...(record.requests?.some((request) => request.body !== undefined) ? { requests: record.requests.map((request) => (request.body === undefined ? request : { ...request, body: redactor.redact(JSON.stringify(request.body)) })) } : {}),
+      }),
   };
   const close = async () => {
     if (fd === undefined) return;

@@ -234,6 +234,10 @@ export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOption
   // The `<total_tokens>` reminder in every user turn is nothing a caller asked for (docs/performance.md#what-a-request-carries).
   result.CLAUDE_CODE_TOTAL_TOKENS_REMINDER = "off";
   if (options.apiEndpoint) {
+    // A proxy of the user's must not carry requests meant for a loopback endpoint (it cannot reach it: 7 retries, then ApiRetryBudgetError).
+    if (isLoopbackUrl(options.apiEndpoint.baseUrl)) {
+      for (const name of ["NO_PROXY", "no_proxy"]) result[name] = [result[name], ...LOOPBACK_HOSTS].filter(Boolean).join(",");
+    }
     // The endpoint's own credential is the only one: the user's real token must never reach a test server.
     delete result.CLAUDE_CODE_OAUTH_TOKEN;
     result.ANTHROPIC_BASE_URL = options.apiEndpoint.baseUrl;
@@ -243,4 +247,28 @@ export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOption
   if (options.telemetry) Object.assign(result, telemetryEnv(options.telemetry));
   if (options.launchSettings) Object.assign(result, options.launchSettings);
   return result;
+}
+
+const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"];
+
+function isLoopbackUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+    return LOOPBACK_HOSTS.includes(host) || host.startsWith("127.");
+  } catch {
+    return false;
+  }
+}
+
+/** Every name that can pick a proxy or exempt a host from one (upper and lower case). */
+export const PROXY_ENV_NAMES: readonly string[] = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "all_proxy", "no_proxy"];
+
+/**
+ * The child's environment behind the runtime's interceptor: the interceptor's proxy and CA variables
+ * replace the user's (which the interceptor itself uses on the way out), and nothing exempts a host.
+ */
+export function interceptedEnv(env: Record<string, string>, wire: Record<string, string>): Record<string, string> {
+  const result = { ...env };
+  for (const name of PROXY_ENV_NAMES) delete result[name];
+  return Object.assign(result, wire);
 }

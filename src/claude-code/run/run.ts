@@ -23,6 +23,10 @@ import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
 import { StepTracker } from "./steps.js";
 import { ToolSwitch } from "../pool/tool-switch.js";
+import { interceptedEnv } from "../../transport/env.js";
+import type { CallExpectation } from "../wire/check.js";
+import type { WireInterceptor, WireSession } from "../wire/interceptor.js";
+import type { RequestRecord } from "../wire/records.js";
 
 /** The last record of a call's transcript: what this call cost and how its process ended. */
 export interface CallRecord {
@@ -35,6 +39,10 @@ export interface CallRecord {
   process: { launch: string; call: number; pid?: number };
   /** Set when the call failed. */
   error?: { name: string; message: string };
+  /** What each of the call's Messages requests carried, as the runtime's interceptor saw it (wire/records.ts). */
+  requests?: RequestRecord[];
+  /** Requests and connections the interceptor refused while the call ran (analytics, other hosts). */
+  refused?: string[];
 }
 
 export interface RunObserver {
@@ -89,6 +97,8 @@ export interface RunSpec {
   transcriptPath?: string;
   /** A call that runs again after a usage-limit reset: its process is held for that retry (with reuse on). */
   retry?: RetryHandoff;
+  /** The runtime's interceptor (first-party path): every process is started behind it and every call checked by it. */
+  wire?: WireInterceptor;
 }
 
 /** What a call's attempts hand each other (runtime.ts keeps it for the whole call). */
@@ -134,7 +144,17 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   const launch = launchSpec(spec, toolIds);
   const modelSwitch = spec.cli.facts.modelSwitch;
   const { launch: launchMatch, shape } = pool.keysFor(launch, modelSwitch !== undefined, spec);
-  const spawn = () => new PooledProcess({ process: launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
+  const wire = spec.wire;
+  const spawn = () => {
+    // The interceptor's session is the process's own (its name is in its proxy URL): not part of the launch key, so spares still match.
+    const session = wire?.newSession();
+    const proc = new PooledProcess({ process: session ? { ...launch, env: interceptedEnv(launch.env, session.env) } : launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
+    if (session) {
+      wireSessions.set(proc, session);
+      void proc.proc.exited.then(() => wire!.dropSession(session));
+    }
+    return proc;
+  };
   // The project directory is checked when a call needs a new CLI in it; a reused process runs there already (a stat per call was a measurable share of a reused loop's host CPU).
   const start = () => (requireProjectDir(spec.projectDir), spawn());
   const previous = spec.retry?.take();
@@ -158,6 +178,35 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
     // A spare started ahead of need pays off only while calls still miss processes of their shape.
     if (source === "warm" || source === "cold") pool.addSpare(launchMatch, spawn);
   }
+}
+
+const wireSessions = new WeakMap<PooledProcess, WireSession>();
+
+/** What the library built for the call: the interceptor forwards only requests made of exactly this. */
+function expectationOf(spec: RunSpec): CallExpectation {
+  return {
+    model: spec.model,
+    system: spec.system,
+    prompt: spec.prompt,
+    tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), inputSchema: tool.inputJsonSchema })),
+    ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
+  };
+}
+
+/**
+ * A call whose model turns did not all pass the interceptor ran partly unchecked: it fails. A max-turns end
+ * or a StructuredOutput end counts one turn more than it asked the model for; an error result may have asked nothing.
+ */
+function uncheckedTurns(result: ResultMessage, forwarded: number): IsolationError | undefined {
+  if (result.is_error && !isBudget(result)) return undefined;
+  const turns = typeof result.num_turns === "number" ? result.num_turns : 0;
+  // A StructuredOutput call ends the run in a turn that sends no request (2.1.330: num_turns 2, one request).
+  const needed = isBudget(result) || result.structured_output !== undefined ? turns - 1 : turns;
+  if (forwarded >= needed) return undefined;
+  return new IsolationError(
+    [`wire: the call took ${turns} model turn(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],
+    "Something routed the CLI's requests around the interceptor (a proxy setting, a socket, a wrapper); the process was retired.",
+  );
 }
 
 export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProcessOptions {
@@ -201,7 +250,16 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
   const keep = pool.keepAfterCall(entry);
   let result: ResultMessage | undefined;
   let failure: unknown;
+  const session = wireSessions.get(proc);
+  let wireEnd: ReturnType<WireSession["endCall"]> | undefined;
   try {
+    if (spec.wire && !session) throw new IsolationError(["wire: the process was started without the runtime's interceptor"]);
+    try {
+      session?.beginCall(expectationOf(spec), (error) => proc.failCall(error, "wire check"));
+    } catch (error) {
+      proc.failCall(error as IsolationError, "wire check");
+      throw error;
+    }
     const end = await proc.call({
       initialize: initializeRequest({ systemPrompt: spec.system, jsonSchema: spec.jsonSchema, mcpServers: tools.bridge ? [KTX_MCP_SERVER_NAME] : [] }),
       prompt: spec.prompt,
@@ -228,6 +286,15 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       signal: spec.signal,
     });
     result = end.result;
+    if (session) {
+      wireEnd = session.endCall();
+      if (wireEnd.refusals.length > 0) spec.logger.warn(`the interceptor refused: ${wireEnd.refusals.join(", ")}`);
+      const unchecked = uncheckedTurns(end.result, wireEnd.forwarded);
+      if (unchecked) {
+        void proc.retire("wire check");
+        throw unchecked;
+      }
+    }
     // A transcript is complete when the call returns: its rewind lines, or its exit, are in it.
     if (!spec.reapInBackground) await end.settled;
     const output = finish(end.result, end.stderrTail, end.settled, state, deniedTools, source !== "cold");
@@ -239,13 +306,14 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     throw error;
   } finally {
     unbind();
+    wireEnd ??= session?.endCall();
     // A call the usage limit stopped keeps its process (rewound) for its retry after the reset.
     const holding = failure !== undefined && pool.reuse && spec.retry?.willRetry(failure) === true;
     const kept = holding ? pool.hold(entry) : pool.release(entry);
     if (holding && (await kept)) spec.retry!.keep(entry);
     if (!spec.reapInBackground) {
       if (!(await kept)) recordExit(await proc.proc.exited);
-      spec.observer?.call?.(callRecord(entry, callIndex, result, await kept, holding, exit, failure));
+      spec.observer?.call?.({ ...callRecord(entry, callIndex, result, await kept, holding, exit, failure), ...(wireEnd ? { requests: wireEnd.records, refused: wireEnd.refusals } : {}) });
     }
   }
 }

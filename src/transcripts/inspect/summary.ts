@@ -11,6 +11,18 @@ import { parse, asJson, messageKey, usageOf, billedUsageOf, runEnd, apiStatusOf,
  */
 export type TokenSource = "call" | "billed" | "result" | "assistant" | "none";
 
+export interface RequestSummary {
+  bytes: { total: number; system: number; messages: number; tools: number; rest: number };
+  betas: string[];
+  model?: string;
+  status?: number;
+  usage?: Record<string, unknown>;
+  rateLimit?: Record<string, string>;
+  firstByteMs?: number;
+  lastByteMs?: number;
+  error?: string;
+}
+
 export interface TranscriptSummary {
   path: string;
   /** `stream-json` for a raw capture (the CLI's stdout only: no timing, no host lines, no exit). */
@@ -42,6 +54,10 @@ export interface TranscriptSummary {
   exit?: { exitCode: number | null; signal: string | null };
   /** The call record (written by the runtime at the end of each call; older transcripts lack it). */
   call?: { costUsd: number | null; usage: Usage | null; ending: string; launch: string | null; callOnProcess: number | null };
+  /** What each Messages request carried, as the runtime's interceptor saw it (the call record's `requests`; docs/transcripts.md). */
+  requests?: RequestSummary[];
+  /** What the interceptor refused while the call ran (the call record's `refused`). */
+  refused?: string[];
   /** How the CLI process ended for this run: the call record's ending, else the exit record. */
   ending: string;
   stderrBytes: number;
@@ -195,6 +211,9 @@ export class SummaryBuilder {
       ? { input: record.usage.inputTokens, output: record.usage.outputTokens, cacheRead: record.usage.cacheReadInputTokens, cacheCreation: record.usage.cacheCreationInputTokens }
       : null;
     this.summary.call = { costUsd: record.costUsd, usage, ending: record.ending, launch: record.process?.launch ?? null, callOnProcess: record.process?.call ?? null };
+    const { requests, refused } = record as { requests?: unknown; refused?: unknown };
+    if (Array.isArray(requests)) this.summary.requests = requests.map(({ body: _body, ...rest }: RequestSummary & { body?: unknown }) => rest);
+    if (Array.isArray(refused) && refused.length > 0) this.summary.refused = refused.map(String);
   }
 
   private fromCli(message: Json): void {

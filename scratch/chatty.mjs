@@ -1,0 +1,17 @@
+import { mkdtempSync, writeFileSync, chmodSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ClaudeCodeRuntime } from "/work/wt-wire/dist/index.js";
+import { locateBundledCli } from "/work/wt-wire/dist/binary/locate.js";
+import { startScriptedMessagesApi, turn } from "/work/wt-wire/dist/testing/index.js";
+const api = await startScriptedMessagesApi([turn.text("x")], { firstParty: true, onExhausted: "repeat-last" });
+const home = api.firstParty.login(mkdtempSync(join(tmpdir(), "ktx-home-")));
+const bin = join(mkdtempSync(join(tmpdir(), "ktx-bin-")), "claude");
+writeFileSync(bin, `#!/bin/sh\nunset CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\nexec '${locateBundledCli()}' "$@"\n`); chmodSync(bin, 0o755);
+const dir = mkdtempSync(join(tmpdir(), "ktx-tr-"));
+const rt = new ClaudeCodeRuntime({ projectDir: mkdtempSync(join(tmpdir(), "ktx-proj-")), models: { default: "sonnet" }, env: { PATH: process.env.PATH, HOME: home, ...api.firstParty.env() }, warm: false, cliPath: bin, transcript: { dir } });
+const a = await rt.generateTextResult({ prompt: "hi" });
+await new Promise(r => setTimeout(r, 3000));
+const b = await rt.generateTextResult({ prompt: "hi" });
+for (const r of [a, b]) for (const l of readFileSync(r.transcriptPath, "utf8").split("\n").filter(Boolean).map(JSON.parse).filter(x => x.kind === "call")) console.log(l.refused);
+await rt.close(); await api.close();

@@ -1,0 +1,18 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { ClaudeCodeRuntime } from "/work/wt-wire/dist/index.js";
+import { startScriptedMessagesApi, turn } from "/work/wt-wire/dist/testing/index.js";
+const api = await startScriptedMessagesApi([turn.text("hello there"), turn.tools({name:"mcp__ktx__echo", input:{text:"x"}}), turn.text("done"), turn.object({title: "t"})], { firstParty: true, onExhausted: "repeat-last" });
+const home = api.firstParty.login(mkdtempSync(join(tmpdir(), "ktx-home-")));
+const runtime = new ClaudeCodeRuntime({ projectDir: mkdtempSync(join(tmpdir(), "ktx-proj-")), models: { default: "sonnet" }, env: { PATH: process.env.PATH, HOME: home, ...api.firstParty.env() }, warm: false, reuse: false, transcript: {dir: "/tmp/wire/tr"} });
+const show = async (label, p) => { try { const r = await p; console.log(label, "OK", JSON.stringify(r.error?.differences ?? r.text ?? r.object).slice(0,3000)); } catch (e) { console.log(label, "ERR", e.name, e.message.slice(0, 1500)); } };
+await show("text", runtime.generateTextResult({ system: "You are terse.", prompt: "Say hi" }));
+const echo = { name: "echo", description: "Echo", inputSchema: z.object({ text: z.string() }), execute: async ({text}) => ({ markdown: text }) };
+await show("loop", runtime.runAgentLoop({ modelRole: "default", systemPrompt: "Loop.", userPrompt: "use echo", toolSet: { echo }, stepBudget: 4, telemetryTags: {} }));
+await show("object", runtime.generateObjectResult ? runtime.generateObjectResult({ prompt: "obj", schema: z.object({ title: z.string() }) }) : runtime.generateObject({ prompt: "obj", schema: z.object({ title: z.string() }) }));
+await show("nosys", runtime.generateTextResult({ prompt: "no system" }));
+for (const q of api.requests) console.log(q.method, q.host, q.path, q.rawBody.length);
+console.log("refused", api.firstParty.refused);
+await runtime.close(); await api.close();

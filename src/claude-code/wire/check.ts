@@ -1,0 +1,161 @@
+/**
+ * The check of one decrypted request before it is forwarded: what the CLI sends must be what the
+ * library built for the call (tools, system prompt, model, prompt) inside the recorded shape of the
+ * version (shape.ts). Every difference is named; any difference keeps the request from leaving.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { WireShape } from "./shape.js";
+
+/** What the library built for the call now running on a process. */
+export interface CallExpectation {
+  /** The model id the role resolves to. */
+  model: string;
+  /** The caller's system prompt ("" for none). */
+  system: string;
+  prompt: string;
+  /** The call's tools as the CLI lists them (`mcp__ktx__<name>`), with their input schemas. */
+  tools: ReadonlyArray<{ name: string; inputSchema: unknown }>;
+  /** The output schema of an object call (the CLI's `StructuredOutput` tool). */
+  jsonSchema?: unknown;
+}
+
+export interface WireRequest {
+  method: string;
+  host: string;
+  /** Without the query string. */
+  path: string;
+  query: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+const REMINDER = /^<system-reminder>\n([\s\S]*)\n<\/system-reminder>\n?$/;
+const CONTEXT_HEAD = "As you answer the user's questions, you can use the following context:\n";
+const CONTEXT_TAIL = "\n\nClaude Code attached this context automatically; it isn't part of the user's message. It describes the user's own account and workspace, so they don't need it reported back.";
+const quote = (text: string, max = 120) => JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
+const firstLine = (text: string) => text.split("\n").find((line) => line.trim().length > 0) ?? "";
+
+/** Differences between a Messages request and the call's expectation; empty when it may be forwarded. */
+export function checkMessagesRequest(request: WireRequest, expected: CallExpectation, shape: WireShape): string[] {
+  const differences: string[] = [];
+  if (request.method !== "POST" || request.path !== "/v1/messages" || request.host !== "api.anthropic.com") {
+    differences.push(`the request was ${request.method} ${request.host}${request.path}, not POST api.anthropic.com/v1/messages`);
+  }
+  if (request.query && request.query !== "beta=true") differences.push(`the query was ${quote(request.query)}, not "beta=true"`);
+  for (const name of Object.keys(request.headers)) {
+    if (!shape.headers.has(name.toLowerCase())) differences.push(`header ${quote(name)} is not one the CLI version sends`);
+  }
+  const betaHeader = request.headers["anthropic-beta"];
+  const betas = (Array.isArray(betaHeader) ? betaHeader.join(",") : (betaHeader ?? "")).split(",").map((beta) => beta.trim()).filter(Boolean);
+  for (const beta of betas) if (!shape.betas.has(beta)) differences.push(`beta ${quote(beta)} is not one the CLI version sends`);
+
+  const body = request.body;
+  if (!body || typeof body !== "object" || Array.isArray(body)) return [...differences, "the body is not a JSON object"];
+  const fields = body as Record<string, unknown>;
+  for (const name of Object.keys(fields)) if (!shape.bodyFields.has(name)) differences.push(`body field ${quote(name)} is not one the CLI version sends`);
+  if (fields.model !== expected.model) differences.push(`model was ${quote(String(fields.model))}, not the role's ${quote(expected.model)}`);
+  differences.push(...checkSystem(fields.system, expected, shape));
+  differences.push(...checkTools(fields.tools, expected));
+  differences.push(...checkMessages(fields.messages, expected, shape));
+  return differences;
+}
+
+function checkSystem(system: unknown, expected: CallExpectation, shape: WireShape): string[] {
+  if (!Array.isArray(system)) return ["the system field is not a list of blocks"];
+  const texts = system.map((block) => (block && typeof block === "object" && (block as { type?: unknown }).type === "text" ? String((block as { text?: unknown }).text) : undefined));
+  const [billing, ...rest] = texts;
+  const differences: string[] = [];
+  if (billing === undefined || !shape.billingLine.test(billing)) differences.push(`the first system block was ${quote(billing ?? "(missing)")}, not the version's billing line`);
+  const want = [shape.preamble, ...(expected.system ? [expected.system] : [])];
+  if (!isDeepStrictEqual(rest, want)) {
+    const extra = rest.filter((text) => !want.includes(text as string));
+    differences.push(
+      extra.length > 0
+        ? `the system prompt held text the call did not give: ${extra.map((text) => quote(text ?? "(not text)")).join(", ")}`
+        : `the system blocks were ${rest.length} (${rest.map((text) => quote(text ?? "", 40)).join(", ")}), not the version's preamble and the call's system prompt`,
+    );
+  }
+  return differences;
+}
+
+function checkTools(tools: unknown, expected: CallExpectation): string[] {
+  const list = Array.isArray(tools) ? (tools as Array<Record<string, unknown>>) : [];
+  const want = new Map<string, unknown>(expected.tools.map((tool) => [tool.name, tool.inputSchema]));
+  if (expected.jsonSchema !== undefined) want.set("StructuredOutput", expected.jsonSchema);
+  const differences: string[] = [];
+  const seen = new Set<string>();
+  for (const tool of list) {
+    const name = String(tool.name);
+    seen.add(name);
+    if (!want.has(name)) {
+      differences.push(`tool ${quote(name)} is not one of the call's tools`);
+      continue;
+    }
+    if (!isDeepStrictEqual(withoutSchemaKey(tool.input_schema), withoutSchemaKey(want.get(name)))) differences.push(`tool ${quote(name)} had another input schema than the call's`);
+  }
+  for (const name of want.keys()) if (!seen.has(name)) differences.push(`tool ${quote(name)} of the call was missing`);
+  return differences;
+}
+
+/** The CLI drops a JSON Schema's `$schema` key; nothing else may differ. */
+function withoutSchemaKey(schema: unknown): unknown {
+  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return schema;
+  const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
+  return rest;
+}
+
+function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape): string[] {
+  if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
+  const differences: string[] = [];
+  let promptSeen = false;
+  for (const [index, message] of (messages as Array<{ role?: unknown; content?: unknown }>).entries()) {
+    if (message.role !== "user") continue;
+    const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? (message.content as Array<{ type?: unknown; text?: unknown }>) : [];
+    for (const block of blocks) {
+      if (block.type !== "text") continue;
+      const text = String(block.text);
+      const reminder = REMINDER.exec(text);
+      if (reminder) {
+        differences.push(...checkReminder(reminder[1]!, shape));
+        continue;
+      }
+      if (index === 0 && text === expected.prompt && !promptSeen) {
+        promptSeen = true;
+        continue;
+      }
+      if (index > 0 && shape.syntheticUserTexts.includes(text)) continue;
+      differences.push(`user turn ${index} held text the call did not give: ${quote(text)}`);
+    }
+  }
+  if (!promptSeen) differences.push("the call's prompt was not the first user turn's text");
+  return differences;
+}
+
+function checkReminder(text: string, shape: WireShape): string[] {
+  if (shape.reminders.some((reminder) => reminder.pattern.test(text))) return [];
+  if (text.startsWith(CONTEXT_HEAD) && text.endsWith(CONTEXT_TAIL)) {
+    const differences: string[] = [];
+    const sections = text.slice(CONTEXT_HEAD.length, text.length - CONTEXT_TAIL.length).split(/^# (?=\S+\n)/m);
+    if (sections[0] !== "") differences.push(`a context reminder held text before its first section: ${quote(sections[0]!)}`);
+    for (const section of sections.slice(1)) {
+      const newline = section.indexOf("\n");
+      const name = section.slice(0, newline);
+      const body = section.slice(newline + 1).replace(/\n+$/, "");
+      const known = shape.contextSections.find((candidate) => candidate.name === name);
+      if (known?.pattern.test(body)) continue;
+      differences.push(describeSection(name, body));
+    }
+    return differences;
+  }
+  if (/^Contents of /m.test(text)) return [describeSection("memory", text)];
+  return [`a <system-reminder> of no kind recorded for this CLI version: ${quote(text)}`];
+}
+
+/** Names where injected instructions came from: a CLAUDE.md's path and first line. */
+function describeSection(name: string, body: string): string {
+  const files = [...body.matchAll(/^Contents of (.+?)(?: \(([^)]*)\))?:\n\n?([\s\S]*?)(?=\n\nContents of |$)/gm)];
+  if (files.length > 0) {
+    return files.map((file) => `instructions from ${file[1]}${file[2] ? ` (${file[2]})` : ""} reached the request (context section "${name}"), first line ${quote(firstLine(file[3] ?? ""))}`).join("; ");
+  }
+  return `a context reminder section "${name}" not recorded for this CLI version: ${quote(body)}`;
+}

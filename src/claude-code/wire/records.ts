@@ -1,0 +1,96 @@
+/**
+ * What one Messages request carried, for the transcript (docs/transcripts.md, "Request records"):
+ * sizes by part, betas, the answer's status, usage and rate-limit headers, time to first and last
+ * byte. Bodies only when asked; the credential is never recorded (headers are not kept).
+ */
+
+export interface RequestRecord {
+  /** Bytes of the request body, and of its `system`, `messages` and `tools` fields as JSON; `rest` is the remainder. */
+  bytes: { total: number; system: number; messages: number; tools: number; rest: number };
+  betas: string[];
+  model?: string;
+  status?: number;
+  /** From the answer: `message_start` and `message_delta` usage (streamed) or the JSON body's `usage`. */
+  usage?: Record<string, unknown>;
+  /** `anthropic-ratelimit-*` and `retry-after` answer headers. */
+  rateLimit?: Record<string, string>;
+  /** Milliseconds from the request's last byte to the answer's headers and to its last byte. */
+  firstByteMs?: number;
+  lastByteMs?: number;
+  error?: string;
+  /** The request body (only with `wire: { bodies: true }`); redacted by the transcript like every record. */
+  body?: unknown;
+}
+
+const size = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value)));
+
+export class RequestMeter {
+  readonly record: RequestRecord;
+  private readonly chunks: Buffer[] = [];
+  private streamed = false;
+
+  constructor(
+    raw: Buffer,
+    headers: Record<string, string | string[] | undefined>,
+    private readonly started: number,
+    bodies: boolean,
+  ) {
+    let body: Record<string, unknown> | undefined;
+    try {
+      body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
+    } catch {
+      body = undefined;
+    }
+    const system = size(body?.system);
+    const messages = size(body?.messages);
+    const tools = size(body?.tools);
+    const beta = headers["anthropic-beta"];
+    this.record = {
+      bytes: { total: raw.length, system, messages, tools, rest: Math.max(0, raw.length - system - messages - tools) },
+      betas: (Array.isArray(beta) ? beta.join(",") : (beta ?? "")).split(",").map((value) => value.trim()).filter(Boolean),
+      ...(typeof body?.model === "string" ? { model: body.model } : {}),
+      ...(bodies && body ? { body } : {}),
+    };
+  }
+
+  headers(status: number, headers: Record<string, string | string[] | undefined>): void {
+    this.record.status = status;
+    this.record.firstByteMs = Math.round((performance.now() - this.started) * 10) / 10;
+    const limits = Object.entries(headers).filter(([name]) => name.startsWith("anthropic-ratelimit-") || name === "retry-after");
+    if (limits.length > 0) this.record.rateLimit = Object.fromEntries(limits.map(([name, value]) => [name, String(value)]));
+    this.streamed = String(headers["content-type"] ?? "").includes("text/event-stream");
+  }
+
+  chunk(chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  end(): void {
+    this.record.lastByteMs = Math.round((performance.now() - this.started) * 10) / 10;
+    // Parsed once, after the answer has passed on: nothing is added on the stream's path.
+    const text = Buffer.concat(this.chunks).toString("utf8");
+    this.chunks.length = 0;
+    try {
+      if (!this.streamed) {
+        const usage = (JSON.parse(text) as { usage?: Record<string, unknown> }).usage;
+        if (usage) this.record.usage = usage;
+        return;
+      }
+      let usage: Record<string, unknown> | undefined;
+      for (const line of text.split("\n")) {
+        if (!line.startsWith("data: ")) continue;
+        const event = JSON.parse(line.slice(6)) as { type?: string; message?: { usage?: Record<string, unknown> }; usage?: Record<string, unknown> };
+        if (event.type === "message_start" && event.message?.usage) usage = { ...event.message.usage };
+        if (event.type === "message_delta" && event.usage) usage = { ...usage, ...event.usage };
+      }
+      if (usage) this.record.usage = usage;
+    } catch {
+      // An answer that is not what the API sends has no usage to show.
+    }
+  }
+
+  fail(message: string): void {
+    this.record.error = message;
+    this.record.lastByteMs = Math.round((performance.now() - this.started) * 10) / 10;
+  }
+}

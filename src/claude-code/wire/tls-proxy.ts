@@ -1,0 +1,104 @@
+/**
+ * An HTTP CONNECT proxy on 127.0.0.1 that terminates TLS with a CA of its own (ca.ts) and hands each
+ * decrypted request to a handler. Shared by the runtime's interceptor (interceptor.ts) and the test
+ * harness's first-party mode (src/testing/first-party.ts). TLS is node:tls; requests are parsed by
+ * node:http (an inner server fed the decrypted sockets), so nothing here parses HTTP or TLS by hand.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { TLSSocket } from "node:tls";
+import type { MemoryCa } from "./ca.js";
+
+export interface ConnectTarget {
+  host: string;
+  port: number;
+  /** The `Proxy-Authorization` credentials, decoded (`user:password`), when sent. */
+  credentials?: string;
+}
+
+export type ConnectDecision<Tag> = { accept: true; tag: Tag } | { accept: false; status: number; reason: string };
+
+export interface TlsProxyOptions<Tag> {
+  ca: MemoryCa;
+  /** Decides each CONNECT before anything is answered: intercept it (with a tag for its requests) or refuse it. */
+  onConnect(target: ConnectTarget): ConnectDecision<Tag>;
+  /** Each decrypted request, with the CONNECT's host and tag. */
+  onRequest(request: IncomingMessage, response: ServerResponse, connection: { host: string; port: number; tag: Tag }): void;
+  /** A plain (non-CONNECT) proxy request: `http://…` through the proxy. Default: 403. */
+  onPlainRequest?(request: IncomingMessage, response: ServerResponse): void;
+}
+
+export interface TlsProxy {
+  readonly port: number;
+  /** Frees the port and destroys every open connection. */
+  close(): Promise<void>;
+}
+
+const decodeCredentials = (header: string | undefined): string | undefined => {
+  const match = /^Basic\s+(\S+)$/i.exec(header ?? "");
+  return match ? Buffer.from(match[1]!, "base64").toString("utf8") : undefined;
+};
+
+export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise<TlsProxy> {
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    // Streamed answers go out in small writes: Nagle's algorithm would hold each behind the peer's delayed ACK.
+    socket.setNoDelay(true);
+    socket.unref();
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {});
+  };
+  const connections = new WeakMap<Socket, { host: string; port: number; tag: Tag }>();
+  const inner = createServer({ keepAlive: true }, (request, response) => {
+    const connection = connections.get(request.socket);
+    if (!connection) return void response.writeHead(500).end();
+    options.onRequest(request, response, connection);
+  });
+  const outer = createServer((request, response) => {
+    if (options.onPlainRequest) return options.onPlainRequest(request, response);
+    response.writeHead(403).end("plain HTTP is not proxied\n");
+  });
+  outer.on("connection", track);
+  // Never keeps the host alive: a call in flight holds its CLI, which holds the host.
+  outer.unref();
+  outer.on("connect", (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    const [host = "", portText = "443"] = (request.url ?? "").replace(/^\[(.*)\](?=:)/, "$1").split(/:(?=\d+$)/);
+    const target: ConnectTarget = { host: host.toLowerCase(), port: Number(portText), credentials: decodeCredentials(request.headers["proxy-authorization"] as string | undefined) };
+    const decision = options.onConnect(target);
+    if (!decision.accept) {
+      socket.end(`HTTP/1.1 ${decision.status} ${decision.reason.replace(/[\r\n]/g, " ")}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      return;
+    }
+    options.ca.contextFor(target.host).then(
+      (secureContext) => {
+        if (socket.destroyed) return;
+        socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        if (head.length > 0) socket.unshift(head);
+        const secure = new TLSSocket(socket, { isServer: true, secureContext, ALPNProtocols: ["http/1.1"] });
+        track(secure);
+        connections.set(secure, { host: target.host, port: target.port, tag: decision.tag });
+        inner.emit("connection", secure);
+      },
+      () => socket.end("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    outer.once("error", reject);
+    outer.listen(0, "127.0.0.1", () => {
+      outer.off("error", reject);
+      resolve();
+    });
+  });
+  let closed: Promise<void> | undefined;
+  return {
+    port: (outer.address() as AddressInfo).port,
+    close: () =>
+      (closed ??= new Promise<void>((resolve) => {
+        outer.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+        outer.closeAllConnections();
+        inner.closeAllConnections();
+      })),
+  };
+}
