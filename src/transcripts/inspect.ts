@@ -6,4 +6,5 @@ export { LINE_WIDTH, VALUE_WIDTH, clip, matchesType, messageKey } from "./inspec
 export * from "./inspect/show.js";
 export * from "./inspect/summary.js";
 export * from "./inspect/diff.js";
+export * from "./inspect/diff-text.js";
 export * from "./inspect/trace.js";

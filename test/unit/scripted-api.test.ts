@@ -235,6 +235,30 @@ describe("scripted Messages API", () => {
     expect(Date.now() - t).toBeGreaterThanOrEqual(180);
   });
 
+  it("writes an unpaced answer in one write, a paced one event by event", async () => {
+    // The CLI's output-token total depends on how its reads split the stream (docs/testing.md), so
+    // an unpaced answer must reach it the same way under any load: whole.
+    const api = await start([turn.object({ wrong: true }), { toolCalls: [{ name: "StructuredOutput", input: { wrong: true } }], chunkDelayMs: 20 }]);
+    const chunksOf = () =>
+      new Promise<string[]>((resolve, reject) => {
+        const payload = JSON.stringify(body({ stream: true }));
+        const request = httpRequest(`${api.baseUrl}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } }, (response) => {
+          const chunks: string[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk.toString()));
+          response.on("end", () => resolve(chunks));
+        });
+        request.on("error", reject);
+        request.end(payload);
+      });
+    const whole = await chunksOf();
+    expect(whole).toHaveLength(1);
+    expect(whole[0]!.match(/^event: /gm)).toHaveLength(8);
+    expect(whole[0]).toMatch(/event: message_stop\n/);
+    const paced = await chunksOf();
+    expect(paced.length).toBeGreaterThan(1);
+    expect(paced.join("")).toBe(whole.join("").replaceAll("msg_scripted_0", "msg_scripted_1").replaceAll("toolu_scripted_0_0", "toolu_scripted_1_0"));
+  });
+
   it("breaks a stream after message_start and part of a block", async () => {
     const api = await start([{ brokenStream: true, text: "half a" }, { brokenStream: true }]);
     const response = await post(api, body({ stream: true }));

@@ -1,8 +1,8 @@
-/** `transcript diff` and the drift report: two runs compared after normalising, by structure and by value. */
+/** `transcript diff` and the drift report: two runs compared after normalising, by structure and by value (its text: diff-text.ts). */
 import { isRawCapture, type LoadedTranscript } from "../reader.js";
 import { summarizeTranscript } from "./summary.js";
 import { RunNoise } from "./run-noise.js";
-import { parse, asJson, clip, messageKey, type Json } from "./text.js";
+import { parse, asJson, messageKey, type Json } from "./text.js";
 
 /** Paths one level into these objects count as fields (the initialize reply's are in `response.response`). */
 const FIELD_PARENTS = new Set(["message", "request", "response.response"]);
@@ -111,14 +111,8 @@ function comparableMessages(transcript: LoadedTranscript, direction: "in" | "out
   return byKey;
 }
 
-/** Caps that keep the text report readable (the initialize reply alone differs in dozens of places); `--json` lists all. */
-const MAX_CHANGES_PER_MESSAGE = 6;
-const MAX_VALUE_CHANGES = 60;
-/** A value longer than this is cut in the text report only. */
-const TEXT_VALUE_WIDTH = 400;
+/** How a value one side lacks reads in a change. */
 const ABSENT = "(absent)";
-/** A new or removed field's value in the per-scenario text (the drift report's structure lists it whole). */
-const FIELD_VALUE_WIDTH = 120;
 
 /** Fields a structural report already lists as added or removed (top level, and one level into message/request). */
 function structuralPath(path: string[]): boolean {
@@ -267,56 +261,4 @@ export function isEmptyDiff(diff: TranscriptDiff): boolean {
     !diff.result &&
     !diff.call
   );
-}
-
-const cut = (text: string) => clip(text, TEXT_VALUE_WIDTH);
-
-/** One value change as text: a list by what was added and removed (whole), a value as before -> after. */
-export function changeText(change: ValueChange): string {
-  const where = `${change.direction === "in" ? "<<" : ">>"} ${change.key} #${change.occurrence} (lines ${change.lines[0]}/${change.lines[1]}) ${change.path || "(whole line)"}`;
-  if (change.added || change.removed) {
-    const parts = [...(change.added?.length ? [`added ${JSON.stringify(change.added)}`] : []), ...(change.removed?.length ? [`removed ${JSON.stringify(change.removed)}`] : [])];
-    return `${where}: ${parts.join("; ") || "same items, another order"}`;
-  }
-  return `${where}: ${cut(change.before)} -> ${cut(change.after)}`;
-}
-
-/** The text report: structure first, then values (a few per message), then result, outcome and call. */
-export function renderDiff(diff: TranscriptDiff): string[] {
-  const versions = diff.cliVersions ? [`CLI ${diff.cliVersions.before} -> ${diff.cliVersions.after} (version strings are masked below)`] : [];
-  if (isEmptyDiff(diff)) return [...versions, "no differences"];
-  const lines: string[] = [...versions];
-  if (diff.projectDirLengths) {
-    const { before, after } = diff.projectDirLengths;
-    lines.push(`note: the project dirs are ${before} and ${after} characters long; the CLI names its project dir in every API request, so input tokens and costs differ with its length (run both in dirs of one length to compare them)`);
-  }
-  if (diff.addedMessageTypes.length) lines.push(`new message types: ${diff.addedMessageTypes.join(", ")}`);
-  if (diff.removedMessageTypes.length) lines.push(`removed message types: ${diff.removedMessageTypes.join(", ")}`);
-  // Each field with its value(s) in the run that has it: a new `sandbox_enabled` reads `sandbox_enabled = false`.
-  const withValues = (fields: string[], values: Record<string, unknown[]> | undefined) =>
-    fields.map((field) => (values?.[field]?.length ? `${field} = ${clip(values[field]!.map((value) => JSON.stringify(value)).join(" | "), FIELD_VALUE_WIDTH)}` : field)).join(", ");
-  for (const [key, fields] of Object.entries(diff.addedFields)) lines.push(`${key}: new fields ${withValues(fields, diff.addedFieldValues?.[key])}`);
-  for (const [key, fields] of Object.entries(diff.removedFields)) lines.push(`${key}: removed fields ${withValues(fields, diff.removedFieldValues?.[key])}`);
-  if (diff.controlRequests) lines.push(`control requests changed:\n  before ${diff.controlRequests.before.join(" ")}\n  after  ${diff.controlRequests.after.join(" ")}`);
-  if (diff.hostLines) lines.push(`our lines changed:\n  before ${diff.hostLines.before.join(" ")}\n  after  ${diff.hostLines.after.join(" ")}`);
-  if (diff.valueChanges.length) {
-    lines.push("changed values (normalised):");
-    const perMessage = new Map<string, number>();
-    let listed = 0;
-    for (const change of diff.valueChanges) {
-      const message = `${change.direction} ${change.key} ${change.occurrence}`;
-      const n = perMessage.get(message) ?? 0;
-      perMessage.set(message, n + 1);
-      if (n >= MAX_CHANGES_PER_MESSAGE || listed >= MAX_VALUE_CHANGES) continue;
-      listed += 1;
-      lines.push(`  ${changeText(change)}`);
-    }
-    const omitted = diff.valueChanges.length - listed;
-    if (omitted > 0) lines.push(`  … and ${omitted} more, not listed here (at most ${MAX_CHANGES_PER_MESSAGE} per message and ${MAX_VALUE_CHANGES} in all; --json lists every one)`);
-  }
-  const json = (value: unknown) => (value === undefined ? "(none)" : JSON.stringify(value));
-  if (diff.result) lines.push(`result changed: ${json(diff.result.before)} -> ${json(diff.result.after)}`);
-  if (diff.outcome) lines.push(`outcome changed: ${json(diff.outcome.before)} -> ${json(diff.outcome.after)}`);
-  if (diff.call) lines.push(`call record changed: ${json(diff.call.before)} -> ${json(diff.call.after)}`);
-  return lines;
 }
