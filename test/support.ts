@@ -79,8 +79,7 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     env: api?.firstParty ? firstPartyEnv(api) : testEnv(),
     passEnv: TEST_PASS_ENV,
     ...(api && !api.firstParty ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
-    // Without KTX_CC_CLI the runtime finds the bundled binary itself, as a user's does.
-    ...(process.env.KTX_CC_CLI ? { cliPath: realCli() } : {}),
+    ...cliOption(),
     idleTimeoutMs: 30_000,
     // Warm processes are tested on their own (test/e2e/warm.test.ts); elsewhere every child must end with its call.
     warm: false, reuse: false,
@@ -110,6 +109,9 @@ export const cliVersionInUse = (): Promise<string> => cliVersion(realCli());
 
 /** The verified-table facts of the CLI in use. */
 export const cliFactsInUse = async (): Promise<CliVersionFacts> => factsFor(await cliVersionInUse());
+
+/** The `cliPath` option naming KTX_CC_CLI's binary, or nothing (the runtime finds the bundled one itself, as a user's does). */
+export const cliOption = (): { cliPath?: string } => (process.env.KTX_CC_CLI ? { cliPath: realCli() } : {});
 
 /** Arguments that point a `ktx-claude-code` command (its `flag`) at the CLI in use when KTX_CC_CLI names one. */
 export const cliArgs = (flag: string): string[] => (process.env.KTX_CC_CLI ? [flag, realCli()] : []);

@@ -64,7 +64,7 @@ export function binaryIn(prefix: string, writeLauncher = true): string | undefin
 export function npmEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const keep = /^(PATH|HOME|TMPDIR|TEMP|TMP|HTTPS?_PROXY|NO_PROXY|ALL_PROXY|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|SYSTEMROOT|COMSPEC|APPDATA|LOCALAPPDATA|USERPROFILE|PATHEXT)$/i;
   const npmConfig = /^npm_config_/i;
-  const npmSecret = /registry|auth|token|password|_pass|username|email|otp|^npm_config_(key|cert|certfile|keyfile)$/i;
+  const npmSecret = /registry|auth|token|password|_pass|username|email|otp|^(key|cert|certfile|keyfile)$/i;
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;

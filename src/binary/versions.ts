@@ -73,6 +73,16 @@ const BUILTIN_TOOLS_2_1_200 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "Cr
 const BUILTIN_TOOLS_2_1_142 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ScheduleWakeup", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate"];
 
 export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = {
+  "2.1.331": {
+    version: "2.1.331",
+    builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-telemetry"],
+    builtinTools: [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskStop", "TaskUpdate", "ToolSearch", "Workflow"],
+    hasDisableSlashCommands: true,
+    modelSwitch: "apply_flag_settings",
+    duplicateMcpInitialize: false,
+    aliases: { sonnet: "claude-sonnet-5-5", opus: "claude-opus-5-5", haiku: "claude-haiku-5-5" },
+    binarySha256: { "linux-x64": "4c00839cf46beb2b38ec310105f2d538f7f9321fe46c636299b74bcab94626b1" },
+  },
   "2.1.330": {
     version: "2.1.330",
     builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-telemetry"],

@@ -11,7 +11,7 @@
  * Nothing is committed: the maintainer reviews `git diff` and commits. Exit 0 when every phase ran
  * and the suites passed, 1 when a suite failed, 2 when it could not run.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,8 +44,10 @@ interface Phase {
 /** Runs one suite folder with KTX_CC_CLI; its output goes to a log file, its summary to stderr. */
 async function runSuite(folder: string, cliPath: string, logDir: string, io: Io): Promise<{ ok: boolean; result: string }> {
   const log = join(logDir, `${folder.replace(/\W+/g, "-")}.log`);
-  const run = await execa("npx", ["vitest", "run", folder], { cwd: ROOT, env: { ...process.env, KTX_CC_CLI: cliPath }, reject: false, all: true, stdin: "ignore" });
-  writeFileSync(log, String(run.all ?? ""));
+  io.stderr(`  KTX_CC_CLI=${cliPath} npx vitest run ${folder}  (output: tail -f ${log})\n`);
+  const suite = execa("npx", ["vitest", "run", folder], { cwd: ROOT, env: { ...process.env, KTX_CC_CLI: cliPath }, reject: false, all: true, stdin: "ignore" });
+  suite.all.pipe(createWriteStream(log));
+  const run = await suite;
   const plain = String(run.all ?? "").replace(/\x1b\[[0-9;]*m/g, "");
   const tests = /^\s*Tests\s+(.+)$/m.exec(plain)?.[1]?.trim() ?? "no summary";
   const failed = plain.split("\n").filter((line) => /^\s*(FAIL|×)\s/.test(line)).slice(0, 20);

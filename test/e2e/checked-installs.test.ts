@@ -73,7 +73,8 @@ describe("checked installs", () => {
       NODE_EXTRA_CA_CERTS: "/etc/ssl/corp.pem",
     };
     // What npm is given, as a function of the caller's environment.
-    expect(npmEnv({ ...caller, NODE_OPTIONS: "--require /tmp/evil.js" })).toEqual({
+    expect(npmEnv({ ...caller, NODE_OPTIONS: "--require /tmp/evil.js", npm_config_key: "client-key", npm_config__auth: "dXNlcjpwYXNz", npm_config_cafile: "/etc/ssl/corp.pem" })).toEqual({
+      npm_config_cafile: "/etc/ssl/corp.pem",
       PATH: caller.PATH,
       HOME: caller.HOME,
       npm_config_cache: "/tmp/npm-cache-of-the-caller",

@@ -12,7 +12,7 @@ import {
 } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { locateBundledCli } from "../../src/binary/locate.js";
-import { cleanup, cliVersionInUse, realCli, remainingChildren, runtimeFor, script, scriptedApi, systemText, tempDir, testEnv } from "../support.js";
+import { cleanup, cliOption, cliVersionInUse, realCli, remainingChildren, runtimeFor, script, scriptedApi, systemText, tempDir, testEnv } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -94,6 +94,7 @@ describe("authentication and the scrubbed environment", () => {
 
   it("the auth probe answers ok:false with the fix, and ok:true against a working endpoint", async () => {
     const failing = await runClaudeCodeAuthProbe({
+      ...cliOption(),
       projectDir: tempDir("probe"),
       model: "sonnet",
       env: testEnv({ ANTHROPIC_API_KEY: "sk-ant-parent-key-must-not-be-used", ANTHROPIC_AUTH_TOKEN: "also-not-used" }),
@@ -103,10 +104,10 @@ describe("authentication and the scrubbed environment", () => {
     if (!failing.ok) expect(failing.message).toMatch(/authenticate Claude Code locally with the Claude Code CLI, then rerun: run `npx --no-install ktx-claude-code login`/i);
 
     const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
-    const passing = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
+    const passing = await runClaudeCodeAuthProbe({ ...cliOption(), projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
     // KTX's shape exactly; the model and the CLI are in the detailed probe.
     expect(passing).toEqual({ ok: true });
-    const detailed = await runClaudeCodeAuthProbeDetailed({ projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
+    const detailed = await runClaudeCodeAuthProbeDetailed({ ...cliOption(), projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
     expect(detailed).toMatchObject({ ok: true, model: "claude-sonnet-4-6", cliVersion: await cliVersionInUse() });
   });
 

@@ -5,11 +5,12 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 
-const CLI = new URL("../../node_modules/@anthropic-ai/claude-code-linux-x64/claude", import.meta.url).pathname;
+// The suite's CLI (docs/testing.md): KTX_CC_CLI's binary, else the bundled one.
+const CLI = process.env.KTX_CC_CLI ? resolve(process.env.KTX_CC_CLI) : new URL("../../node_modules/@anthropic-ai/claude-code-linux-x64/claude", import.meta.url).pathname;
 const ARGS = [
   "-p",
   "--output-format",
