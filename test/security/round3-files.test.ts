@@ -44,7 +44,7 @@ describe("transcripts are never written through a planted link (finding 7)", () 
     const dir = tempDir("transcripts");
     writeFileSync(join(dir, "again.jsonl"), "an older run, longer than the new one\n".repeat(50));
     const transcript = await openRunTranscript(dir, { name: "again", secrets: [] });
-    transcript.observer.exit?.({ exitCode: 0, signal: null });
+    transcript.observer.exit?.({ exitCode: 0, signal: undefined });
     await transcript.close();
     expect(readFileSync(join(dir, "again.jsonl"), "utf8")).toMatch(/^\{"kind":"exit","t":[0-9.]+,"exitCode":0,"signal":null\}\n$/);
   });
