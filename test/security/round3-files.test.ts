@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { transcriptCommand } from "../../src/cli/transcript.js";
 import { OutputWriteError, TranscriptWriteError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
+import { openRunTranscript } from "../../src/transcripts/recorder.js";
 import { failure, runtimeFor, scriptedApi, tempDir } from "../support.js";
 import { endSuiteAfterAll } from "./harness.js";
 
@@ -41,10 +42,11 @@ describe("transcripts are never written through a planted link (finding 7)", () 
 
   it("a chosen name may still replace its own earlier transcript (a regular file)", async () => {
     const dir = tempDir("transcripts");
-    writeFileSync(join(dir, "again.jsonl"), "an older run\n");
-    const api = await scriptedApi([turn.text("fine")]);
-    expect(await runtimeFor(api).generateText({ prompt: "hi", transcript: { dir, name: "again" } })).toBe("fine");
-    expect(readFileSync(join(dir, "again.jsonl"), "utf8")).toMatch(/^\{"kind":"header"/);
+    writeFileSync(join(dir, "again.jsonl"), "an older run, longer than the new one\n".repeat(50));
+    const transcript = await openRunTranscript(dir, { name: "again", secrets: [] });
+    transcript.observer.exit?.({ exitCode: 0, signal: undefined });
+    await transcript.close();
+    expect(readFileSync(join(dir, "again.jsonl"), "utf8")).toMatch(/^\{"kind":"exit","t":[0-9.]+,"exitCode":0,"signal":null\}\n$/);
   });
 });
 

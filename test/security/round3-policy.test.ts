@@ -17,21 +17,18 @@ import { Markers, endSuiteAfterAll, plant } from "./harness.js";
 const markers = new Markers();
 endSuiteAfterAll(() => undefined);
 
-/** A CLI wrapper that leaves a marker when started for a run (not the --version probe), then edits the environment. */
+/**
+ * A CLI wrapper that leaves a marker when started for a run, then edits the environment and runs the
+ * real CLI. It answers the runtime's --version probe itself (a shell builtin, no process: CPU budget).
+ */
 function wrapper(name: string, edit = ""): string {
-  const js = join(tempDir("wrapper"), `${name}.mjs`);
-  writeFileSync(
-    js,
-    `import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
-if (!process.argv.includes("--version")) writeFileSync(${JSON.stringify(markers.path(`started-${name}`))}, "");
-const env = { ...process.env };
+  return script(
+    name,
+    `if [ "$1" = "--version" ]; then echo "2.1.330 (Claude Code)"; exit 0; fi
+: > '${markers.path(`started-${name}`)}'
 ${edit}
-const child = spawnSync(${JSON.stringify(realCli())}, process.argv.slice(2), { stdio: "inherit", env });
-process.exit(child.status ?? 1);
-`,
+exec '${realCli()}' "$@"`,
   );
-  return script(name, `exec '${process.execPath}' '${js}' "$@"`);
 }
 
 let managedDir: string;
@@ -80,9 +77,10 @@ describe("managed memory and rules are read ahead (finding 1)", () => {
     const dir = join(managedDir, "empty");
     mkdirSync(dir);
     writeFileSync(join(dir, "CLAUDE.md"), "\n  \n");
+    mkdirSync(join(dir, ".claude"));
     setManagedPolicyDirForTests(dir);
-    const api = await scriptedApi([turn.text("fine")]);
-    expect(await runtimeFor(api).generateText({ prompt: "hi" })).toBe("fine");
+    const { checkBeforeStart } = await import("../../src/claude-code/checks/billing.js");
+    expect(failureOf(() => checkBeforeStart({ env: testEnv() }))).toBeUndefined();
   });
 });
 
@@ -157,7 +155,7 @@ describe("the billing read-ahead parses before it decides (finding 4)", () => {
     plant({ [join(hidden, ".claude.json")]: { primaryApiKey: KEY } });
     const api = await scriptedApi([turn.text("should never be asked")]);
     // The wrapper points the CLI at a config dir the read-ahead does not look in; the token stays.
-    const cliPath = wrapper("hidden-beside-token", `env.CLAUDE_CONFIG_DIR = ${JSON.stringify(hidden)};`);
+    const cliPath = wrapper("hidden-beside-token", `export CLAUDE_CONFIG_DIR='${hidden}'`);
     const error = await failure(runtimeFor(api, { cliPath, apiEndpoint: api.endpoint("subscription"), requireSubscription: true }).generateText({ prompt: "secret prompt" }));
     expect(error).toBeInstanceOf(SubscriptionRequiredError);
     expect((error as SubscriptionRequiredError).foundIn).toBe("initialize reply");
