@@ -3,7 +3,7 @@
  * createClaudeCodeRuntime })`), taking KTX's hook deps exactly as KTX passes them, so no field of
  * them (its rate-limit governor included) can be lost between KTX and the runtime.
  */
-import { InvalidInputError, QUERY_DEP_FIX, UnsupportedKtxDepError } from "./errors/index.js";
+import { InvalidInputError, UnsupportedKtxDepError } from "./errors/index.js";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
 import type { RateLimitGovernorPort } from "./limits/governor.js";
 
@@ -41,7 +41,7 @@ export function createClaudeCodeRuntime(deps: CreateClaudeCodeRuntimeDeps): Clau
   if (typeof deps !== "object" || deps === null) throw new InvalidInputError("createClaudeCodeRuntime needs KTX's deps ({ projectDir, modelSlots, … }).");
   const { modelSlots, query, ...options } = deps;
   if (query !== undefined) {
-    throw new UnsupportedKtxDepError("query", QUERY_DEP_FIX);
+    throw UnsupportedKtxDepError.query();
   }
   if (typeof modelSlots !== "object" || modelSlots === null) {
     throw new InvalidInputError("createClaudeCodeRuntime needs modelSlots with a default model ({ default: \"sonnet\", … }), as KTX passes them.");

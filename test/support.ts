@@ -119,6 +119,8 @@ export const cliArgs = (flag: string): string[] => (process.env.KTX_CC_CLI ? [fl
 interface ProcEntry {
   pid: number;
   ppid: number;
+  /** Start time (clock ticks since boot): with the pid, names one process even when pids are reused. */
+  start: string;
 }
 
 /** One pass over /proc (Linux): every live, non-zombie process with its parent. */
@@ -129,7 +131,7 @@ function liveProcesses(): ProcEntry[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z") entries.push({ pid: Number(entry), ppid: Number(fields[1]) });
+      if (fields[0] !== "Z") entries.push({ pid: Number(entry), ppid: Number(fields[1]), start: fields[19] ?? "" });
     } catch {
       // exited while we looked
     }
@@ -148,13 +150,26 @@ function descendantsOf(root: number, processes: ProcEntry[]): number[] {
   return found;
 }
 
-function carriesMarker(pid: number): boolean {
+/**
+ * Processes outside our tree seen without the marker (pid:start). A process's environment changes only
+ * when it execs, and everything we start carries the marker from its first exec, so such a process
+ * never becomes ours: its environment is read once, not on every poll (reading every process's
+ * environment was most of a scan's cost, and remainingChildren scans after every test).
+ */
+const notOurs = new Set<string>();
+
+function carriesMarker(entry: ProcEntry): boolean {
+  const key = `${entry.pid}:${entry.start}`;
+  if (notOurs.has(key)) return false;
+  let marked = false;
   try {
     // Other users' processes are unreadable (EACCES); they cannot be ours anyway.
-    return `\0${readFileSync(`/proc/${pid}/environ`, "latin1")}`.includes(`\0${OWNER_VAR}=${owner}\0`);
+    marked = `\0${readFileSync(`/proc/${entry.pid}/environ`, "latin1")}`.includes(`\0${OWNER_VAR}=${owner}\0`);
   } catch {
-    return false;
+    marked = false;
   }
+  if (!marked) notOurs.add(key);
+  return marked;
 }
 
 /** The library's host-death watcher (src/transport/host-death.ts): a child, but no CLI. */
@@ -178,7 +193,7 @@ export function leftoverPids(): number[] {
   const processes = liveProcesses();
   const descendants = descendantsOf(process.pid, processes);
   const known = new Set(descendants);
-  const orphans = processes.filter((entry) => !known.has(entry.pid) && entry.pid !== process.pid && carriesMarker(entry.pid)).map((entry) => entry.pid);
+  const orphans = processes.filter((entry) => !known.has(entry.pid) && entry.pid !== process.pid && carriesMarker(entry)).map((entry) => entry.pid);
   return [...descendants, ...orphans].sort((a, b) => a - b);
 }
 

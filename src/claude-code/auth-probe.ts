@@ -3,7 +3,7 @@
  * slash commands, skills and agents in `init` do not fail it; a missing session does, even when
  * `ANTHROPIC_API_KEY` is set (the scrub removes it, so the CLI reports "Not logged in").
  */
-import { AUTH_FIX, ClaudeCodeAuthError, ClaudeCodeError, QUERY_DEP_FIX, UnsupportedKtxDepError } from "../errors/index.js";
+import { AUTH_FIX, ClaudeCodeAuthError, ClaudeCodeError, UnsupportedKtxDepError } from "../errors/index.js";
 import type { Logger } from "../session/logger.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
 import { UnsupportedModelError, modelHint } from "./models.js";
@@ -46,7 +46,7 @@ export async function runClaudeCodeAuthProbe(options: AuthProbeOptions): Promise
 export async function runClaudeCodeAuthProbeDetailed(options: AuthProbeOptions): Promise<AuthProbeDetails> {
   const { projectDir, model, signal, timeoutMs, query, ...rest } = options;
   // A caller's mistake, not a verdict on the login: rejected, never folded into { ok: false }.
-  if (query !== undefined) throw new UnsupportedKtxDepError("query", QUERY_DEP_FIX, "runClaudeCodeAuthProbe");
+  if (query !== undefined) throw UnsupportedKtxDepError.query("runClaudeCodeAuthProbe");
   try {
     const runtime = new ClaudeCodeRuntime({ projectDir, models: { default: model }, timeoutMs: timeoutMs ?? 60_000, warm: false, reuse: false, ...rest });
     const cli = await runtime.cli();

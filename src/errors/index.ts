@@ -48,12 +48,17 @@ export class UnsupportedKtxDepError extends InvalidInputError {
   ) {
     super(`${where} does not take \`${dep}\`: ${fix}`);
   }
-}
 
-/** Why KTX's `query` seam (the Agent SDK's `query`) is refused, and what to use instead. */
-export const QUERY_DEP_FIX =
-  "it is the Agent SDK's query function (KTX's own backend's test seam), and this runtime drives the Claude Code CLI without the Agent SDK. " +
-  "In tests, pass cliPath: createScriptedCli(script) from ktx-claude-code/testing instead (docs/testing.md, \"Porting KTX's backend tests\").";
+  /** KTX's `query` seam (the Agent SDK's `query`), refused by `where`. */
+  static query(where?: string): UnsupportedKtxDepError {
+    return new UnsupportedKtxDepError(
+      "query",
+      "it is the Agent SDK's query function (KTX's own backend's test seam), and this runtime drives the Claude Code CLI without the Agent SDK. " +
+        "In tests, pass cliPath: createScriptedCli(script) from ktx-claude-code/testing instead (docs/testing.md, \"Porting KTX's backend tests\").",
+      where,
+    );
+  }
+}
 
 /**
  * `projectDir` is not an existing directory. Raised when a call starts, never at construction (KTX's
