@@ -44,13 +44,18 @@ function describeIssue(issue: Issue, root: z.ZodType, input: unknown): Problem[]
     return issue.keys.map((key) => {
       const field = fieldName([...issue.path, key]);
       const near = known.find((name) => loose(name) === loose(key));
-      return { field, text: `${field} is not a known key${near ? ` (did you mean ${fieldName([...issue.path, near])}?)` : ""}; allowed keys: ${known.join(", ")}` };
+      const given = shownValue(key, valueAt(input, [...issue.path, key]));
+      return { field, text: `${field} is not a known key${near ? ` (did you mean ${fieldName([...issue.path, near])}?)` : ""}, given ${given}; allowed keys: ${known.join(", ")}` };
     });
   }
   const field = fieldName(issue.path);
   const value = valueAt(input, issue.path);
-  const shown = SECRET_NAME.test(String(issue.path.at(-1) ?? "")) && value !== undefined ? "(a value, not shown)" : preview(value);
-  return [{ field, text: `${field || "the value"} is ${shown}; allowed: ${allowedBy(issue, schemaAt(root, issue.path))}` }];
+  return [{ field, text: `${field || "the value"} is ${shownValue(issue.path.at(-1), value)}; allowed: ${allowedBy(issue, schemaAt(root, issue.path))}` }];
+}
+
+/** The value as shown, unless its field's name says it holds a secret. */
+function shownValue(name: PropertyKey | undefined, value: unknown): string {
+  return SECRET_NAME.test(String(name ?? "")) && value !== undefined ? "(a value, not shown)" : preview(value);
 }
 
 /** Case and separators aside, so `maxturns` and `max_turns` point to `maxTurns`. */

@@ -67,13 +67,13 @@ describe("call inputs", () => {
   it("an unknown key is refused with the key named and the near miss suggested, in all five calls", async () => {
     const text = await rejection(runtime.generateText({ prompt: "hi", maxturns: 2 } as KtxGenerateTextInput));
     expect(text.field).toBe("maxturns");
-    expect(text.message).toMatch(/^Invalid generateText input: maxturns is not a known key \(did you mean maxTurns\?\); allowed keys: .*maxTurns/);
+    expect(text.message).toMatch(/^Invalid generateText input: maxturns is not a known key \(did you mean maxTurns\?\), given 2; allowed keys: .*maxTurns/);
     expect((await rejection(runtime.generateTextResult({ prompt: "hi", maxturns: 2 } as KtxGenerateTextInput))).field).toBe("maxturns");
     const object = await rejection(runtime.generateObject({ prompt: "hi", schema, shema: schema } as KtxGenerateObjectInput<unknown>));
     expect(object.message).toMatch(/shema is not a known key/);
     expect((await rejection(runtime.generateObjectResult({ prompt: "hi", schema, tempreature: 0 } as KtxGenerateObjectInput<unknown>))).field).toBe("tempreature");
     const loop = await rejection(runtime.runAgentLoop({ ...ktxLoop, abortSignal: undefined, step_budget: 3 } as RunLoopParams));
-    expect(loop.message).toMatch(/^Invalid runAgentLoop params: step_budget is not a known key \(did you mean stepBudget\?\)/);
+    expect(loop.message).toMatch(/^Invalid runAgentLoop params: step_budget is not a known key \(did you mean stepBudget\?\), given 3;/);
   });
 
   it("a value of the wrong kind names the field, the value and what is allowed", async () => {
@@ -139,7 +139,7 @@ describe("runtime option messages", () => {
     expect(message({ warm: { size: "a" } })).toMatch(/warm\.size is "a"; allowed: an integer >= 0/);
     expect(message({ warm: true })).toMatch(/warm is true; allowed: false, or \{ size\?, idleMs\? \}/);
     expect(message({ reuse: { controlTimeoutMs: -1 } })).toMatch(/reuse\.controlTimeoutMs is -1; allowed: an integer > 0/);
-    expect(message({ reuse: { maxidle: 1 } })).toMatch(/reuse\.maxidle is not a known key \(did you mean reuse\.maxIdle\?\); allowed keys: maxIdle, maxIdleMiB, idleMs, maxCalls, maxRssMiB, controlTimeoutMs/);
+    expect(message({ reuse: { maxidle: 1 } })).toMatch(/reuse\.maxidle is not a known key \(did you mean reuse\.maxIdle\?\), given 1; allowed keys: maxIdle, maxIdleMiB, idleMs, maxCalls, maxRssMiB, controlTimeoutMs/);
     expect(message({ onEvent: 3 })).toMatch(/onEvent is 3; allowed: a function/);
   });
 
@@ -147,6 +147,9 @@ describe("runtime option messages", () => {
     const key = message({ apiEndpoint: { baseUrl: "http://127.0.0.1:1", apiKey: 12345 } });
     expect(key).toMatch(/apiEndpoint\.apiKey is \(a value, not shown\); allowed: a string/);
     expect(key).not.toMatch(/12345/);
+    const typo = message({ apiEndpoint: { baseUrl: "http://127.0.0.1:1", apiKey: "k", oauth_token: "sk-ant-oat-secret" } });
+    expect(typo).toMatch(/apiEndpoint\.oauth_token is not a known key \(did you mean apiEndpoint\.oauthToken\?\), given \(a value, not shown\)/);
+    expect(typo).not.toMatch(/sk-ant-oat-secret/);
     const env = message({ env: { HOME: "/home/x", TOKEN: 42 } });
     expect(env).toMatch(/env is an object with HOME, TOKEN; allowed: an object of string/);
     expect(env).not.toMatch(/home\/x|42/);
