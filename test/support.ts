@@ -78,6 +78,8 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     models: { default: "sonnet" },
     env: api?.firstParty ? firstPartyEnv(api) : testEnv(),
     passEnv: TEST_PASS_ENV,
+    // The interceptor is opt-in; every first-party test runs behind it.
+    ...(api?.firstParty ? { wire: true } : {}),
     ...(api && !api.firstParty ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     ...cliOption(),
     idleTimeoutMs: 30_000,

@@ -76,7 +76,9 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   /**
    * The runtime's interceptor on the first-party path (docs/isolation.md, "The wire check"): every
    * request the CLI sends is checked against what the library built for the call before it is forwarded,
-   * and everything else it would send is refused. Default on; `false` turns it off; `{ bodies: true }`
+   * and everything else it would send is refused. Opt-in (`true`, or an object); off by default, because
+   * stand-in CLIs (`createScriptedCli`, `createReplayCli`) answer without any request and would fail
+   * every call, and only 2.1.330's shape is recorded (docs/isolation.md). `{ bodies: true }`
    * keeps each request's body in the transcript's request records; `upstream` (tests) sends checked
    * requests through that proxy and CA instead of the `env`'s. Not used with `apiEndpoint`.
    */

@@ -5,7 +5,7 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { type ResolvedCli, resolveCli } from "../binary/locate.js";
-import { AbortError, ClaudeCodeError, InvalidInputError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, InvalidInputError, IsolationError } from "../errors/index.js";
 import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { ResultMessage } from "../protocol/messages.js";
 import { RunLimiter } from "../runtime/limiter.js";
@@ -28,6 +28,7 @@ import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { WireInterceptor } from "./wire/interceptor.js";
+import { WIRE_VERSIONS, wireShapeFor } from "./wire/shape.js";
 import { loginAhead, networkRoute } from "./checks/billing.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import { requireProjectDir } from "./checks/project-dir.js";
@@ -90,9 +91,16 @@ export class ClaudeCodeRuntime extends PortRuntime {
     await wire?.then((interceptor) => interceptor.close(), () => {});
   }
 
-  /** The runtime's interceptor, started with its first call on the first-party path (off with `wire: false` or an `apiEndpoint`). */
+  /** The runtime's interceptor (opt-in: `wire`), started with its first call on the first-party path; never with an `apiEndpoint`. */
   private wire(cli: ResolvedCli): Promise<WireInterceptor> | undefined {
-    if (this.options.wire === false || this.options.apiEndpoint) return undefined;
+    if (!this.options.wire || this.options.apiEndpoint) return undefined;
+    // Refused before any process starts: requests of a version whose first-party shape nobody recorded cannot be checked.
+    if (!wireShapeFor(cli.version)) {
+      throw new IsolationError(
+        [`wire: Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}), so its requests cannot be checked`],
+        "Use the pinned CLI version, or pass `wire: false` to run this one without the wire check (docs/isolation.md, \"The wire check\").",
+      );
+    }
     if (!this.wirePromise) {
       const wire = typeof this.options.wire === "object" ? this.options.wire : {};
       this.wirePromise = WireInterceptor.start({ env: this.options.env ?? process.env, bodies: wire.bodies === true, upstream: wire.upstream });

@@ -21,6 +21,7 @@ import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
 import { loginAhead, networkRoute } from "../claude-code/checks/billing.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type IsolationSurface, egressFrom, loginFrom, surfaceFrom } from "./status-transcript.js";
+import { wireShapeFor } from "../claude-code/wire/shape.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
 import { RateLimitGovernor } from "../limits/governor.js";
 import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
@@ -281,6 +282,8 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
       warm: false, reuse: false,
+      // The probe is the library's own call on the real CLI: checked on the wire whenever the version's shape is recorded.
+      wire: wireShapeFor(cli.version) !== undefined,
       // A probe never waits for a usage reset: a reached limit is reported at once.
       rateLimitGovernor: new RateLimitGovernor({ enabled: false }),
     });

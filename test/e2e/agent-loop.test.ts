@@ -6,7 +6,7 @@ import { z } from "zod";
 import { createAgentRunnerPort, type KtxRuntimeToolDescriptor, type StepFinishEvent } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { count, fetchPage, lookup } from "../../src/testing/scenarios.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi, toolResultsIn } from "../support.js";
+import { cleanup, remainingChildren, runtimeFor, firstPartyApi, toolResultsIn } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -32,7 +32,7 @@ function loopParams(overrides: Record<string, unknown> = {}) {
 
 describe("runAgentLoop", () => {
   it("calls two tools across three turns, ends naturally, and reports one step per turn", async () => {
-    const api = await scriptedApi([
+    const api = await firstPartyApi([
       turn.tools({ name: "mcp__ktx__lookup", input: { term: "grain" } }),
       turn.tools({ name: "mcp__ktx__count", input: { items: ["a", "b", "c"] } }),
       turn.text("Curated."),
@@ -54,7 +54,7 @@ describe("runAgentLoop", () => {
   });
 
   it("stops at its step budget with stopReason budget and exactly stepBudget callbacks", async () => {
-    const api = await scriptedApi([turn.tools({ name: "mcp__ktx__lookup", input: { term: "again" } })], { onExhausted: "repeat-last" });
+    const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__lookup", input: { term: "again" } })], { onExhausted: "repeat-last" });
     const { params, steps } = loopParams({ stepBudget: 2 });
     const result = await runtimeFor(api).runAgentLoop(params);
     expect(result.stopReason).toBe("budget");
@@ -64,7 +64,7 @@ describe("runAgentLoop", () => {
   });
 
   it("lets the model see a throwing tool and invalid arguments as errors, continues, and counts failures per unitKey", async () => {
-    const api = await scriptedApi([
+    const api = await firstPartyApi([
       turn.tools({ name: "mcp__ktx__fetch_page", input: { id: "p1" } }),
       turn.tools({ name: "mcp__ktx__lookup", input: { term: 42 } }),
       turn.text("Gave up politely."),
@@ -85,7 +85,7 @@ describe("runAgentLoop", () => {
 
   it("keeps the tool calls and failures of a loop that then fails, and counts them for its unitKey", async () => {
     // 400 is not retried by the CLI: the second model call ends the run as an API error.
-    const api = await scriptedApi([turn.tools({ name: "mcp__ktx__fetch_page", input: { id: "p1" } }), turn.error(400, "prompt is malformed")]);
+    const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__fetch_page", input: { id: "p1" } }), turn.error(400, "prompt is malformed")]);
     // Through KTX's AgentRunnerPort, as KTX's work-unit stage calls it.
     const port = createAgentRunnerPort(runtimeFor(api));
     const { params, steps } = loopParams({ toolSet: [fetchPage], telemetryTags: { unitKey: "wu-9" } });
@@ -107,7 +107,7 @@ describe("runAgentLoop", () => {
       inputSchema: z.object({}),
       execute: (_input, { signal }) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),
     };
-    const api = await scriptedApi([turn.tools({ name: "mcp__ktx__slow", input: {} }), turn.text("moved on")]);
+    const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__slow", input: {} }), turn.text("moved on")]);
     const runtime = runtimeFor(api, { toolTimeoutMs: 300 });
     const { params } = loopParams({ toolSet: [hanging] });
     const result = await runtime.runAgentLoop(params);
@@ -117,7 +117,7 @@ describe("runAgentLoop", () => {
   });
 
   it("runs two tool calls of one turn and counts it as one step", async () => {
-    const api = await scriptedApi([
+    const api = await firstPartyApi([
       { text: "Checking both.", toolCalls: [{ name: "mcp__ktx__lookup", input: { term: "a" } }, { name: "mcp__ktx__lookup", input: { term: "b" } }] },
       turn.text("done"),
     ]);
@@ -130,7 +130,7 @@ describe("runAgentLoop", () => {
   });
 
   it("ignores an onStepFinish callback that throws", async () => {
-    const api = await scriptedApi([turn.tools({ name: "mcp__ktx__lookup", input: { term: "x" } }), turn.text("fine")]);
+    const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__lookup", input: { term: "x" } }), turn.text("fine")]);
     const warnings: string[] = [];
     const runtime = runtimeFor(api, { logger: { debug() {}, info() {}, warn: (m) => warnings.push(m), error() {} } });
     const { params } = loopParams({ onStepFinish: () => { throw new Error("progress sink down"); } });
@@ -142,7 +142,7 @@ describe("runAgentLoop", () => {
 
 describe("tools in text and object calls", () => {
   it("lets generateText and generateObject call KTX tools before answering, with the same surface", async () => {
-    const api = await scriptedApi([
+    const api = await firstPartyApi([
       turn.tools({ name: "mcp__ktx__lookup", input: { term: "grain" } }),
       turn.text("grain is a glossary entry"),
       turn.tools({ name: "mcp__ktx__count", input: { items: ["a", "b"] } }),
@@ -164,7 +164,7 @@ describe("tools in text and object calls", () => {
 describe("a hostile model", () => {
   it("cannot run built-ins, other servers' tools or unknown ktx tools; each is refused and the loop ends cleanly", async () => {
     let target = "";
-    const api = await scriptedApi((_request, index) =>
+    const api = await firstPartyApi((_request, index) =>
       index > 0
         ? turn.text("I could not do any of that.")
         : turn.tools(
@@ -185,7 +185,7 @@ describe("a hostile model", () => {
     const spy = { ...lookup, execute: (input: { term: string }) => (executed.push(input.term), "x") };
     const { params } = loopParams({ toolSet: [spy] });
     const result = await runtime.runAgentLoop(params);
-    expect(result.stopReason).toBe("natural");
+    expect(result.stopReason, String(result.error?.message)).toBe("natural");
     expect(existsSync(target)).toBe(false);
     expect(existsSync(`${target}.bash`)).toBe(false);
     expect(executed).toEqual([]);

@@ -3,7 +3,7 @@
  * through the runtime's proxy, which checks each request before forwarding it to the scripted API
  * (behind its own HTTPS front on loopback, as a corporate proxy would be).
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { runStatus } from "../../src/cli/status.js";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
@@ -77,7 +77,7 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(loopSummary.requests.map((request: any) => request.usage.input_tokens)).toEqual(loopRequests.map((request) => roughTokens(request.body.messages)));
     expect(loopSummary.requests.map((request: any) => request.bytes.tools)).toEqual(loopRequests.map((request) => Buffer.byteLength(JSON.stringify(request.body.tools))));
     await runtime.close();
-  }, 120_000);
+  }, 300_000);
 
   it("forwards the request unchanged: the same CLI sends the same body bytes and headers with and without the interceptor", async () => {
     const api = await firstPartyApi([turn.text("x")], { onExhausted: "repeat-last" });
@@ -112,7 +112,7 @@ describe("the runtime's interceptor on the first-party path", () => {
     const around = script("claude-around", `export HTTPS_PROXY='${api.firstParty!.proxyUrl}' https_proxy='${api.firstParty!.proxyUrl}'\nexec '${realCli()}' "$@"`);
     const error = await failure(firstPartyRuntimeFor(api, { cliPath: around }).generateText({ role: "default", prompt: "hi" }));
     expect(error).toBeInstanceOf(IsolationError);
-    expect(error!.message).toMatch(/only 0 Messages request\(s\) passed the runtime's interceptor/);
+    expect(error!.message).toMatch(/got 1 model response\(s\) but only 0 Messages request\(s\) passed the runtime's interceptor/);
   }, 120_000);
 
   it("stops a request that carries a body field or a header the version does not send: IsolationError, 0 requests reach the API", async () => {
@@ -187,6 +187,21 @@ describe("what other checks gain on the first-party path", () => {
     expect(new Set(requests.slice(0, 3).map(sessionOf)).size).toBe(1);
     expect(new Set(requests.map(sessionOf)).size).toBe(3);
   }, 180_000);
+});
+
+describe("a version whose first-party shape is not recorded", () => {
+  it("is refused with wire on, before any process starts", async () => {
+    const api = await firstPartyApi([turn.text("never")], { onExhausted: "repeat-last" });
+    const started = join(tempDir("marker"), "started");
+    // Answers --version as a verified version whose shape is not recorded; anything else would leave a marker.
+    const older = script("claude-2.1.142", `if [ "$1" = "--version" ]; then echo "2.1.142 (Claude Code)"; exit 0; fi\ntouch '${started}'\nexec '${realCli()}' "$@"`);
+    const error = await failure(runtimeFor(api, { cliPath: older }).generateText({ role: "default", prompt: "hi" }));
+    expect(error).toBeInstanceOf(IsolationError);
+    expect(error!.message).toMatch(/Claude Code 2\.1\.142 has no recorded first-party request shape \(recorded: 2\.1\.330\)/);
+    expect(error!.message).toMatch(/wire: false/);
+    expect(existsSync(started)).toBe(false);
+    expect(api.requests).toHaveLength(0);
+  }, 60_000);
 });
 
 describe("status on the first-party path", () => {

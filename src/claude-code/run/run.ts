@@ -194,17 +194,15 @@ function expectationOf(spec: RunSpec): CallExpectation {
 }
 
 /**
- * A call whose model turns did not all pass the interceptor ran partly unchecked: it fails. A max-turns end
- * or a StructuredOutput end counts one turn more than it asked the model for; an error result may have asked nothing.
+ * A call whose model responses did not all pass the interceptor ran partly unchecked: it fails. Each
+ * top-level model response (a step: a distinct assistant message id, synthetic error lines aside) came
+ * from one Messages request; retries only add requests. (`num_turns` is no measure: 2.1.330 counts one
+ * turn per parallel tool call.)
  */
-function uncheckedTurns(result: ResultMessage, forwarded: number): IsolationError | undefined {
-  if (result.is_error && !isBudget(result)) return undefined;
-  const turns = typeof result.num_turns === "number" ? result.num_turns : 0;
-  // A StructuredOutput call ends the run in a turn that sends no request (2.1.330: num_turns 2, one request).
-  const needed = isBudget(result) || result.structured_output !== undefined ? turns - 1 : turns;
-  if (forwarded >= needed) return undefined;
+function uncheckedTurns(responses: number, forwarded: number): IsolationError | undefined {
+  if (forwarded >= responses) return undefined;
   return new IsolationError(
-    [`wire: the call took ${turns} model turn(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],
+    [`wire: the call got ${responses} model response(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],
     "Something routed the CLI's requests around the interceptor (a proxy setting, a socket, a wrapper); the process was retired.",
   );
 }
@@ -289,7 +287,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     if (session) {
       wireEnd = session.endCall();
       if (wireEnd.refusals.length > 0) spec.logger.warn(`the interceptor refused: ${wireEnd.refusals.join(", ")}`);
-      const unchecked = uncheckedTurns(end.result, wireEnd.forwarded);
+      const unchecked = uncheckedTurns(state.steps.steps, wireEnd.forwarded);
       if (unchecked) {
         void proc.retire("wire check");
         throw unchecked;

@@ -111,8 +111,11 @@ const SHAPE_2_1_330: WireShape = {
 const SHAPES: Record<string, WireShape> = { "2.1.330": SHAPE_2_1_330 };
 
 export function wireShapeFor(version: string): WireShape | undefined {
-  return SHAPES[version];
+  return Object.hasOwn(SHAPES, version) ? SHAPES[version] : undefined;
 }
+
+/** The versions whose first-party shape is recorded. */
+export const WIRE_VERSIONS: readonly string[] = Object.keys(SHAPES);
 
 /** The hosts any recorded version connects to: what the runtime's CA is constrained to. */
 export const WIRE_HOSTS: readonly string[] = [...new Set(Object.values(SHAPES).flatMap((shape) => shape.hosts))];
