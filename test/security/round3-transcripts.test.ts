@@ -101,7 +101,7 @@ const ROUND_3: Record<string, { text: string; secret: string }> = {
   "mysql -p'…'": { text: "mysql -u root -p'My5ql-Pa55word' -h db.internal app", secret: "My5ql-Pa55word" },
   "Azure SAS sig=": { text: "https://acct.blob.core.windows.net/c/f.csv?sv=2022-11-02&ss=b&srt=o&sp=r&se=2030-01-01&sig=Xk9q8v7ZK3mQ2Lr5tWnB1cD4eF6gH8jK0lM2nP4qR6s%3D", secret: "Xk9q8v7ZK3mQ2Lr5tWnB1cD4eF6gH8jK0lM2nP4qR6s" },
   "Twilio SK<32 hex>": { text: "twilio api key SK3f9a2b7c4d1e6f8a0b5c2d7e9f1a3b4c", secret: "SK3f9a2b7c4d1e6f8a0b5c2d7e9f1a3b4c" },
-  "Shopify shpat_…": { text: "X-Shopify-Access-Token: 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", secret: "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" },
+  "Shopify shpat_…": { text: "shopify admin 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 in the deploy log", secret: "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" },
   "Telegram bot token <digits>:AA…": { text: "curl https://api.example/bot 5839201746:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/getMe", secret: "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1" },
   'GCP "private_key_id"': { text: '{"type": "service_account", "project_id": "proj", "private_key_id": "3b8f2a7c4d1e6f9a0b5c2d7e9f1a3b4c5d6e7f80"}', secret: "3b8f2a7c4d1e6f9a0b5c2d7e9f1a3b4c5d6e7f80" },
 };
