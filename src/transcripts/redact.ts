@@ -4,7 +4,7 @@
  * depth up to MAX_DEPTH (tool output is JSON inside a JSON string inside a protocol line).
  */
 import { KEPT_CREDENTIALS, isScrubbedEnvName, type Env, type ApiEndpoint, endpointCredential } from "../transport/env.js";
-import { findSecrets } from "./secret-rules/index.js";
+import { findSecrets, prepareRules } from "./secret-rules/index.js";
 
 export const REDACTED = "[REDACTED]";
 
@@ -145,6 +145,8 @@ export class Redactor {
 
   constructor(secrets: readonly string[]) {
     this.forms = [...new Set(secrets.flatMap(literalForms))].sort((a, b) => b.length - a.length);
+    // The pattern set's regexes are compiled once per process, here rather than on the first line written.
+    prepareRules();
   }
 
   redact(text: string): string {

@@ -58,37 +58,64 @@ function compile(rule: GitleaksRule): CompiledRule | undefined {
       })),
     };
   } catch {
-    return undefined; // A Go-only construct the rewrite could not express: counted in SKIPPED_RULES.
+    return undefined; // A Go-only construct the rewrite could not express: counted in skippedRules().
   }
 }
 
-const compiled = [...GITLEAKS_RULES, ...LOCAL_RULES].map((rule) => ({ rule, compiled: compile(rule) }));
+interface RuleSet {
+  skipped: string[];
+  count: number;
+  always: CompiledRule[];
+  byKeyword: Map<string, CompiledRule[]>;
+  keywordScan: RegExp;
+  contained: Map<string, string[]>;
+}
+
+let ruleSet: RuleSet | undefined;
+
+/** Compiled on first use, not at import: 226 regexes cost tens of milliseconds a program that never records a transcript should not pay. */
+function rules(): RuleSet {
+  if (ruleSet) return ruleSet;
+  const compiled = [...GITLEAKS_RULES, ...LOCAL_RULES].map((rule) => ({ rule, compiled: compile(rule) }));
+  const usable = compiled.flatMap((entry) => (entry.compiled ? [{ ...entry.compiled, keywords: entry.rule.keywords }] : []));
+  // keyword -> rules that list it; rules without keywords are always tried.
+  const byKeyword = new Map<string, CompiledRule[]>();
+  const always: CompiledRule[] = [];
+  for (const rule of usable) {
+    if (rule.keywords.length === 0) always.push(rule);
+    for (const keyword of rule.keywords) {
+      const list = byKeyword.get(keyword) ?? [];
+      list.push(rule);
+      byKeyword.set(keyword, list);
+    }
+  }
+  const keywords = [...byKeyword.keys()].sort((a, b) => b.length - a.length);
+  ruleSet = {
+    skipped: compiled.filter((entry) => !entry.compiled).map((entry) => entry.rule.id),
+    count: usable.length,
+    always,
+    byKeyword,
+    /**
+     * Every keyword at every position in one pass: the lookahead finds, at each position, the longest
+     * keyword starting there (one `includes` per keyword was 6 times slower on a 2.4 KB line). A shorter
+     * keyword at the same position is a prefix of that one, so each found keyword also stands for the
+     * keywords it contains.
+     */
+    keywordScan: new RegExp(`(?=(${keywords.map((keyword) => keyword.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")}))`, "g"),
+    contained: new Map(keywords.map((keyword) => [keyword, keywords.filter((other) => keyword.includes(other))])),
+  };
+  return ruleSet;
+}
+
+/** Compiles the rules now (the recorder does, when a transcript is opened: before any line is on its write path). */
+export function prepareRules(): void {
+  rules();
+}
+
 /** Ids of the gitleaks rules JavaScript could not compile (reported in docs/transcripts.md). */
-export const SKIPPED_RULES: readonly string[] = compiled.filter((entry) => !entry.compiled).map((entry) => entry.rule.id);
-const RULES = compiled.flatMap((entry) => (entry.compiled ? [{ ...entry.compiled, keywords: entry.rule.keywords }] : []));
+export const skippedRules = (): readonly string[] => rules().skipped;
 /** How many rules are in use (gitleaks' and the local ones). */
-export const RULE_COUNT = RULES.length;
-
-// keyword -> rules that list it; rules without keywords are always tried.
-const byKeyword = new Map<string, CompiledRule[]>();
-const always: CompiledRule[] = [];
-for (const rule of RULES) {
-  if (rule.keywords.length === 0) always.push(rule);
-  for (const keyword of rule.keywords) {
-    const list = byKeyword.get(keyword) ?? [];
-    list.push(rule);
-    byKeyword.set(keyword, list);
-  }
-}
-const keywords = [...byKeyword.keys()].sort((a, b) => b.length - a.length);
-/**
- * Every keyword at every position in one pass: the lookahead finds, at each position, the longest
- * keyword starting there (one `includes` per keyword was 6 times slower on a 2.4 KB line). A shorter
- * keyword at the same position is a prefix of that one, so each found keyword also stands for the
- * keywords it contains.
- */
-const KEYWORD_SCAN = new RegExp(`(?=(${keywords.map((keyword) => keyword.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")}))`, "g");
-const contained = new Map(keywords.map((keyword) => [keyword, keywords.filter((other) => keyword.includes(other))]));
+export const ruleCount = (): number => rules().count;
 
 /** Shannon entropy in bits per character, as gitleaks computes it. */
 function entropy(text: string): number {
@@ -114,9 +141,10 @@ function allowed(rule: CompiledRule, secret: string, match: string): boolean {
 
 /** The secrets the rules find in `text` (each at most once). */
 export function findSecrets(text: string): string[] {
+  const { always, byKeyword, keywordScan, contained } = rules();
   const candidates = new Set<CompiledRule>(always);
   const seen = new Set<string>();
-  for (const match of text.toLowerCase().matchAll(KEYWORD_SCAN)) {
+  for (const match of text.toLowerCase().matchAll(keywordScan)) {
     if (seen.has(match[1]!)) continue;
     for (const keyword of contained.get(match[1]!)!) {
       seen.add(keyword);

@@ -1,22 +1,98 @@
 /**
- * Issue 32, finding 5: redaction from a maintained pattern set (gitleaks' rules, shipped as data, plus
- * the local shapes it lacks). A real run's tool returns, and fails with, the eight shapes the third round
- * found in clear and the twelve of the second; the transcript holds none. `transcript import` of a raw
- * capture redacts too and says so in the header.
+ * Issue 32, transcripts: finding 7 (every file opened as what it must be: no planted symlink or hard
+ * link written through, `transcript show` of a FIFO refused at once, `--out` write errors typed) and
+ * finding 5 (redaction from a maintained pattern set: gitleaks' rules as data plus the local shapes it
+ * lacks; a real run's tool returns, and fails with, the eight shapes of the third round and the twelve
+ * of the second, and the transcript holds none; `transcript import` redacts and says so in the header).
+ * (Policy and config files that are not regular files: round3-read-ahead.test.ts.)
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { linkSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { transcriptCommand } from "../../src/cli/transcript.js";
+import { OutputWriteError, TranscriptWriteError } from "../../src/errors/index.js";
 import type { KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
 import type { RunLoopResult } from "../../src/runtime/types.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { RULE_COUNT, SKIPPED_RULES } from "../../src/transcripts/secret-rules/index.js";
-import { runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
+import { openRunTranscript } from "../../src/transcripts/recorder.js";
+import { ruleCount, skippedRules } from "../../src/transcripts/secret-rules/index.js";
+import { failure, runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
 import { type Attack, attackBatch, endSuiteAfterAll } from "./harness.js";
 
 endSuiteAfterAll(() => undefined);
+
+const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
+const FIXTURE = join(import.meta.dirname, "../../fixtures/transcripts/2.1.330/text.jsonl");
+const cli = (...args: string[]) => spawnSync(process.execPath, [MAIN, ...args], { encoding: "utf8", timeout: 30_000 });
+
+describe("transcripts are never written through a planted link (finding 7)", () => {
+  for (const kind of ["symlink", "hard link"] as const) {
+    it(`a ${kind} planted.jsonl -> ../victim in the transcript dir is refused; the victim is untouched and no CLI starts`, async () => {
+      const root = tempDir("transcript-root");
+      const dir = join(root, "transcripts");
+      const victim = join(root, "victim");
+      writeFileSync(victim, "precious\n");
+      execFileSync("mkdir", [dir]);
+      if (kind === "symlink") symlinkSync("../victim", join(dir, "planted.jsonl"));
+      else linkSync(victim, join(dir, "planted.jsonl"));
+      const api = await scriptedApi([turn.text("should never be asked")]);
+      const error = await failure(runtimeFor(api).generateText({ prompt: "secret prompt", transcript: { dir, name: "planted" } }));
+      expect(error).toBeInstanceOf(TranscriptWriteError);
+      expect(error!.message).toContain(join(dir, "planted.jsonl"));
+      expect(readFileSync(victim, "utf8")).toBe("precious\n");
+      expect(api.messageRequests).toHaveLength(0);
+    });
+  }
+
+  it("a chosen name may still replace its own earlier transcript (a regular file)", async () => {
+    const dir = tempDir("transcripts");
+    writeFileSync(join(dir, "again.jsonl"), "an older run, longer than the new one\n".repeat(50));
+    const transcript = await openRunTranscript(dir, { name: "again", secrets: [] });
+    transcript.observer.exit?.({ exitCode: 0, signal: undefined });
+    await transcript.close();
+    expect(readFileSync(join(dir, "again.jsonl"), "utf8")).toMatch(/^\{"kind":"exit","t":[0-9.]+,"exitCode":0,"signal":null\}\n$/);
+  });
+});
+
+describe("the command-line tool reads and writes only what it must (finding 7)", () => {
+  it("transcript show <fifo> is refused at once with a typed error (exit 2), not a hang", () => {
+    const fifo = join(tempDir("fifo"), "run.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    for (const command of [["show"]]) {
+      const [sub, ...rest] = command;
+      const run = cli("transcript", sub!, ...rest, fifo);
+      expect(run.signal, `transcript ${sub} hung on the FIFO`).toBeNull();
+      expect(run.status, `transcript ${sub}`).toBe(2);
+      expect(run.stderr).toContain(`InvalidInputError: ${fifo} is a FIFO (named pipe), not a transcript file`);
+    }
+  });
+
+  it("transcript trace --out /missing/x.json and import --out give a typed write error (exit 2), not a raw ENOENT", () => {
+    const trace = cli("transcript", "trace", FIXTURE, "--out", "/missing/x.json");
+    expect(trace.status).toBe(2);
+    expect(trace.stderr).toMatch(/^OutputWriteError: Could not write \/missing\/x\.json \(ENOENT\): its directory does not exist\./);
+    expect(trace.stderr).not.toMatch(/^Error: ENOENT/m);
+    expect(trace.stderr).not.toMatch(/\n\s+at /);
+    const capture = join(tempDir("capture"), "run.ndjson");
+    writeFileSync(capture, `${JSON.stringify({ type: "system", subtype: "init", cwd: "/p", session_id: "s", tools: [], mcp_servers: [], model: "m", claude_code_version: "2.1.330" })}\n`);
+    const run = cli("transcript", "import", capture, "--out", "/missing/x.json");
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^OutputWriteError: Could not write \/missing\/x\.json \(ENOENT\)/);
+  });
+
+  it("--out refuses to write through a symlink (in this process: the exit code is shown above)", async () => {
+    const dir = tempDir("out");
+    const victim = join(dir, "victim");
+    writeFileSync(victim, "precious\n");
+    symlinkSync(victim, join(dir, "trace.json"));
+    const error = await failure(transcriptCommand(["trace", FIXTURE, "--out", join(dir, "trace.json")], { stdout: () => undefined, stderr: () => undefined }, "usage"));
+    expect(error).toBeInstanceOf(OutputWriteError);
+    expect(error!.message).toMatch(/\(ELOOP\): it is a symbolic link/);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+  });
+});
 
 /** The eight shapes of the third round (issue 32), each with the part that must not survive. */
 const ROUND_3: Record<string, { text: string; secret: string }> = {
@@ -25,7 +101,7 @@ const ROUND_3: Record<string, { text: string; secret: string }> = {
   "mysql -p'…'": { text: "mysql -u root -p'My5ql-Pa55word' -h db.internal app", secret: "My5ql-Pa55word" },
   "Azure SAS sig=": { text: "https://acct.blob.core.windows.net/c/f.csv?sv=2022-11-02&ss=b&srt=o&sp=r&se=2030-01-01&sig=Xk9q8v7ZK3mQ2Lr5tWnB1cD4eF6gH8jK0lM2nP4qR6s%3D", secret: "Xk9q8v7ZK3mQ2Lr5tWnB1cD4eF6gH8jK0lM2nP4qR6s" },
   "Twilio SK<32 hex>": { text: "twilio api key SK3f9a2b7c4d1e6f8a0b5c2d7e9f1a3b4c", secret: "SK3f9a2b7c4d1e6f8a0b5c2d7e9f1a3b4c" },
-  "Shopify shpat_…": { text: "X-Shopify-Access-Token: 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", secret: "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" },
+  "Shopify shpat_…": { text: "shopify admin 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 in the deploy log", secret: "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" },
   "Telegram bot token <digits>:AA…": { text: "curl https://api.example/bot 5839201746:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/getMe", secret: "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1" },
   'GCP "private_key_id"': { text: '{"type": "service_account", "project_id": "proj", "private_key_id": "3b8f2a7c4d1e6f9a0b5c2d7e9f1a3b4c5d6e7f80"}', secret: "3b8f2a7c4d1e6f9a0b5c2d7e9f1a3b4c5d6e7f80" },
 };
@@ -83,8 +159,8 @@ attackBatch("the 8 shapes of issue 32 and the 12 of issue 20 in a real run's tra
 
 describe("the maintained pattern set (finding 5)", () => {
   it("ships gitleaks' rules, every one compiled for JavaScript", () => {
-    expect(SKIPPED_RULES).toEqual([]);
-    expect(RULE_COUNT).toBeGreaterThan(200);
+    expect(skippedRules()).toEqual([]);
+    expect(ruleCount()).toBeGreaterThan(200);
   });
 
   it("transcript import redacts a raw capture's secrets and says so in the header", async () => {

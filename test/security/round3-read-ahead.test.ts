@@ -1,21 +1,26 @@
 /**
- * Issue 32, findings 1, 2, 4 and the policy half of 7: managed memory and rules read ahead, policy `env`
- * that would undo what the library sets, the billing read-ahead parsing before it decides (and the
- * initialize reply's apiKeySource), and policy/config paths that are not regular files. The managed
- * dir is a temporary one behind the read-ahead's test seam: the suite never writes /etc/claude-code.
+ * Issue 32, the checks before any process starts: findings 1 (managed memory and rules read ahead),
+ * 2 (a policy env may not undo what the library sets), 4 (the billing read-ahead parses before it
+ * decides; the initialize reply's apiKeySource), the policy half of 7 (policy and config paths that are
+ * not regular files) and 8 (passEnv names that run code, route traffic or point at credential
+ * configuration). The managed dir is a temporary one behind the read-ahead's test seam: the suite never
+ * writes /etc/claude-code. One file for all (each test file costs its own import of the library: the
+ * security section has a CPU budget).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setManagedPolicyDirForTests } from "../../src/claude-code/checks/managed-policy.js";
-import { IsolationError, SubscriptionRequiredError } from "../../src/errors/index.js";
+import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
+import { EnvNotAllowedError, IsolationError, SubscriptionRequiredError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { failure, realCli, runtimeFor, script, scriptedApi, tempDir, testEnv } from "../support.js";
 import { Markers, endSuiteAfterAll, plant } from "./harness.js";
 
-const markers = new Markers();
 endSuiteAfterAll(() => undefined);
+
+const markers = new Markers();
 
 /**
  * A CLI wrapper that leaves a marker when started for a run, then edits the environment and runs the
@@ -227,5 +232,51 @@ catch (error) { console.log(JSON.stringify({ name: error.name, code: error.code,
     const outcome = JSON.parse(check(`setManagedPolicyDirForTests(${JSON.stringify(dir)}); const spec = { env: { HOME: ${JSON.stringify(tempDir("home"))} } };`).stdout || "{}");
     expect(outcome.name).toBe("IsolationError");
     expect(outcome.message).toMatch(/is a character device, not a regular file/);
+  });
+});
+
+const refusal = (name: string): EnvNotAllowedError | undefined => {
+  try {
+    new ClaudeCodeRuntime({ projectDir: tempDir("project"), models: { default: "sonnet" }, env: testEnv({ [name]: "x" }), passEnv: [name] });
+  } catch (error) {
+    if (error instanceof EnvNotAllowedError) return error;
+    throw error;
+  }
+  return undefined;
+};
+
+const FOUND = {
+  code: ["PERL5OPT", "RUBYOPT", "PYTHONSTARTUP", "BROWSER", "PAGER"],
+  routing: ["COREPACK_NPM_REGISTRY"],
+  config: ["KUBECONFIG", "CLOUDSDK_CONFIG", "RIPGREP_CONFIG_PATH"],
+};
+const FAMILIES = {
+  code: ["PERL5LIB", "PERL5DB", "RUBYLIB", "PYTHONPATH", "PYTHONHOME", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAVEN_OPTS", "GIT_PAGER", "MANPAGER", "LESSOPEN", "BASH_ENV", "ENV", "ZDOTDIR", "PROMPT_COMMAND", "GCONV_PATH", "LUA_PATH", "GEM_HOME"],
+  routing: ["COREPACK_NPM_MIRROR", "YARN_NPM_REGISTRY_SERVER", "PNPM_HOME", "PIP_EXTRA_INDEX", "UV_DEFAULT_INDEX", "CARGO_REGISTRIES_CRATES_IO_PROTOCOL", "GOPROXY", "GOFLAGS", "CONDA_CHANNEL_ALIAS"],
+  config: ["KUBE_CONFIG_PATH", "CLOUDSDK_CORE_ACCOUNT", "DOCKER_CONFIG", "GH_CONFIG_DIR", "NETRC", "GNUPGHOME", "PGPASSFILE", "PGSERVICEFILE", "BOTO_CONFIG", "VAULT_ADDR", "WGETRC", "RCLONE_CONFIG"],
+};
+const REASON = { code: /run code/, routing: /route/, config: /credential|configuration/ };
+
+describe("passEnv refuses names that run code, route traffic or point at credential configuration (issue 32)", () => {
+  for (const [kind, names] of Object.entries(FOUND) as Array<[keyof typeof FOUND, string[]]>) {
+    it(`the red team's ${kind} names: ${names.join(", ")}`, () => {
+      for (const name of names) {
+        for (const spelling of [name, name.toLowerCase(), name[0] + name.slice(1).toLowerCase()]) {
+          const error = refusal(spelling);
+          expect(error, spelling).toBeInstanceOf(EnvNotAllowedError);
+          expect(error!.variable).toBe(spelling);
+          expect(error!.message).toContain(spelling);
+        }
+        expect(refusal(name)!.reason, name).toMatch(REASON[kind]);
+      }
+    });
+  }
+  for (const [kind, names] of Object.entries(FAMILIES) as Array<[keyof typeof FAMILIES, string[]]>) {
+    it(`their families (${kind}): ${names.length} names`, () => {
+      for (const name of names) expect(refusal(name), name).toBeInstanceOf(EnvNotAllowedError);
+    });
+  }
+  it("an application name of the caller's still passes", () => {
+    for (const name of ["MY_FLAG", "STAND_IN_MODE", "KTX_SUMMARY_STYLE", "APP_FEATURE_SET", "STAND_IN_STARTED_FILE"]) expect(refusal(name), name).toBeUndefined();
   });
 });
