@@ -163,17 +163,18 @@ export class WireInterceptor {
       const shape = this.shape;
       if (method === "POST" && path === "/v1/messages") {
         const call = session.messages();
+        const body = parseJson(raw);
         const differences = !shape
           ? ["the CLI version has no recorded first-party shape, so its requests cannot be checked"]
           : !call
             ? ["a Messages request was sent while no call ran on the process"]
-            : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body: parseJson(raw) }, call.expectation, shape);
+            : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body }, call.expectation, shape);
         if (differences.length > 0) {
           session.stop(new IsolationError(differences.map((difference) => `wire: ${difference}`), WIRE_ADVICE));
           return refuse("the request differs from what the library built for the call");
         }
         call!.forwarded += 1;
-        const meter = new RequestMeter(raw, incoming.headers, started, this.options.bodies === true);
+        const meter = new RequestMeter(raw, body, incoming.headers, started, this.options.bodies === true);
         call!.records.push(meter.record);
         return this.forward(incoming, raw, host, response, meter);
       }
