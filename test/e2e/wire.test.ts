@@ -3,7 +3,8 @@
  * through the runtime's proxy, which checks each request before forwarding it to the scripted API
  * (behind its own HTTPS front on loopback, as a corporate proxy would be).
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { SCRIPTED_ACCESS_TOKEN, SCRIPTED_REFRESH_TOKEN } from "../../src/testing/first-party.js";
 import { runStatus } from "../../src/cli/status.js";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
@@ -14,7 +15,7 @@ import { z } from "zod";
 import { IsolationError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { roughTokens } from "../../src/testing/scripted-turns.js";
-import { callRecords, cleanup, failure, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, realCli, runtimeFor, script, tempDir } from "../support.js";
+import { callRecords, cleanup, failure, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, realCli, runtimeFor, script, tempDir, testEnv } from "../support.js";
 
 afterEach(cleanup);
 
@@ -154,6 +155,24 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(refused).toEqual(expect.arrayContaining([expect.stringMatching(/^POST api\.anthropic\.com\/api\/eval\//), "GET api.anthropic.com/api/claude_cli/bootstrap"]));
     expect(api.requests.filter((request) => !["/v1/messages", "/api/oauth/profile"].includes(request.path))).toEqual([]);
     await runtime.close();
+  }, 120_000);
+});
+
+describe("the login's own requests", () => {
+  it("passes an expired login's token refresh (platform.claude.com) and the OAuth profile, and writes neither token", async () => {
+    const api = await firstPartyApi([turn.text("fresh")], { onExhausted: "repeat-last" });
+    const env = testEnv();
+    api.firstParty!.login(env.HOME!, { expired: true });
+    const transcripts = tempDir("transcripts");
+    const result = await runtimeFor(api, { env: { ...env, ...api.firstParty!.env() }, transcript: { dir: transcripts } }).generateTextResult({ prompt: "hi" });
+    expect(result.text).toBe("fresh");
+    const seen = api.requests.map((request) => `${request.method} ${request.host}${request.path}`);
+    expect(seen).toContain("POST platform.claude.com/v1/oauth/token");
+    expect(seen).toContain("GET api.anthropic.com/api/oauth/profile");
+    expect(api.firstParty!.refused).toEqual([]);
+    const written = readFileSync(result.transcriptPath!, "utf8");
+    expect(written).not.toContain(SCRIPTED_ACCESS_TOKEN);
+    expect(written).not.toContain(SCRIPTED_REFRESH_TOKEN);
   }, 120_000);
 });
 

@@ -92,3 +92,36 @@ describe("the child's proxy variables", () => {
     expect(env.HTTPS_PROXY).toBe("http://corp:3128");
   });
 });
+
+describe("the interceptor's proxy", () => {
+  it("answers only a process of this runtime (its name and the runtime's secret), and refuses other hosts, naming them", async () => {
+    const { WireInterceptor } = await import("../../src/claude-code/wire/interceptor.js");
+    const { ProxyAgent } = await import("undici");
+    const interceptor = await WireInterceptor.start({ env: {} });
+    try {
+      const session = interceptor.newSession();
+      const url = new URL(session.env.HTTPS_PROXY!);
+      expect(url.hostname).toBe("127.0.0.1");
+      expect(session.env).toMatchObject({ https_proxy: session.env.HTTPS_PROXY, HTTP_PROXY: session.env.HTTPS_PROXY, NODE_EXTRA_CA_CERTS: interceptor.caFile });
+      const attempt = async (proxy: string, origin: string) => {
+        const agent = new ProxyAgent({ uri: proxy });
+        try {
+          await agent.request({ origin, path: "/", method: "GET" });
+          return "connected";
+        } catch (error) {
+          return String((error as Error).message);
+        } finally {
+          await agent.close();
+        }
+      };
+      const wrongSecret = `http://${url.username}:not-the-secret@127.0.0.1:${url.port}`;
+      const noCredentials = `http://127.0.0.1:${url.port}`;
+      expect(await attempt(wrongSecret, "https://api.anthropic.com")).toMatch(/407/);
+      expect(await attempt(noCredentials, "https://api.anthropic.com")).toMatch(/407/);
+      expect(await attempt(session.env.HTTPS_PROXY!, "https://statsig.anthropic.com")).toMatch(/403/);
+      expect(session.endCall().refusals).toEqual(["CONNECT statsig.anthropic.com:443"]);
+    } finally {
+      await interceptor.close();
+    }
+  });
+});

@@ -23,10 +23,9 @@ import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
 import { StepTracker } from "./steps.js";
 import { ToolSwitch } from "../pool/tool-switch.js";
-import { interceptedEnv } from "../../transport/env.js";
-import type { CallExpectation } from "../wire/check.js";
 import type { WireInterceptor, WireSession } from "../wire/interceptor.js";
 import type { RequestRecord } from "../wire/records.js";
+import { expectationOf, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
 
 /** The last record of a call's transcript: what this call cost and how its process ended. */
 export interface CallRecord {
@@ -144,17 +143,7 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   const launch = launchSpec(spec, toolIds);
   const modelSwitch = spec.cli.facts.modelSwitch;
   const { launch: launchMatch, shape } = pool.keysFor(launch, modelSwitch !== undefined, spec);
-  const wire = spec.wire;
-  const spawn = () => {
-    // The interceptor's session is the process's own (its name is in its proxy URL): not part of the launch key, so spares still match.
-    const session = wire?.newSession();
-    const proc = new PooledProcess({ process: session ? { ...launch, env: interceptedEnv(launch.env, session.env) } : launch, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger });
-    if (session) {
-      wireSessions.set(proc, session);
-      void proc.proc.exited.then(() => wire!.dropSession(session));
-    }
-    return proc;
-  };
+  const spawn = () => spawnBehind(spec.wire, launch, (process) => new PooledProcess({ process, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger }));
   // The project directory is checked when a call needs a new CLI in it; a reused process runs there already (a stat per call was a measurable share of a reused loop's host CPU).
   const start = () => (requireProjectDir(spec.projectDir), spawn());
   const previous = spec.retry?.take();
@@ -178,33 +167,6 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
     // A spare started ahead of need pays off only while calls still miss processes of their shape.
     if (source === "warm" || source === "cold") pool.addSpare(launchMatch, spawn);
   }
-}
-
-const wireSessions = new WeakMap<PooledProcess, WireSession>();
-
-/** What the library built for the call: the interceptor forwards only requests made of exactly this. */
-function expectationOf(spec: RunSpec): CallExpectation {
-  return {
-    model: spec.model,
-    system: spec.system,
-    prompt: spec.prompt,
-    tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), inputSchema: tool.inputJsonSchema })),
-    ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
-  };
-}
-
-/**
- * A call whose model responses did not all pass the interceptor ran partly unchecked: it fails. Each
- * top-level model response (a step: a distinct assistant message id, synthetic error lines aside) came
- * from one Messages request; retries only add requests. (`num_turns` is no measure: 2.1.330 counts one
- * turn per parallel tool call.)
- */
-function uncheckedTurns(responses: number, forwarded: number): IsolationError | undefined {
-  if (forwarded >= responses) return undefined;
-  return new IsolationError(
-    [`wire: the call got ${responses} model response(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],
-    "Something routed the CLI's requests around the interceptor (a proxy setting, a socket, a wrapper); the process was retired.",
-  );
 }
 
 export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProcessOptions {
@@ -248,7 +210,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
   const keep = pool.keepAfterCall(entry);
   let result: ResultMessage | undefined;
   let failure: unknown;
-  const session = wireSessions.get(proc);
+  const session = wireSessionOf(proc);
   let wireEnd: ReturnType<WireSession["endCall"]> | undefined;
   try {
     if (spec.wire && !session) throw new IsolationError(["wire: the process was started without the runtime's interceptor"]);

@@ -6,7 +6,7 @@
  * the call running on its process (check.ts) and forwarded unchanged only when it passes; other
  * requests pass only when the version needs them (shape.ts); everything else is refused and named.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
@@ -135,7 +135,10 @@ export class WireInterceptor {
   private sessionFor(credentials: string | undefined): WireSession | undefined {
     if (!credentials) return undefined;
     const colon = credentials.indexOf(":");
-    if (credentials.slice(colon + 1) !== this.secret) return undefined;
+    // Compared in constant time: another local process must not learn the secret byte by byte.
+    const given = Buffer.from(credentials.slice(colon + 1));
+    const secret = Buffer.from(this.secret);
+    if (given.length !== secret.length || !timingSafeEqual(given, secret)) return undefined;
     return this.sessions.get(credentials.slice(0, colon));
   }
 
@@ -163,17 +166,18 @@ export class WireInterceptor {
       const shape = this.shape;
       if (method === "POST" && path === "/v1/messages") {
         const call = session.messages();
+        const body = parseJson(raw);
         const differences = !shape
           ? ["the CLI version has no recorded first-party shape, so its requests cannot be checked"]
           : !call
             ? ["a Messages request was sent while no call ran on the process"]
-            : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body: parseJson(raw) }, call.expectation, shape);
+            : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body }, call.expectation, shape);
         if (differences.length > 0) {
           session.stop(new IsolationError(differences.map((difference) => `wire: ${difference}`), WIRE_ADVICE));
           return refuse("the request differs from what the library built for the call");
         }
         call!.forwarded += 1;
-        const meter = new RequestMeter(raw, incoming.headers, started, this.options.bodies === true);
+        const meter = new RequestMeter(raw, body, incoming.headers, started, this.options.bodies === true);
         call!.records.push(meter.record);
         return this.forward(incoming, raw, host, response, meter);
       }

@@ -29,18 +29,15 @@ export class RequestMeter {
   private readonly chunks: Buffer[] = [];
   private streamed = false;
 
+  /** `parsed` is the body the check already parsed (undefined when it was not JSON). */
   constructor(
     raw: Buffer,
+    parsed: unknown,
     headers: Record<string, string | string[] | undefined>,
     private readonly started: number,
     bodies: boolean,
   ) {
-    let body: Record<string, unknown> | undefined;
-    try {
-      body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
-    } catch {
-      body = undefined;
-    }
+    const body = parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>) : undefined;
     const system = size(body?.system);
     const messages = size(body?.messages);
     const tools = size(body?.tools);

@@ -1,0 +1,57 @@
+/**
+ * A call's side of the runtime's interceptor (src/claude-code/wire/): each process started behind it
+ * with a session of its own, what the call must send, and the count that no response went around it.
+ */
+import { IsolationError } from "../../errors/index.js";
+import { ktxToolId } from "../../mcp/tools.js";
+import type { PooledProcess } from "../../session/pooled-process.js";
+import { interceptedEnv } from "../../transport/env.js";
+import type { CliProcessOptions } from "../../transport/process.js";
+import type { CallExpectation } from "../wire/check.js";
+import type { WireInterceptor, WireSession } from "../wire/interceptor.js";
+import type { RunSpec } from "./run.js";
+
+const sessions = new WeakMap<PooledProcess, WireSession>();
+
+/** What the library built for the call: the interceptor forwards only requests made of exactly this. */
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema">): CallExpectation {
+  return {
+    model: spec.model,
+    system: spec.system,
+    prompt: spec.prompt,
+    tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), inputSchema: tool.inputJsonSchema })),
+    ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
+  };
+}
+
+/**
+ * A call whose model responses did not all pass the interceptor ran partly unchecked: it fails. Each
+ * top-level model response (a step: a distinct assistant message id, synthetic error lines aside) came
+ * from one Messages request; retries only add requests. (`num_turns` is no measure: 2.1.330 counts one
+ * turn per parallel tool call.)
+ */
+export function uncheckedTurns(responses: number, forwarded: number): IsolationError | undefined {
+  if (forwarded >= responses) return undefined;
+  return new IsolationError(
+    [`wire: the call got ${responses} model response(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],
+    "Something routed the CLI's requests around the interceptor (a proxy setting, a socket, a wrapper); the process was retired.",
+  );
+}
+
+/**
+ * Starts a process behind the interceptor when there is one. The session is the process's own (its name
+ * is in its proxy URL) and is not part of the launch key, so spares still match.
+ */
+export function spawnBehind(wire: WireInterceptor | undefined, launch: CliProcessOptions, make: (launch: CliProcessOptions) => PooledProcess): PooledProcess {
+  const session = wire?.newSession();
+  const proc = make(session ? { ...launch, env: interceptedEnv(launch.env, session.env) } : launch);
+  if (session) {
+    sessions.set(proc, session);
+    void proc.proc.exited.then(() => wire!.dropSession(session));
+  }
+  return proc;
+}
+
+export function wireSessionOf(proc: PooledProcess): WireSession | undefined {
+  return sessions.get(proc);
+}
