@@ -73,6 +73,16 @@ const BUILTIN_TOOLS_2_1_200 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "Cr
 const BUILTIN_TOOLS_2_1_142 = [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ScheduleWakeup", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate"];
 
 export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = {
+  "2.1.332": {
+    version: "2.1.332",
+    builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-telemetry"],
+    builtinTools: [...BUILTIN_TOOLS, "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskStop", "TaskUpdate", "ToolSearch", "Workflow"],
+    hasDisableSlashCommands: true,
+    modelSwitch: "apply_flag_settings",
+    duplicateMcpInitialize: false,
+    aliases: { sonnet: "claude-sonnet-5-5", opus: "claude-opus-5-5", haiku: "claude-haiku-5-5" },
+    binarySha256: { "linux-x64": "a2df1f41bb00250992926420d0063f89b127cb81abdd284dbefb80c50ff1d026" },
+  },
   "2.1.331": {
     version: "2.1.331",
     builtinPlugins: ["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-telemetry"],
