@@ -36,12 +36,16 @@ function resolveFrom(from: NodeRequire, name: string): string | undefined {
  * platform package is the wrapper's dependency, not ours, and a strict layout (pnpm without hoisting) shows
  * it to the wrapper only.
  */
-function resolvePackageDir(name: string): string | undefined {
-  const own = resolveFrom(require, name);
-  if (own || name === WRAPPER_PACKAGE) return own;
-  const wrapperDir = resolveFrom(require, WRAPPER_PACKAGE);
-  return wrapperDir ? resolveFrom(createRequire(join(wrapperDir, "package.json")), name) : undefined;
+export function packageDirResolver(from: NodeRequire): (name: string) => string | undefined {
+  return (name) => {
+    const own = resolveFrom(from, name);
+    if (own || name === WRAPPER_PACKAGE) return own;
+    const wrapperDir = resolveFrom(from, WRAPPER_PACKAGE);
+    return wrapperDir ? resolveFrom(createRequire(join(wrapperDir, "package.json")), name) : undefined;
+  };
 }
+
+const resolvePackageDir = packageDirResolver(require);
 
 /**
  * The version of the installed CLI package (read from its package.json, nothing started), or undefined when

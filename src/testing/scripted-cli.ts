@@ -34,7 +34,7 @@ export type ScriptedCliAction =
   | { $exit: number };
 
 export interface ScriptedCliScript {
-  /** The version `--version` reports (default: the pinned version, so no `allowUnverifiedCli` is needed). */
+  /** The version `--version` reports (default: the newest verified version, so no `allowUnverifiedCli` is needed). */
   version: string;
   /** Each user message (each call, retries included) takes the next run; the last one repeats. */
   runs: ScriptedCliStep[][];

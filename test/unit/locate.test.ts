@@ -3,7 +3,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { locateBundledCli } from "../../src/binary/locate.js";
+import { createRequire } from "node:module";
+import { bundledCliVersion, locateBundledCli, packageDirResolver } from "../../src/binary/locate.js";
 import { CliNotFoundError } from "../../src/index.js";
 
 const dirs: string[] = [];
@@ -51,5 +52,26 @@ describe("locateBundledCli", () => {
 
   it("explains when neither package is installed", () => {
     expect(() => locateBundledCli(() => undefined)).toThrow(/neither @anthropic-ai\/claude-code nor its platform package is installed/);
+  });
+});
+
+describe("the default package resolver", () => {
+  it("finds the platform package through the CLI wrapper when only the wrapper can see it (pnpm without hoisting)", () => {
+    const root = mkdtempSync(join(tmpdir(), "ktx-locate-strict-"));
+    dirs.push(root);
+    const manifest = (dir: string, name: string) => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version: "2.1.286" }));
+    };
+    const wrapper = join(root, "node_modules/@anthropic-ai/claude-code");
+    const platformName = `@anthropic-ai/claude-code-${process.platform}-${process.arch}`;
+    const platform = join(wrapper, "node_modules", platformName);
+    manifest(wrapper, "@anthropic-ai/claude-code");
+    manifest(platform, platformName);
+    const resolve = packageDirResolver(createRequire(join(root, "index.js")));
+    expect(resolve("@anthropic-ai/claude-code")).toBe(wrapper);
+    expect(resolve(platformName)).toBe(platform);
+    expect(resolve("@anthropic-ai/claude-code-nowhere")).toBeUndefined();
+    expect(bundledCliVersion(resolve)).toBe("2.1.286");
   });
 });
