@@ -7,9 +7,8 @@
  *   aliases and KTX's pinned ids (2.1.330 offers TaskCreate/TaskGet/TaskList/TaskUpdate to 4.x models
  *   only), after the base list every entry names (BUILTIN_TOOLS), additions sorted;
  * - built-in plugins: `init.plugins` of that run, then those that appear only with analytics on
- *   (`cc-plugin-telemetry`): that run has no CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, so it runs only
- *   in a private network namespace (`unshare -n`: no route anywhere, not even to the scripted API) and
- *   is killed at its `system/init`; without unshare it is skipped and the report says so;
+ *   (`cc-plugin-telemetry` on 2.1.330) when the binary names them: such a run would need the CLI started
+ *   without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, which no CLI of ours ever is;
  * - aliases: `init.model` for `--model=sonnet|opus|haiku`; `--disable-slash-commands` from `--help`;
  * - the model switch: a session started with `--model=sonnet` gets `apply_flag_settings {model: opus}`
  *   after `initialize`; usable when it answers success, sends no request of its own, and the prompt's
@@ -18,7 +17,7 @@
  * - the binary's sha256 under its platform key.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { binaryFile, binaryKey, sha256Of } from "../binary/install.js";
@@ -33,8 +32,8 @@ export interface ProbedFacts {
   details: {
     toolsByModel: Record<string, string[]>;
     pluginsAnalyticsOff: string[];
-    /** Plugins and tools with analytics on, or why that run was skipped. */
-    analyticsOn: { plugins: string[]; tools: string[] } | { skipped: string };
+    /** Plugins listed only with analytics on (not started that way: named by the binary). */
+    analyticsOn: { plugins: string[] };
     modelSwitch: { reply: unknown; initModel: unknown; apiModels: unknown[]; modelExchangeInHistory: boolean };
     mcpInitializeRequests: number;
     initFields: string[];
@@ -43,6 +42,12 @@ export interface ProbedFacts {
 }
 
 type Line = Record<string, any>;
+
+/**
+ * Built-in plugins a CLI lists only with analytics on (seen on 2.1.330 with non-essential traffic
+ * allowed, docs/compatibility.md). The table names them so `--settings` switches them off too.
+ */
+const ANALYTICS_ONLY_PLUGINS = ["cc-plugin-telemetry"];
 
 interface RunResult {
   code: number | null;
@@ -60,21 +65,20 @@ export async function probeCliFacts(cliPath: string): Promise<ProbedFacts> {
     dirs.push(dir);
     return dir;
   };
-  const env = (analytics = false): Record<string, string> => ({
+  const env = (): Record<string, string> => ({
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: temp("home"),
     ANTHROPIC_BASE_URL: api.baseUrl,
     ANTHROPIC_API_KEY: "sk-test-scripted",
-    ...(analytics ? {} : { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" }),
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
     CLAUDE_CODE_MAX_RETRIES: "0",
   });
 
   /** Runs the CLI, writes `input` lines (stream-json) or nothing, resolves with its stdout lines. */
-  const run = (args: string[], options: { input?: Line[]; onLine?: (line: Line, write: (line: Line) => void, stop: () => void, end: () => void) => void; analytics?: boolean } = {}) =>
+  const run = (args: string[], options: { input?: Line[]; onLine?: (line: Line, write: (line: Line) => void, stop: () => void, end: () => void) => void } = {}) =>
     new Promise<RunResult>((done, fail) => {
-      const [command, argv] = options.analytics ? ["unshare", ["--net", "--", cli, ...args]] : [cli, args];
-      const child = spawn(command as string, argv as string[], { cwd: temp("project"), env: env(options.analytics), stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn(cli, args, { cwd: temp("project"), env: env(), stdio: ["pipe", "pipe", "pipe"] });
       const result: RunResult = { code: null, lines: [], text: [] };
       const write = (line: Line) => child.stdin.write(`${JSON.stringify(line)}\n`);
       const stop = () => child.kill("SIGKILL");
@@ -132,15 +136,9 @@ export async function probeCliFacts(cliPath: string): Promise<ProbedFacts> {
       }
     }
 
-    // Analytics on: only where the process can reach nothing at all; stopped at its init line.
-    let analyticsOn: ProbedFacts["details"]["analyticsOn"];
-    const online = await run(["-p", "hi", "--output-format", "stream-json", "--verbose", "--model=sonnet"], {
-      analytics: true,
-      onLine: (line, _write, stop) => line.type === "system" && line.subtype === "init" && stop(),
-    }).catch((error: Error) => error);
-    const onlineInit = online instanceof Error ? undefined : initOf(online);
-    if (onlineInit) analyticsOn = { plugins: names(onlineInit.plugins), tools: onlineInit.tools ?? [] };
-    else analyticsOn = { skipped: `no private network namespace (\`unshare --net\` ${online instanceof Error ? `failed: ${online.message}` : `printed no init, exit ${online.code}`})` };
+    // Analytics-only plugins, found in the binary rather than by a run with analytics on.
+    const binaryText = readFileSync(binaryFile(cli));
+    const analyticsOn = { plugins: ANALYTICS_ONLY_PLUGINS.filter((name) => binaryText.includes(name)) };
 
     // The model switch, with one SDK MCP server to count MCP initialize requests.
     const before = api.messageRequests.length;
@@ -179,7 +177,7 @@ export async function probeCliFacts(cliPath: string): Promise<ProbedFacts> {
 
     const base = new Set<string>(BUILTIN_TOOLS);
     const added = [...new Set(Object.values(toolsByModel).flat())].filter((tool) => !base.has(tool)).sort();
-    const plugins = [...pluginsAnalyticsOff, ...("plugins" in analyticsOn ? analyticsOn.plugins.filter((name) => !pluginsAnalyticsOff.includes(name)) : [])];
+    const plugins = [...pluginsAnalyticsOff, ...analyticsOn.plugins.filter((name) => !pluginsAnalyticsOff.includes(name))];
     const entry: CliVersionFacts = {
       version,
       builtinPlugins: plugins,

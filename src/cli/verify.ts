@@ -80,7 +80,7 @@ export async function verifyVersion(options: VerifyOptions, io: Io): Promise<num
   const compareIo: Io = { stdout: (text) => ((verdict ??= /^Verdict: .*$/m.exec(text)?.[0]), io.stdout(text)), stderr: io.stderr };
   const compare = await phase("compare", () => compareFixtures({ cli: cliPath }, compareIo), (code) => `exit ${code} against the ${bundledCliVersion() ?? NEWEST_VERIFIED_CLI_VERSION} fixtures${verdict ? `; ${verdict}` : code === 0 ? " (no drift)" : code === 1 ? " (drift: read the report above)" : ""}`);
 
-  const probed = await phase("probe", () => probeCliFacts(cliPath), (facts) => `${facts.entry.builtinTools.length} built-in tools, plugins ${facts.entry.builtinPlugins.join(", ") || "none"}, ${facts.entry.modelSwitch ?? "no model switch"}${"skipped" in facts.details.analyticsOn ? `; analytics-on run skipped: ${facts.details.analyticsOn.skipped}` : ""}`);
+  const probed = await phase("probe", () => probeCliFacts(cliPath), (facts) => `${facts.entry.builtinTools.length} built-in tools, plugins ${facts.entry.builtinPlugins.join(", ") || "none"}, ${facts.entry.modelSwitch ?? "no model switch"}`);
   if (probed.entry.version !== version) throw new InvalidInputError(`the probe read version ${probed.entry.version} from ${cliPath}, not ${version}.`);
   // Other platforms' checksums of a re-verified version stay.
   const entry = { ...probed.entry, binarySha256: { ...VERIFIED_CLI_VERSIONS[version]?.binarySha256, ...probed.entry.binarySha256 } };
