@@ -42,7 +42,7 @@ describe("every command", () => {
       expect(exitCode).toBe(0);
       expect(stdout).toMatch(/^Usage: ktx-claude-code /);
       expect(stdout).toContain("--help");
-      expect(stdout).toMatch(/\nExamples?:\n {2}(npx )?ktx-claude-code /);
+      expect(stdout).toMatch(/\nExamples?:\n {2}(npx (--no-install )?)?ktx-claude-code /);
     });
   }
 
