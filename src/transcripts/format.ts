@@ -75,3 +75,25 @@ export const outcomeRecordSchema = z.looseObject({
   outcome: z.record(z.string(), z.unknown()),
 });
 export type OutcomeRecord = z.infer<typeof outcomeRecordSchema>;
+
+/**
+ * What one Messages request carried, as the runtime's interceptor records it in a call record's
+ * `requests` (docs/transcripts.md, "Request records"). Bodies only when asked; never the credential.
+ */
+export interface RequestRecord {
+  /** Bytes of the request body, and of its `system`, `messages` and `tools` fields as JSON; `rest` is the remainder. */
+  bytes: { total: number; system: number; messages: number; tools: number; rest: number };
+  betas: string[];
+  model?: string;
+  status?: number;
+  /** From the answer: `message_start` and `message_delta` usage (streamed) or the JSON body's `usage`. */
+  usage?: Record<string, unknown>;
+  /** `anthropic-ratelimit-*` and `retry-after` answer headers. */
+  rateLimit?: Record<string, string>;
+  /** Milliseconds from the request's last byte to the answer's headers and to its last byte. */
+  firstByteMs?: number;
+  lastByteMs?: number;
+  error?: string;
+  /** The request body (only with `wire: { bodies: true }`); redacted by the transcript like every record. */
+  body?: unknown;
+}

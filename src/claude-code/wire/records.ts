@@ -4,23 +4,9 @@
  * byte. Bodies only when asked; the credential is never recorded (headers are not kept).
  */
 
-export interface RequestRecord {
-  /** Bytes of the request body, and of its `system`, `messages` and `tools` fields as JSON; `rest` is the remainder. */
-  bytes: { total: number; system: number; messages: number; tools: number; rest: number };
-  betas: string[];
-  model?: string;
-  status?: number;
-  /** From the answer: `message_start` and `message_delta` usage (streamed) or the JSON body's `usage`. */
-  usage?: Record<string, unknown>;
-  /** `anthropic-ratelimit-*` and `retry-after` answer headers. */
-  rateLimit?: Record<string, string>;
-  /** Milliseconds from the request's last byte to the answer's headers and to its last byte. */
-  firstByteMs?: number;
-  lastByteMs?: number;
-  error?: string;
-  /** The request body (only with `wire: { bodies: true }`); redacted by the transcript like every record. */
-  body?: unknown;
-}
+import type { RequestRecord } from "../../transcripts/format.js";
+
+export type { RequestRecord };
 
 const size = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value)));
 

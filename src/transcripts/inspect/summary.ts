@@ -1,6 +1,6 @@
 /** `transcript summary`: one screen of figures about a run, built one record at a time. */
 import { isRawCapture, type LoadedTranscript } from "../reader.js";
-import type { CallRecord } from "../format.js";
+import type { CallRecord, RequestRecord } from "../format.js";
 import { parse, asJson, messageKey, usageOf, billedUsageOf, runEnd, apiStatusOf, addUsage, dollars, isSyntheticAssistant, ZERO_USAGE, type RunEnd, type Usage, type Json, type Rec } from "./text.js";
 
 /**
@@ -11,17 +11,8 @@ import { parse, asJson, messageKey, usageOf, billedUsageOf, runEnd, apiStatusOf,
  */
 export type TokenSource = "call" | "billed" | "result" | "assistant" | "none";
 
-export interface RequestSummary {
-  bytes: { total: number; system: number; messages: number; tools: number; rest: number };
-  betas: string[];
-  model?: string;
-  status?: number;
-  usage?: Record<string, unknown>;
-  rateLimit?: Record<string, string>;
-  firstByteMs?: number;
-  lastByteMs?: number;
-  error?: string;
-}
+/** A request record without its body. */
+export type RequestSummary = Omit<RequestRecord, "body">;
 
 export interface TranscriptSummary {
   path: string;
@@ -212,7 +203,7 @@ export class SummaryBuilder {
       : null;
     this.summary.call = { costUsd: record.costUsd, usage, ending: record.ending, launch: record.process?.launch ?? null, callOnProcess: record.process?.call ?? null };
     const { requests, refused } = record as { requests?: unknown; refused?: unknown };
-    if (Array.isArray(requests)) this.summary.requests = requests.map(({ body: _body, ...rest }: RequestSummary & { body?: unknown }) => rest);
+    if (Array.isArray(requests)) this.summary.requests = requests.map(({ body: _body, ...rest }: RequestRecord) => rest);
     if (Array.isArray(refused) && refused.length > 0) this.summary.refused = refused.map(String);
   }
 
