@@ -86,6 +86,8 @@ const interceptorCa = readFileSync(session.env.NODE_EXTRA_CA_CERTS, "utf8");
 const direct = new ProxyAgent({ uri: api.firstParty.proxyUrl, requestTls: { ca: api.firstParty.caPem } });
 const through = new ProxyAgent({ uri: session.env.HTTPS_PROXY, requestTls: { ca: interceptorCa } });
 
+// Both dispatchers are proxies on 127.0.0.1 (the scripted API's first-party front, or the interceptor in front of it):
+// "https://api.anthropic.com" is only the name the TLS front answers for, never a connection off this machine.
 async function once(dispatcher) {
   const at = performance.now();
   const response = await dispatcher.request({ origin: "https://api.anthropic.com", path: "/v1/messages?beta=true", method: "POST", headers, body });

@@ -87,6 +87,7 @@ const CLAUDE_CODE_ONLY_OPTIONS = [
   "includePartialMessages",
   "apiRetryBudgetMs",
   "thinking",
+  "wire",
 ] as const satisfies ReadonlyArray<keyof CreateKtxLlmRuntimeOptions>;
 
 /**
