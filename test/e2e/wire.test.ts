@@ -4,7 +4,12 @@
  * (behind its own HTTPS front on loopback, as a corporate proxy would be).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { SCRIPTED_ACCESS_TOKEN, SCRIPTED_REFRESH_TOKEN } from "../../src/testing/first-party.js";
+import { createServer as createHttpServer, type IncomingMessage, request as httpRequest } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { connect as tlsConnect, TLSSocket } from "node:tls";
+import { createMemoryCa } from "../../src/claude-code/wire/ca.js";
+import type { ScriptedMessagesApi } from "../../src/testing/scripted-api.js";
+import { FIRST_PARTY_HOSTS, SCRIPTED_ACCESS_TOKEN, SCRIPTED_REFRESH_TOKEN } from "../../src/testing/first-party.js";
 import { runStatus } from "../../src/cli/status.js";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
@@ -80,18 +85,28 @@ describe("the runtime's interceptor on the first-party path", () => {
     await runtime.close();
   }, 300_000);
 
-  it("forwards the request unchanged: the same CLI sends the same body bytes and headers with and without the interceptor", async () => {
+  it("forwards the request byte for byte: the same CLI's request head and body with and without the interceptor (credentials-file OAuth login)", async () => {
     const api = await firstPartyApi([turn.text("x")], { onExhausted: "repeat-last" });
-    const env = firstPartyEnv(api);
+    // The caller's proxy is a tap in front of the scripted API's front: it ends the TLS of whoever
+    // connects (the CLI, or the interceptor's way out) with a CA of its own and records the decrypted bytes.
+    const tap = await startTap(api);
+    const env = firstPartyEnv(api, { HTTPS_PROXY: tap.proxyUrl, NODE_EXTRA_CA_CERTS: tap.caFile });
     const projectDir = tempDir("project");
     // The first call of a fresh HOME goes out before the OAuth profile is cached (no userEmail reminder yet): warm the HOME first.
     for (const wire of [false, false, true]) await runtimeFor(undefined, { env, projectDir, wire }).generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
-    const [, direct, intercepted] = api.messageRequests;
-    expect(Buffer.byteLength(intercepted!.rawBody)).toBe(Buffer.byteLength(direct!.rawBody));
-    expect(masked(intercepted!.rawBody)).toBe(masked(direct!.rawBody));
-    // undici writes host, connection and content-length itself (first, lower case): the same headers and values, in another order.
-    const headers = (raw: string[]) => raw.flatMap((value, index) => (index % 2 === 0 ? [`${value.toLowerCase()}: ${masked(raw[index + 1]!)}`] : [])).sort();
-    expect(headers(intercepted!.rawHeaders)).toEqual(headers(direct!.rawHeaders));
+    // Per run, as the tap saw them: the OAuth profile, then the Messages request.
+    const seen = tap.requests();
+    expect(seen.map((request) => request.head.split("\r\n")[0])).toEqual(Array(3).fill(["GET /api/oauth/profile HTTP/1.1", "POST /v1/messages?beta=true HTTP/1.1"]).flat());
+    const [direct, intercepted] = [seen.slice(2, 4), seen.slice(4, 6)];
+    for (const [index, request] of intercepted.entries()) {
+      const same = direct[index]!;
+      // The head byte for byte (request line, header names in their case and order, values, line ends), ids masked; the body byte for byte.
+      expect(request.head.length).toBe(same.head.length);
+      expect(masked(request.head)).toBe(masked(same.head));
+      expect(request.body.length).toBe(same.body.length);
+      expect(masked(request.body.toString("latin1"))).toBe(masked(same.body.toString("latin1")));
+    }
+    await tap.close();
   }, 120_000);
 
   it("still checks every request when the caller's environment exempts hosts from proxies (NO_PROXY=*, no_proxy=.anthropic.com)", async () => {
@@ -237,6 +252,72 @@ describe("status on the first-party path", () => {
     expect(stdout).toMatch(/egress {8}1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
   }, 120_000);
 });
+
+/**
+ * A recording proxy on loopback in front of the scripted API's front: CONNECT, TLS ended with a test
+ * CA of its own (node:tls), the decrypted bytes recorded as they came and piped unchanged over a TLS
+ * connection through the front. Nothing is parsed on the way; requests are split afterwards.
+ */
+async function startTap(api: ScriptedMessagesApi): Promise<{ proxyUrl: string; caFile: string; requests(): Array<{ head: string; body: Buffer }>; close(): Promise<void> }> {
+  const ca = await createMemoryCa({ name: "ktx-claude-code wire test tap", hosts: FIRST_PARTY_HOSTS });
+  const caFile = join(tempDir("tap"), "ca.pem");
+  writeFileSync(caFile, ca.certPem);
+  const front = new URL(api.firstParty!.proxyUrl);
+  const streams: Buffer[][] = [];
+  const sockets = new Set<Socket>();
+  const server = createHttpServer();
+  server.on("connect", (request: IncomingMessage, socket: Socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    const host = (request.url ?? "").replace(/:\d+$/, "");
+    void ca.contextFor(host).then((secureContext) => {
+      socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      const inner = new TLSSocket(socket, { isServer: true, secureContext, ALPNProtocols: ["http/1.1"] });
+      inner.on("error", () => {});
+      const chunks: Buffer[] = [];
+      streams.push(chunks);
+      const tunnel = httpRequest({ host: front.hostname, port: Number(front.port), method: "CONNECT", path: `${host}:443` });
+      tunnel.on("connect", (_response, upstream: Socket) => {
+        sockets.add(upstream);
+        const out = tlsConnect({ socket: upstream, servername: host, ca: api.firstParty!.caPem, ALPNProtocols: ["http/1.1"] });
+        out.on("error", () => inner.destroy());
+        inner.on("data", (chunk: Buffer) => {
+          chunks.push(chunk);
+          out.write(chunk);
+        });
+        inner.on("end", () => out.end());
+        out.pipe(inner);
+      });
+      tunnel.on("error", () => inner.destroy());
+      tunnel.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    proxyUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    caFile,
+    requests: () => streams.flatMap((chunks) => splitRequests(Buffer.concat(chunks))),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The requests of one connection's bytes: each head as sent (up to its blank line) and its Content-Length body. */
+function splitRequests(bytes: Buffer): Array<{ head: string; body: Buffer }> {
+  const requests: Array<{ head: string; body: Buffer }> = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const end = bytes.indexOf("\r\n\r\n", at);
+    if (end < 0) break;
+    const head = bytes.subarray(at, end + 4).toString("latin1");
+    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+    requests.push({ head, body: bytes.subarray(end + 4, end + 4 + length) });
+    at = end + 4 + length;
+  }
+  return requests;
+}
 
 function readdir(dir: string): string[] {
   return readdirSync(dir).map((name: string) => join(dir, name));

@@ -18,14 +18,16 @@ import { type CallExpectation, checkMessagesRequest } from "./check.js";
 import { type RequestRecord, RequestMeter } from "./records.js";
 import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
-import { type WireUpstream, callerCaPem, upstreamDispatcher } from "./upstream.js";
-import type { Dispatcher } from "undici";
+import { type Upstream, type WireUpstream, callerCaPem, createUpstream } from "./upstream.js";
 
 /** Advice for a request the check stopped. */
 export const WIRE_ADVICE =
   "The CLI sent something the library did not build for this call, so the request was not forwarded and the CLI was retired. Look for what the named text comes from (a managed CLAUDE.md, a policy file, a wrapper); `wire: false` turns the check off (docs/isolation.md).";
 
+/** Response headers that belong to one connection: the interceptor's own connection to the CLI writes its own. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-authorization", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"]);
+/** Request headers never sent on: a proxy's own (never part of a request inside a tunnel) and a protocol switch, which is not relayed. */
+const NOT_FORWARDED = new Set(["proxy-authorization", "proxy-connection", "upgrade"]);
 
 /** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
 export class WireSession {
@@ -83,7 +85,7 @@ export class WireInterceptor {
     private readonly proxy: TlsProxy,
     private readonly dir: string,
     readonly caFile: string,
-    private readonly dispatcher: Dispatcher,
+    private readonly upstream: Upstream,
     private readonly options: WireInterceptorOptions,
     private shape: WireShape | undefined,
   ) {}
@@ -106,7 +108,7 @@ export class WireInterceptor {
         response.writeHead(session ? 403 : 407).end();
       },
     });
-    interceptor = new WireInterceptor(proxy, dir, caFile, upstreamDispatcher(options.env, options.upstream), options, undefined);
+    interceptor = new WireInterceptor(proxy, dir, caFile, createUpstream(options.env, options.upstream), options, undefined);
     return interceptor;
   }
 
@@ -189,43 +191,60 @@ export class WireInterceptor {
     });
   }
 
+  /**
+   * Sends the request on with the CLI's head as it came (request line, header lines in their case and
+   * order) and its body bytes; only the proxy's own headers, which never belong past a proxy, and
+   * `upgrade` are left out. The answer streams back as it arrives, its headers in the host's order.
+   */
   private forward(incoming: IncomingMessage, body: Buffer, host: string, response: ServerResponse, meter: RequestMeter | undefined): void {
-    const headers: string[] = [];
+    const rawHeaders: string[] = [];
     for (let index = 0; index < incoming.rawHeaders.length; index += 2) {
-      if (!HOP_BY_HOP.has(incoming.rawHeaders[index]!.toLowerCase())) headers.push(incoming.rawHeaders[index]!, incoming.rawHeaders[index + 1]!);
+      if (!NOT_FORWARDED.has(incoming.rawHeaders[index]!.toLowerCase())) rawHeaders.push(incoming.rawHeaders[index]!, incoming.rawHeaders[index + 1]!);
     }
-    this.dispatcher
-      .request({ origin: `https://${host}`, path: incoming.url ?? "/", method: incoming.method as Dispatcher.HttpMethod, headers, body: body.length > 0 ? body : undefined })
-      .then(
-        (upstream) => {
-          meter?.headers(upstream.statusCode, upstream.headers);
-          const out: Record<string, string | string[]> = {};
-          for (const [name, value] of Object.entries(upstream.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
-          response.writeHead(upstream.statusCode, out);
-          upstream.body.on("data", (chunk: Buffer) => {
-            meter?.chunk(chunk);
-            response.write(chunk);
-          });
-          upstream.body.on("end", () => {
-            meter?.end();
-            response.end();
-          });
-          upstream.body.on("error", () => response.destroy());
-          response.on("close", () => upstream.body.destroy());
-        },
-        (error: Error) => {
+    const sent = this.upstream.send({ host, method: incoming.method ?? "GET", path: incoming.url ?? "/", rawHeaders, body });
+    let done = false;
+    response.on("close", () => {
+      if (!done) sent.cancel();
+    });
+    sent.response.then(
+      (upstream) => {
+        meter?.headers(upstream.statusCode, upstream.headers);
+        const headers: string[] = [];
+        for (let index = 0; index < upstream.rawHeaders.length; index += 2) {
+          if (!HOP_BY_HOP.has(upstream.rawHeaders[index]!.toLowerCase())) headers.push(upstream.rawHeaders[index]!, upstream.rawHeaders[index + 1]!);
+        }
+        if (upstream.statusMessage) response.writeHead(upstream.statusCode, upstream.statusMessage, headers);
+        else response.writeHead(upstream.statusCode, headers);
+        upstream.body.on("data", (chunk: Buffer) => {
+          meter?.chunk(chunk);
+          if (!response.write(chunk)) {
+            upstream.body.pause();
+            response.once("drain", () => upstream.body.resume());
+          }
+        });
+        upstream.body.on("end", () => {
+          done = true;
+          meter?.end();
+          response.end();
+        });
+        upstream.body.on("error", (error: Error) => {
           meter?.fail(error.message);
-          if (!response.headersSent) response.writeHead(502, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "api_error", message: `ktx-claude-code interceptor could not reach ${host}: ${error.message}` } }));
-          else response.destroy();
-        },
-      );
+          response.destroy();
+        });
+      },
+      (error: Error) => {
+        meter?.fail(error.message);
+        if (!response.headersSent) response.writeHead(502, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "api_error", message: `ktx-claude-code interceptor could not reach ${host}: ${error.message}` } }));
+        else response.destroy();
+      },
+    );
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.proxy.close();
-    await this.dispatcher.close().catch(() => {});
+    await this.upstream.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -1,11 +1,29 @@
 /**
  * The interceptor's way out: a checked request goes to its real host over the user's own proxy and
- * CA settings (the proxy and CA variables of the runtime's `env`), through undici's
- * `EnvHttpProxyAgent` (a maintained client: proxy tunnels and TLS are not written here).
+ * CA settings (the proxy and CA variables of the runtime's `env`), with the CLI's request head as the
+ * CLI wrote it: the same request line and the same header lines, names in their case and order.
+ *
+ * Two maintained clients share the work, and nothing here writes HTTP, TLS or a proxy tunnel by hand:
+ * - **undici** picks the way and opens the connection: `EnvHttpProxyAgent` (or `ProxyAgent` for an
+ *   explicit `upstream`) decides proxy or direct by its `NO_PROXY` rules, sends the `CONNECT` with the
+ *   proxy's credentials and its TLS, and opens TLS to the host trusting the caller's CAs. Its public
+ *   `factory` option hands each origin's pool options to `OriginSockets`, whose `connect` is that
+ *   connector; the connector is all that is used.
+ * - **node:http** writes the request over those sockets: the CLI's `rawHeaders` as a flat array, so
+ *   nothing is added, lower-cased or moved (undici's writer puts `host`, `connection` and
+ *   `content-length` first, in lower case). A keep-alive `http.Agent` per origin reuses the connections.
+ *
+ * A SOCKS proxy (`socks5://` in `HTTPS_PROXY` or `ALL_PROXY`) opens its connections inside undici, out of
+ * the factory's reach: through one, requests go by undici's own writer (the same headers and bytes,
+ * `host`, `connection` and `content-length` first, in lower case).
  */
+import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
+import { Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest } from "node:http";
+import type { Socket } from "node:net";
+import type { Readable } from "node:stream";
 import { rootCertificates } from "node:tls";
-import { EnvHttpProxyAgent, ProxyAgent, type Dispatcher } from "undici";
+import { buildConnector, type Dispatcher, EnvHttpProxyAgent, ProxyAgent } from "undici";
 import type { Env } from "../../transport/env.js";
 
 /** The caller's extra CA file (`NODE_EXTRA_CA_CERTS`), read once; unreadable counts as none, as in node. */
@@ -25,17 +43,172 @@ export interface WireUpstream {
   ca: string;
 }
 
+/** One request to forward: the CLI's head (method, target, raw header lines) and its body. */
+export interface ForwardRequest {
+  /** The CONNECT's host: the origin is `https://<host>`. */
+  host: string;
+  method: string;
+  /** The request target as the CLI sent it (path and query). */
+  path: string;
+  /** Name, value, name, value…: exactly the header lines to write, in order. */
+  rawHeaders: string[];
+  body: Buffer;
+}
+
+export interface ForwardResponse {
+  statusCode: number;
+  statusMessage: string | undefined;
+  /** Name, value, …: as the host sent them (node:http), or as undici parsed them (SOCKS). */
+  rawHeaders: string[];
+  /** Lower-case names (for the request record). */
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+export interface Upstream {
+  /** Sends one request. `cancel` drops it (the CLI went away): its connection is destroyed, never reused. */
+  send(request: ForwardRequest): { response: Promise<ForwardResponse>; cancel(): void };
+  close(): Promise<void>;
+}
+
+/** How long an idle connection to a host is kept for the next request (undici's default, which the way out used before). */
+const IDLE_MS = 4_000;
+
 /** Every proxy name is read from the runtime's `env` only: an empty value means "none" to undici, so process.env is never consulted. */
-export function upstreamDispatcher(env: Env, upstream?: WireUpstream): Dispatcher {
-  if (upstream) return new ProxyAgent({ uri: upstream.proxy, requestTls: { ca: upstream.ca }, proxyTls: { ca: upstream.ca } });
+export function createUpstream(env: Env, upstream?: WireUpstream): Upstream {
+  const factory = (origin: string | URL, options: object) => new OriginSockets(String(origin), options) as unknown as Dispatcher;
+  if (upstream) return new RawUpstream(new ProxyAgent({ uri: upstream.proxy, requestTls: { ca: upstream.ca }, proxyTls: { ca: upstream.ca }, factory }));
   const extra = callerCaPem(env);
   const ca = extra ? [...rootCertificates, extra] : [...rootCertificates];
-  return new EnvHttpProxyAgent({
-    httpsProxy: env.HTTPS_PROXY ?? env.https_proxy ?? env.ALL_PROXY ?? env.all_proxy ?? "",
+  const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy ?? env.ALL_PROXY ?? env.all_proxy ?? "";
+  const options = {
+    httpsProxy,
     httpProxy: env.HTTP_PROXY ?? env.http_proxy ?? env.ALL_PROXY ?? env.all_proxy ?? "",
     noProxy: env.NO_PROXY ?? env.no_proxy ?? "",
     connect: { ca },
     requestTls: { ca },
     proxyTls: { ca },
-  });
+  };
+  // undici opens a SOCKS proxy's connections inside its own pools, never through `factory`.
+  if (/^socks/i.test(httpsProxy)) return new UndiciUpstream(new EnvHttpProxyAgent(options));
+  return new RawUpstream(new EnvHttpProxyAgent({ ...options, factory }));
+}
+
+/** Marks the routing dispatch that asks undici which `OriginSockets` serves an origin. */
+const PICK = Symbol("ktx-claude-code wire: pick the origin's sockets");
+
+type Connector = (options: { hostname: string; host?: string; protocol: string; port: string; servername?: string }, callback: (error: Error | null, socket: Socket | null) => void) => void;
+
+/**
+ * What undici's agents create for an origin instead of a pool: it keeps the connector they built for
+ * it (direct, or through the proxy's tunnel) and a node:http keep-alive agent whose new connections
+ * come from that connector. It takes no undici request: the only dispatch it answers is PICK's.
+ */
+class OriginSockets extends EventEmitter {
+  readonly agent: HttpAgent;
+  destroyed = false;
+  closed = false;
+
+  constructor(origin: string, options: { connect?: unknown }) {
+    super();
+    const connect: Connector = typeof options.connect === "function" ? (options.connect as Connector) : (buildConnector({ ...(options.connect as object) }) as unknown as Connector);
+    const url = new URL(origin);
+    const target = { hostname: url.hostname, host: url.host, protocol: url.protocol, port: url.port, servername: url.hostname };
+    const agent = new HttpAgent({ keepAlive: true, timeout: IDLE_MS });
+    // node:http takes a connection made asynchronously when createConnection returns nothing and calls back.
+    (agent as unknown as { createConnection: (options: unknown, callback: (error: Error | null, socket?: Socket) => void) => undefined }).createConnection = (_options, callback) => {
+      connect(target, (error, socket) => (error || !socket ? callback(error ?? new Error(`no connection to ${origin}`)) : callback(null, socket)));
+      return undefined;
+    };
+    this.agent = agent;
+  }
+
+  dispatch(options: Record<PropertyKey, unknown>, handler: { onResponseError?: (controller: unknown, error: Error) => void }): boolean {
+    const pick = options[PICK];
+    if (typeof pick === "function") {
+      pick(this);
+      return true;
+    }
+    handler.onResponseError?.(null, new Error("ktx-claude-code wire: the way out takes no undici request"));
+    return false;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.agent.destroy();
+  }
+
+  async destroy(): Promise<void> {
+    this.destroyed = true;
+    this.agent.destroy();
+  }
+}
+
+const NO_RESPONSE = { onRequestStart() {}, onResponseStart() {}, onResponseData() {}, onResponseEnd() {}, onResponseError() {} };
+
+class RawUpstream implements Upstream {
+  private readonly origins = new Map<string, OriginSockets>();
+
+  constructor(private readonly router: Dispatcher) {}
+
+  /** The origin's sockets, as undici's routing (proxy or not, by NO_PROXY) picks them; the choice is fixed per runtime. */
+  private socketsFor(origin: string): OriginSockets {
+    let sockets = this.origins.get(origin);
+    if (!sockets) {
+      let picked: OriginSockets | undefined;
+      this.router.dispatch({ origin, path: "/", method: "GET", headers: {}, [PICK]: (found: OriginSockets) => (picked = found) } as Dispatcher.DispatchOptions, NO_RESPONSE);
+      if (!picked) throw new Error(`no way out to ${origin}`);
+      sockets = picked;
+      this.origins.set(origin, sockets);
+    }
+    return sockets;
+  }
+
+  send(request: ForwardRequest): { response: Promise<ForwardResponse>; cancel(): void } {
+    let cancel = () => {};
+    const response = new Promise<ForwardResponse>((resolve, reject) => {
+      const { agent } = this.socketsFor(`https://${request.host}`);
+      const outgoing = httpRequest({ agent, host: request.host, port: 443, method: request.method, path: request.path, headers: request.rawHeaders, setHost: false });
+      cancel = () => outgoing.destroy();
+      outgoing.on("error", reject);
+      outgoing.on("response", (incoming) => resolve({ statusCode: incoming.statusCode ?? 502, statusMessage: incoming.statusMessage, rawHeaders: incoming.rawHeaders, headers: incoming.headers, body: incoming }));
+      outgoing.end(request.body.length > 0 ? request.body : undefined);
+    });
+    return { response, cancel: () => cancel() };
+  }
+
+  async close(): Promise<void> {
+    await this.router.close().catch(() => {});
+    for (const sockets of this.origins.values()) sockets.agent.destroy();
+  }
+}
+
+const UNDICI_WRITES = /^(?:connection|keep-alive|transfer-encoding|te|trailer|expect)$/i;
+
+/** The SOCKS case: undici's own request writer. */
+class UndiciUpstream implements Upstream {
+  constructor(private readonly dispatcher: Dispatcher) {}
+
+  send(request: ForwardRequest): { response: Promise<ForwardResponse>; cancel(): void } {
+    const abort = new AbortController();
+    // Hop-by-hop names undici refuses or writes itself; it puts `host` and `content-length` first.
+    const kept: string[] = [];
+    for (let index = 0; index < request.rawHeaders.length; index += 2) {
+      if (!UNDICI_WRITES.test(request.rawHeaders[index]!)) kept.push(request.rawHeaders[index]!, request.rawHeaders[index + 1]!);
+    }
+    const response = this.dispatcher
+      .request({ origin: `https://${request.host}`, path: request.path, method: request.method as Dispatcher.HttpMethod, headers: kept, body: request.body.length > 0 ? request.body : undefined, signal: abort.signal })
+      .then((answer) => ({
+        statusCode: answer.statusCode,
+        statusMessage: undefined,
+        rawHeaders: Object.entries(answer.headers).flatMap(([name, value]) => (value === undefined ? [] : Array.isArray(value) ? value.flatMap((one) => [name, one]) : [name, value])),
+        headers: answer.headers as IncomingHttpHeaders,
+        body: answer.body,
+      }));
+    return { response, cancel: () => abort.abort() };
+  }
+
+  close(): Promise<void> {
+    return this.dispatcher.close().catch(() => {});
+  }
 }
