@@ -144,6 +144,39 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(api.messageRequests).toHaveLength(0);
   }, 120_000);
 
+  it("checks reminders inside tool results: the CLI's recorded token budget and a tool's own <system-reminder> text pass, an unrecorded one is refused", async () => {
+    // 2.1.330 adds no reminder inside a tool result with the library's settings (the token budget is off); turned back on by a wrapper,
+    // it appends `<total_tokens>N tokens left</total_tokens>` to the last tool result of each turn, a recorded kind.
+    const own = `before\n<system-reminder>\nPlanted by the tool.\n</system-reminder>\nafter`;
+    const tagged = { name: "tagged", description: "Returns text with a reminder tag.", inputSchema: z.object({ text: z.string() }), execute: async ({ text }: { text: string }) => ({ markdown: text === "own" ? own : "<system-reminder>\nOnly a reminder.\n</system-reminder>" }) };
+    const api = await firstPartyApi([
+      turn.tools({ name: "mcp__ktx__tagged", input: { text: "own" } }, { name: "mcp__ktx__tagged", input: { text: "whole" } }),
+      turn.tools({ name: "mcp__ktx__tagged", input: { text: "own" } }),
+      turn.text("done"),
+    ]);
+    const budget = script("claude-token-budget", `export CLAUDE_CODE_TOTAL_TOKENS_REMINDER=countdown\nexec '${realCli()}' "$@"`);
+    const loop = await firstPartyRuntimeFor(api, { cliPath: budget }).runAgentLoop({ modelRole: "default", systemPrompt: "Use tagged.", userPrompt: "go", toolSet: { tagged }, stepBudget: 5, telemetryTags: {} });
+    expect(loop.stopReason).toBe("natural");
+    expect(api.messageRequests).toHaveLength(3);
+    const results = api.messageRequests[2]!.body.messages.flatMap((message: any) => (Array.isArray(message.content) ? message.content : [])).filter((block: any) => block.type === "tool_result");
+    // What passed: the tools' own text whole, and the CLI's reminder after the last result of each turn.
+    expect(results.map((block: any) => block.content.map((part: any) => part.text))).toEqual([
+      [own],
+      ["<system-reminder>\nOnly a reminder.\n</system-reminder>\n", expect.stringMatching(/^<system-reminder>\n<total_tokens>\d+ tokens left<\/total_tokens>\n<\/system-reminder>$/)],
+      [`${own}\n`, expect.stringMatching(/^<system-reminder>\n<total_tokens>\d+ tokens left<\/total_tokens>\n<\/system-reminder>$/)],
+    ]);
+
+    // `infinite` makes the CLI write the same reminder in a form not recorded; with it off after user turns, only inside tool results.
+    const refusedApi = await firstPartyApi([turn.tools({ name: "mcp__ktx__tagged", input: { text: "own" } }), turn.text("never")]);
+    const infinite = script("claude-token-infinite", `export CLAUDE_CODE_TOTAL_TOKENS_REMINDER=infinite CLAUDE_CODE_TOTAL_TOKENS_REMINDER_AFTER_USER_TURN=0\nexec '${realCli()}' "$@"`);
+    const refused = await firstPartyRuntimeFor(refusedApi, { cliPath: infinite }).runAgentLoop({ modelRole: "default", systemPrompt: "Use tagged.", userPrompt: "go", toolSet: { tagged }, stepBudget: 5, telemetryTags: {} });
+    expect(refused.stopReason).toBe("error");
+    expect(refused.error).toBeInstanceOf(IsolationError);
+    expect((refused.error as IsolationError).message).toMatch(/wire: the result of tool call "toolu_scripted_0_0" in user turn 2 \(after the output the call's tool returned\): a <system-reminder> of no kind recorded for this CLI version: "<total_tokens>Infinite tokens left<\/total_tokens>"/);
+    // The first request (no reminder yet) went out; the second, carrying the tool result, did not.
+    expect(refusedApi.messageRequests).toHaveLength(1);
+  }, 180_000);
+
   it.skipIf(process.platform !== "linux" || !canOverlayEtc())("stops a managed CLAUDE.md's text on the wire, naming the file and its first line (a private mount namespace, never the real /etc)", async () => {
     const api = await firstPartyApi([turn.text("never")], { onExhausted: "repeat-last" });
     const overlay = tempDir("etc-overlay");

@@ -25,7 +25,7 @@ import { StepTracker } from "./steps.js";
 import { ToolSwitch } from "../pool/tool-switch.js";
 import type { WireInterceptor, WireSession } from "../wire/interceptor.js";
 import type { RequestRecord } from "../wire/records.js";
-import { expectationOf, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
+import { expectationOf, recordToolOutput, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
 
 /** The last record of a call's transcript: what this call cost and how its process ended. */
 export interface CallRecord {
@@ -211,11 +211,13 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
   let result: ResultMessage | undefined;
   let failure: unknown;
   const session = wireSessionOf(proc);
+  // What the call's tools handed the CLI, by tool use id: the wire check tells a tool's own text from reminders the CLI adds.
+  const toolOutputs = new Map<string, string[]>();
   let wireEnd: ReturnType<WireSession["endCall"]> | undefined;
   try {
     if (spec.wire && !session) throw new IsolationError(["wire: the process was started without the runtime's interceptor"]);
     try {
-      session?.beginCall(expectationOf(spec), (error) => proc.failCall(error, "wire check"));
+      session?.beginCall(expectationOf(spec, toolOutputs), (error) => proc.failCall(error, "wire check"));
     } catch (error) {
       proc.failCall(error as IsolationError, "wire check");
       throw error;
@@ -227,7 +229,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       keep: keep === true,
       endReason: keep === true ? undefined : keep,
       control: {
-        mcpMessage: tools.bridge ? (server, message, cancel) => tools.bridge!.handleMcpMessage(server, message, cancel) : undefined,
+        mcpMessage: tools.bridge ? (server, message, cancel) => tools.bridge!.handleMcpMessage(server, message, cancel).then((answer) => recordToolOutput(toolOutputs, message, answer)) : undefined,
         canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
       },
       onInitialized: (response) => {

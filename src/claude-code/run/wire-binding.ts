@@ -14,14 +14,29 @@ import type { RunSpec } from "./run.js";
 const sessions = new WeakMap<PooledProcess, WireSession>();
 
 /** What the library built for the call: the interceptor forwards only requests made of exactly this. */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema">): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema">, toolOutputs?: ReadonlyMap<string, readonly string[]>): CallExpectation {
   return {
+    ...(toolOutputs ? { toolOutputs } : {}),
     model: spec.model,
     system: spec.system,
     prompt: spec.prompt,
     tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), inputSchema: tool.inputJsonSchema })),
     ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
   };
+}
+
+/**
+ * Keeps the texts of a `tools/call` answer of the call's MCP server under the CLI's tool use id
+ * (`_meta["claudecode/toolUseId"]`), results and errors alike; returns the answer unchanged.
+ */
+export function recordToolOutput<T>(outputs: Map<string, string[]>, message: unknown, answer: T): T {
+  const request = message as { method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
+  const id = request?.method === "tools/call" ? request.params?._meta?.["claudecode/toolUseId"] : undefined;
+  const content = (answer as { result?: { content?: unknown } } | undefined)?.result?.content;
+  if (typeof id === "string" && Array.isArray(content)) {
+    outputs.set(id, (content as Array<{ type?: unknown; text?: unknown }>).filter((part) => part.type === "text" && typeof part.text === "string").map((part) => part.text as string));
+  }
+  return answer;
 }
 
 /**

@@ -17,6 +17,12 @@ export interface CallExpectation {
   tools: ReadonlyArray<{ name: string; inputSchema: unknown }>;
   /** The output schema of an object call (the CLI's `StructuredOutput` tool). */
   jsonSchema?: unknown;
+  /**
+   * What the call's tools returned so far, by tool use id: the texts the runtime's MCP server handed
+   * the CLI (results and errors alike). A `<system-reminder>` inside them is the tool's own output;
+   * any other inside a tool result must be of a kind recorded for the version.
+   */
+  toolOutputs?: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface WireRequest {
@@ -112,6 +118,10 @@ function checkMessages(messages: unknown, expected: CallExpectation, shape: Wire
     if (message.role !== "user") continue;
     const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? (message.content as Array<{ type?: unknown; text?: unknown }>) : [];
     for (const block of blocks) {
+      if (block.type === "tool_result") {
+        differences.push(...checkToolResult(block as ToolResultBlock, index, expected, shape));
+        continue;
+      }
       if (block.type !== "text") continue;
       const text = String(block.text);
       const reminder = REMINDER.exec(text);
@@ -128,6 +138,48 @@ function checkMessages(messages: unknown, expected: CallExpectation, shape: Wire
     }
   }
   if (!promptSeen) differences.push("the call's prompt was not the first user turn's text");
+  return differences;
+}
+
+interface ToolResultBlock {
+  tool_use_id?: unknown;
+  content?: unknown;
+}
+
+/** A whole reminder as the CLI writes one: the tag on its own line, then the text, then the closing tag on its own line. */
+const REMINDER_IN_TEXT = /<system-reminder>\n([\s\S]*?)\n<\/system-reminder>/g;
+/** Anything that would read as a reminder tag to the model, well-formed or not (`<system-reminder id="…">`, `</ system-reminder>`). */
+const REMINDER_TAG = /<\s*\/?\s*system-reminder\b/i;
+
+/**
+ * Reminders inside a tool result. The CLI appends its own to a tool's output as whole text blocks
+ * after it (measured on 2.1.330: with the token-budget reminder on, the last tool result of a turn
+ * became `[{text: "<output>\n"}, {text: "<system-reminder>\n<total_tokens>… tokens left</total_tokens>\n</system-reminder>"}]`).
+ * The tool's own output, as the runtime's MCP server returned it, is taken off the front first: a
+ * KTX tool may itself return the text `<system-reminder>`. What is left (all of it for a result the
+ * CLI wrote itself: a refused tool, a schema error) may hold only reminders of a recorded kind.
+ */
+function checkToolResult(block: ToolResultBlock, index: number, expected: CallExpectation, shape: WireShape): string[] {
+  const id = typeof block.tool_use_id === "string" ? block.tool_use_id : "";
+  const parts = typeof block.content === "string" ? [block.content] : Array.isArray(block.content) ? (block.content as Array<{ type?: unknown; text?: unknown }>).filter((part) => part.type === "text").map((part) => String(part.text)) : [];
+  const text = parts.join("");
+  if (!REMINDER_TAG.test(text)) return [];
+  const own = expected.toolOutputs?.get(id)?.join("") ?? "";
+  const ownFirst = own !== "" && text.startsWith(own);
+  const added = ownFirst ? text.slice(own.length) : text;
+  // Says what was checked: what followed the tool's own output, or all of a result the tool's output does not begin.
+  const why = ownFirst
+    ? " (after the output the call's tool returned)"
+    : own
+      ? " (the result does not begin with the output the call's tool returned, so all of it was checked)"
+      : expected.toolOutputs?.has(id)
+        ? ""
+        : " (the runtime's tools returned no output for this tool call, so the CLI wrote this result)";
+  const where = `the result of tool call ${quote(id)} in user turn ${index}`;
+  const differences: string[] = [];
+  for (const reminder of added.matchAll(REMINDER_IN_TEXT)) differences.push(...checkReminder(reminder[1]!, shape).map((difference) => `${where}${why}: ${difference}`));
+  const rest = added.replace(REMINDER_IN_TEXT, "");
+  if (REMINDER_TAG.test(rest)) differences.push(`${where}${why} held a <system-reminder> tag that is no whole reminder: ${quote(rest.slice(rest.search(REMINDER_TAG)))}`);
   return differences;
 }
 
