@@ -3,7 +3,8 @@
  * - start: WireInterceptor.start per runtime (a CA and its key, the proxy, the CA file);
  * - per request, after the connection is up: one Messages request of a real call's shape (2.9 KB,
  *   streamed answer) sent over a kept-alive tunnel through the interceptor (checked, then forwarded
- *   over a kept-alive tunnel to the scripted API's first-party front) against the same request sent
+ *   over a kept-alive tunnel to the scripted API's first-party front, its head as the client wrote it:
+ *   the bench checks that the front sees the same header lines both ways) against the same request sent
  *   straight to that front. Time added = the difference of the p50s;
  * - the check alone (checkMessagesRequest), per request.
  *
@@ -103,6 +104,10 @@ const throughMs = [];
 // Connections up first; then alternate, so load drifts hit both alike.
 await once(direct);
 await once(through);
+// The interceptor forwards the head as it came: the front sees the same header lines, in the same case and order, both ways.
+const [directHead, throughHead] = api.messageRequests.slice(0, 2).map((request) => request.rawHeaders.join("\n"));
+const sameHead = directHead === throughHead;
+if (!sameHead) throw new Error(`the interceptor changed the request head:\n${directHead}\n---\n${throughHead}`);
 for (let index = 0; index < requests; index += 1) {
   directMs.push(await once(direct));
   throughMs.push(await once(through));
@@ -135,6 +140,7 @@ const result = {
   addedMsP50: Math.round((summarize(throughMs).p50 - summarize(directMs).p50) * 1000) / 1000,
   recordsKept: ended.records.length,
   frontConnects,
+  sameHead,
   directCpuMsPerRequest: Math.round(directCpuMs * 1000) / 1000,
   throughCpuMsPerRequest: Math.round(throughCpuMs * 1000) / 1000,
   addedCpuMsPerRequest: Math.round((throughCpuMs - directCpuMs) * 1000) / 1000,
