@@ -10,11 +10,14 @@
  *               against `--sdk-calls` Agent SDK query() calls, 2 at a time; calls/s and CPU per call
  *   tools       tools/call in -> our reply out, from transcripts of 5-tool loops on a reused process
  *
- *   node bench/reuse.mjs [--calls 100] [--steady-warmup 300] [--steady-calls 100] [--throughput 200] [--sdk-calls 20] [--loops 6] [--no-sdk]
+ * First-party path by default (reused: our runtime with its interceptor; reuse floor: the bare CLI straight to
+ * the front, same login); `--base-url` the old way (lib/common.mjs `benchPath`).
+ *
+ *   node bench/reuse.mjs [--calls 100] [--steady-warmup 300] [--steady-calls 100] [--throughput 200] [--sdk-calls 20] [--loops 6] [--no-sdk] [--base-url]
  */
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { argValue, cleanup, cpuTicks, emit, hasFlag, log, reapedChildrenCpuMs, selfCpuMs, startApiProcess, summarize, tempDir } from "./lib/common.mjs";
+import { argValue, benchPath, cleanup, cpuTicks, emit, hasFlag, log, reapedChildrenCpuMs, selfCpuMs, startApiProcess, summarize, tempDir } from "./lib/common.mjs";
 import { loadLibrary, reuseFloorCalls, runtimeCalls, runtimeOptions, sdkCalls } from "./lib/variants.mjs";
 import { WORKLOADS } from "./lib/workloads.mjs";
 
@@ -36,8 +39,8 @@ const ticksOf = (pids) => pids.reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 
 // ---------------------------------------------------------------- burst: reused vs the reuse floor
 
 // Warm pool off: the first call of each shape starts its process, every later one reuses it.
-const reusedRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false }));
-const variants = { reused: { ...runtimeCalls(reusedRuntime), pids: () => reusedRuntime.reusePids }, rfloor: reuseFloorCalls(lib, api.baseUrl) };
+const reusedRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api, { reuse: {}, warm: false }));
+const variants = { reused: { ...runtimeCalls(reusedRuntime), pids: () => reusedRuntime.reusePids }, rfloor: reuseFloorCalls(lib, api) };
 const burst = {};
 
 /** `n` calls of `workload`, reused and reuse floor alternating: per variant latency, CLI ticks and host CPU samples. */
@@ -119,12 +122,12 @@ async function twoAtATime(n, call, livePids) {
 }
 
 const throughput = {};
-const fresh = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false, maxConcurrentRuns: 2 }));
+const fresh = new lib.ClaudeCodeRuntime(runtimeOptions(api, { reuse: {}, warm: false, maxConcurrentRuns: 2 }));
 throughput.reused = await twoAtATime(throughputCalls, () => runtimeCalls(fresh).text(), () => fresh.reusePids);
 await fresh.close();
 log(`  throughput reused: ${throughput.reused.callsPerSecond} calls/s (${throughputCalls} calls)`);
 if (withSdk) {
-  const sdk = await sdkCalls(lib, api.baseUrl);
+  const sdk = await sdkCalls(lib, api);
   throughput.sdk = await twoAtATime(sdkThroughputCalls, () => sdk.text());
   log(`  throughput Agent SDK: ${throughput.sdk.callsPerSecond} calls/s (${sdkThroughputCalls} calls)`);
   throughput.ratio = Math.round((throughput.reused.callsPerSecond / throughput.sdk.callsPerSecond) * 100) / 100;
@@ -134,7 +137,7 @@ loads.push(loadavg()[0]);
 // ---------------------------------------------------------------- tool round trip on a reused process
 
 const transcriptDir = tempDir("reuse-transcripts");
-const toolRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false, transcript: { dir: transcriptDir } }));
+const toolRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api, { reuse: {}, warm: false, transcript: { dir: transcriptDir } }));
 const toolCalls = runtimeCalls(toolRuntime);
 await toolCalls.loop();
 await toolCalls.loop();
@@ -155,6 +158,7 @@ await toolRuntime.close();
 await api.close();
 await cleanup();
 emit({
+  path: benchPath(),
   calls,
   seconds: Math.round((performance.now() - started) / 100) / 10,
   loadavg1m: { min: Math.min(...loads), max: Math.max(...loads) },

@@ -50,6 +50,27 @@ export function loginAnswer(request: { method: string; path: string }): object |
   return undefined;
 }
 
+/**
+ * Writes the throwaway claude.ai login the first-party front accepts into `home` (`.claude/.credentials.json`),
+ * as `FirstPartyFront.login` does; for a front running in another process (the bench). `expired` makes the CLI refresh it first.
+ */
+export function writeScriptedLogin(home: string, options: { expired?: boolean } = {}): string {
+  const config = join(home, ".claude");
+  mkdirSync(config, { recursive: true });
+  const credentials = {
+    claudeAiOauth: {
+      accessToken: SCRIPTED_ACCESS_TOKEN,
+      refreshToken: SCRIPTED_REFRESH_TOKEN,
+      expiresAt: Date.now() + (options.expired ? -3600_000 : 8 * 3600_000),
+      scopes: ["user:inference", "user:profile", "user:sessions:claude_code"],
+      subscriptionType: "max",
+      rateLimitTier: "default_claude_max_20x",
+    },
+  };
+  writeFileSync(join(config, ".credentials.json"), JSON.stringify(credentials), { mode: 0o600 });
+  return home;
+}
+
 export async function startFirstPartyFront(handle: (request: IncomingMessage, response: ServerResponse) => void): Promise<FirstPartyFront> {
   const ca = await createMemoryCa({ name: "ktx-claude-code test CA", hosts: FIRST_PARTY_HOSTS });
   const dir = mkdtempSync(join(tmpdir(), "ktx-first-party-"));
@@ -83,22 +104,7 @@ export async function startFirstPartyFront(handle: (request: IncomingMessage, re
     get connects() {
       return connects;
     },
-    login(home, options = {}) {
-      const config = join(home, ".claude");
-      mkdirSync(config, { recursive: true });
-      const credentials = {
-        claudeAiOauth: {
-          accessToken: SCRIPTED_ACCESS_TOKEN,
-          refreshToken: SCRIPTED_REFRESH_TOKEN,
-          expiresAt: Date.now() + (options.expired ? -3600_000 : 8 * 3600_000),
-          scopes: ["user:inference", "user:profile", "user:sessions:claude_code"],
-          subscriptionType: "max",
-          rateLimitTier: "default_claude_max_20x",
-        },
-      };
-      writeFileSync(join(config, ".credentials.json"), JSON.stringify(credentials), { mode: 0o600 });
-      return home;
-    },
+    login: (home, options = {}) => writeScriptedLogin(home, options),
     env: () => ({ HTTPS_PROXY: proxyUrl, NODE_EXTRA_CA_CERTS: caFile }),
     close: () =>
       (closed ??= proxy.close().finally(() => rmSync(dir, { recursive: true, force: true }))),
