@@ -60,7 +60,7 @@ export function benchHome(api) {
   const home = tempDir("home");
   if (api.firstParty) {
     if (!testing) throw new Error("bench: loadLibrary() first");
-    testing.writeScriptedLogin(home);
+    testing.writeScriptedLogin(home, { usedBefore: true });
   }
   return home;
 }

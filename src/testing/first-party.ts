@@ -53,8 +53,25 @@ export function loginAnswer(request: { method: string; path: string }): object |
 /**
  * Writes the throwaway claude.ai login the first-party front accepts into `home` (`.claude/.credentials.json`),
  * as `FirstPartyFront.login` does; for a front running in another process (the bench). `expired` makes the CLI refresh it first.
+ * `usedBefore` also writes the account the CLI caches in `~/.claude.json` after its first profile fetch, as a real
+ * user's login has: with it, 2.1.330 puts the account context (`userEmail`) into every call's first user turn;
+ * without it, only once the profile has come back (the first process in a HOME races its own profile request).
  */
-export function writeScriptedLogin(home: string, options: { expired?: boolean } = {}): string {
+export function writeScriptedLogin(home: string, options: { expired?: boolean; usedBefore?: boolean } = {}): string {
+  if (options.usedBefore) {
+    const profile = loginAnswer({ method: "GET", path: "/api/oauth/profile" }) as { account: Record<string, unknown>; organization: Record<string, unknown> };
+    const oauthAccount = {
+      accountUuid: profile.account.uuid,
+      emailAddress: profile.account.email,
+      organizationUuid: profile.organization.uuid,
+      hasExtraUsageEnabled: false,
+      billingType: profile.organization.billing_type,
+      displayName: profile.account.display_name,
+      fullName: profile.account.full_name,
+      profileFetchedAt: Date.now(),
+    };
+    writeFileSync(join(home, ".claude.json"), JSON.stringify({ oauthAccount }), { mode: 0o600 });
+  }
   const config = join(home, ".claude");
   mkdirSync(config, { recursive: true });
   const credentials = {
