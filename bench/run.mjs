@@ -88,9 +88,11 @@ const reuse = sections.reuse;
 if (reuse) {
   for (const [workload, b] of Object.entries(reuse.burst)) {
     goal(`reuse ${workload}: reused / reuse floor (p50)`, "<= 1.1", b.ratio, b.ratio <= 1.1);
+    if (b.nowire) goal(`reuse ${workload}: reused without the interceptor / reuse floor (p50); reused / reused without it`, "shown only", `${b.nowireRatio}; ${b.interceptorShare}`, null);
     // Taken once V8 has compiled our code (bench/reuse.mjs, steady); the burst's figure is in the CPU table.
     const steady = workload === "loop" ? b.steady : undefined;
     if (steady?.rfloor.hostCpuMsP50 > 0) goal(`reuse loop: host CPU per call after ${steady.warmupLoops + reuse.calls + 3} loops, reused / reuse floor (p50)`, "<= 1.5", steady.hostCpuRatio, steady.hostCpuRatio <= 1.5);
+    if (steady?.nowire) goal(`reuse loop: the same, reused without the interceptor / reuse floor (the interceptor runs in the host)`, "shown only", steady.nowireHostCpuRatio, null);
     const cold = lat?.[workload]?.variants.ours?.cliCpuMsP50;
     if (cold) goal(`reuse ${workload}: CLI CPU per call, reused / cold`, "<= 0.1", ratioOf(b.reused.cliCpuMsPerCall, cold), b.reused.cliCpuMsPerCall / cold <= 0.1);
     // The same ratio for the bare CLI: what the CLI itself costs per reused call, whatever drives it.
@@ -203,8 +205,8 @@ if (reuse) {
   const p50 = (w, v) => fmt(lat?.[w]?.variants[v]?.ms?.p50);
   table(
     `Session reuse: every variant side by side, p50 ms (reused and reuse floor: ${reuse.calls} calls back to back per shape after 3 warm-up calls)`,
-    ["call", "floor", "ours (cold)", "Agent SDK", "ours (warm)", "reuse floor", "reused", "reused / reuse floor", "reused / SDK"],
-    Object.entries(reuse.burst).map(([w, b]) => [w, p50(w, "floor"), p50(w, "ours"), p50(w, "sdk"), p50(w, "warm"), fmt(b.rfloor.ms.p50, 1), fmt(b.reused.ms.p50, 1), fmt(b.ratio, 3), lat?.[w]?.variants.sdk ? fmt(b.reused.ms.p50 / lat[w].variants.sdk.ms.p50, 3) : "-"]),
+    ["call", "floor", "ours (cold)", "Agent SDK", "ours (warm)", "reuse floor", "reused", "reused, interceptor off", "reused / reuse floor", "reused without it / reuse floor", "reused / SDK"],
+    Object.entries(reuse.burst).map(([w, b]) => [w, p50(w, "floor"), p50(w, "ours"), p50(w, "sdk"), p50(w, "warm"), fmt(b.rfloor.ms.p50, 1), fmt(b.reused.ms.p50, 1), fmt(b.nowire?.ms.p50, 1), fmt(b.ratio, 3), fmt(b.nowireRatio, 3), lat?.[w]?.variants.sdk ? fmt(b.reused.ms.p50 / lat[w].variants.sdk.ms.p50, 3) : "-"]),
   );
   const cpu = (w, v) => fmt(lat?.[w]?.variants[v]?.cliCpuMsP50);
   table(
@@ -224,6 +226,7 @@ if (reuse) {
       [`4-${reuse.calls + 3} (the burst)`, fmt(loop.reused.hostCpuMsP50, 2), fmt(loop.rfloor.hostCpuMsP50, 2), fmt(loop.reused.hostCpuMsP50 / loop.rfloor.hostCpuMsP50, 3)],
       [`${reuse.calls + 4}-${reuse.calls + 3 + steady.warmupLoops} (reused alone)`, fmt(steady.warmupHostCpuMsP50, 2), "-", "-"],
       [`${reuse.calls + 4 + steady.warmupLoops}-${reuse.calls + 3 + steady.warmupLoops + steady.loops}`, fmt(steady.reused.hostCpuMsP50, 2), fmt(steady.rfloor.hostCpuMsP50, 2), fmt(steady.hostCpuRatio, 3)],
+      ...(steady.nowire ? [["the same loops, reused with the interceptor off", fmt(steady.nowire.hostCpuMsP50, 2), fmt(steady.rfloor.hostCpuMsP50, 2), fmt(steady.nowireHostCpuRatio, 3)]] : []),
     ]);
   }
   table("Tool round trip on a reused process (tools/call in -> reply out, from transcripts), ms", ["n", "p50", "p95"], [[reuse.toolRoundTrip.n, fmt(reuse.toolRoundTrip.p50, 3), fmt(reuse.toolRoundTrip.p95, 3)]]);
