@@ -29,8 +29,8 @@ export interface FirstPartyFront {
   readonly refused: string[];
   /** CONNECTs accepted (one per connection the client opened). */
   readonly connects: number;
-  /** Writes a claude.ai login into `home` (`.claude/.credentials.json`); `expired` makes the CLI refresh it first. */
-  login(home: string, options?: { expired?: boolean }): string;
+  /** Writes a claude.ai login into `home` (`.claude/.credentials.json`); `expired` makes the CLI refresh it first; `usedBefore` also caches the account as after a first profile fetch (`writeScriptedLogin`). */
+  login(home: string, options?: { expired?: boolean; usedBefore?: boolean }): string;
   /** The proxy and CA variables a child needs to reach this front. */
   env(): { HTTPS_PROXY: string; NODE_EXTRA_CA_CERTS: string };
   close(): Promise<void>;
