@@ -16,9 +16,9 @@ const levels = argValue("levels", "1,4,8").split(",").map(Number);
 
 const api = await startApiProcess();
 const lib = await loadLibrary();
-const open = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { warm: false, maxConcurrentRuns: Math.max(...levels) }));
-const limited = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { warm: false }));
-const reused = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { warm: false, reuse: {} }));
+const open = new lib.ClaudeCodeRuntime(runtimeOptions(api, { warm: false, maxConcurrentRuns: Math.max(...levels) }));
+const limited = new lib.ClaudeCodeRuntime(runtimeOptions(api, { warm: false }));
+const reused = new lib.ClaudeCodeRuntime(runtimeOptions(api, { warm: false, reuse: {} }));
 
 // Warm-up: JIT, the CLI version check, the first CLI start.
 await runtimeCalls(open).loop();

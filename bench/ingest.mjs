@@ -82,7 +82,7 @@ async function ingest(name, config, apiArgs, extra = {}, count = calls) {
   const events = [];
   const cpuAtWait = {};
   const runtime = new lib.ClaudeCodeRuntime(
-    runtimeOptions(api.baseUrl, {
+    runtimeOptions(api, {
       apiEndpoint: { baseUrl: api.baseUrl, oauthToken: "sk-ant-oat01-bench-scripted" },
       maxConcurrentRuns: concurrency,
       ...CONFIGS[config],

@@ -5,10 +5,14 @@
  * The warm variant (an addition: it hides the CLI's boot, it does not remove its CPU) joins every
  * `--warm-every`th round to keep the whole bench within a few minutes.
  *
- *   node bench/latency.mjs [--runs 20] [--warmup 1] [--warm-every 2] [--variants floor,ours,sdk,warm]
+ * On the first-party path (the default; `--base-url` for the old way, lib/common.mjs `benchPath`) the
+ * variant `nowire` is our runtime cold with its interceptor off (`wire: false`): the CLI talks to the
+ * front directly, like the floor, so ours / nowire is what the interceptor costs per call.
+ *
+ *   node bench/latency.mjs [--runs 20] [--warmup 1] [--warm-every 2] [--variants floor,ours,nowire,sdk,warm] [--base-url]
  */
 import { loadavg } from "node:os";
-import { argValue, cleanup, emit, log, percentile, ratio, reapedChildrenCpuMs, selfCpuMs, startApiProcess, summarize, waitChildrenGone, waitQuiet } from "./lib/common.mjs";
+import { argValue, benchPath, cleanup, emit, log, percentile, ratio, reapedChildrenCpuMs, selfCpuMs, startApiProcess, summarize, waitChildrenGone, waitQuiet } from "./lib/common.mjs";
 import { floorCalls, loadLibrary, runtimeCalls, runtimeOptions, sdkCalls } from "./lib/variants.mjs";
 import { WORKLOADS } from "./lib/workloads.mjs";
 
@@ -21,15 +25,16 @@ const api = await startApiProcess();
 const lib = await loadLibrary();
 const runtimes = [];
 const makeRuntime = (extra) => {
-  const runtime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, extra));
+  const runtime = new lib.ClaudeCodeRuntime(runtimeOptions(api, extra));
   runtimes.push(runtime);
   return runtime;
 };
 
 const calls = {};
-if (wanted.includes("floor")) calls.floor = floorCalls(lib, api.baseUrl);
+if (wanted.includes("floor")) calls.floor = floorCalls(lib, api);
 if (wanted.includes("ours")) calls.ours = runtimeCalls(makeRuntime({ warm: false }));
-if (wanted.includes("sdk")) calls.sdk = await sdkCalls(lib, api.baseUrl);
+if (wanted.includes("nowire") && api.firstParty) calls.nowire = runtimeCalls(makeRuntime({ warm: false, wire: false }));
+if (wanted.includes("sdk")) calls.sdk = await sdkCalls(lib, api);
 const warmRuntimes = {};
 if (wanted.includes("warm")) {
   // The default pool size (2) per call shape, as a host making one kind of call repeatedly has; a long
@@ -53,7 +58,7 @@ async function settle() {
 }
 
 const samples = Object.fromEntries(WORKLOADS.map((w) => [w, Object.fromEntries(variants.map((v) => [v, { ms: [], doneMs: [], cliCpuMs: [], hostCpuMs: [], warmServed: 0 }]))]));
-const paired = Object.fromEntries(WORKLOADS.map((w) => [w, { floor: [], sdk: [], sdkDone: [], floorExit: [], warmFloor: [] }]));
+const paired = Object.fromEntries(WORKLOADS.map((w) => [w, { floor: [], sdk: [], sdkDone: [], floorExit: [], warmFloor: [], nowire: [] }]));
 const started = performance.now();
 const loads = [];
 const last = {};
@@ -95,6 +100,7 @@ for (let round = 0; round < warmup + runs; round += 1) {
       p.sdkDone.push(got.ours.ms / got.sdk.doneMs);
     }
     if (got.warm && got.floor) p.warmFloor.push(got.warm.ms / got.floor.ms);
+    if (got.ours && got.nowire) p.nowire.push(got.ours.ms / got.nowire.ms);
   }
   loads.push(loadavg()[0]);
   const line = WORKLOADS.map((w) => `${w} ${present.map((v) => `${v}=${Math.round(last[w][v].ms)}`).join(" ")}`).join(" | ");
@@ -125,6 +131,8 @@ for (const workload of WORKLOADS) {
     out.ratios.oursOverSdk = { p50: ratio(v.ours.ms.p50, v.sdk.ms.p50), p95: ratio(v.ours.ms.p95, v.sdk.ms.p95), pairedMedian: pairedMedian(paired[workload].sdk) };
     out.ratios.oursOverSdkDone = { p50: ratio(v.ours.ms.p50, v.sdk.doneMs.p50), p95: ratio(v.ours.ms.p95, v.sdk.doneMs.p95), pairedMedian: pairedMedian(paired[workload].sdkDone) };
   }
+  if (v.ours && v.nowire) out.ratios.oursOverNowire = { p50: ratio(v.ours.ms.p50, v.nowire.ms.p50), p95: ratio(v.ours.ms.p95, v.nowire.ms.p95), pairedMedian: pairedMedian(paired[workload].nowire) };
+  if (v.nowire && v.floor) out.ratios.nowireOverFloor = { p50: ratio(v.nowire.ms.p50, v.floor.ms.p50), p95: ratio(v.nowire.ms.p95, v.floor.ms.p95) };
   if (v.warm && v.floor) out.ratios.warmOverFloor = { p50: ratio(v.warm.ms.p50, v.floor.ms.p50), p95: ratio(v.warm.ms.p95, v.floor.ms.p95), pairedMedian: pairedMedian(paired[workload].warmFloor) };
   workloads[workload] = out;
 }
@@ -133,6 +141,7 @@ for (const runtime of runtimes) await runtime.close();
 await api.close();
 await cleanup();
 emit({
+  path: benchPath(),
   runs,
   warmup,
   warmEvery,

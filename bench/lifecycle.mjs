@@ -9,7 +9,7 @@
  *
  *   node bench/lifecycle.mjs [--alternating 12] [--budgets 1,2,3,4]
  */
-import { argValue, cleanup, emit, log, sleep } from "./lib/common.mjs";
+import { argValue, benchPath, cleanup, emit, log, sleep } from "./lib/common.mjs";
 import { loadLibrary, runtimeOptions } from "./lib/variants.mjs";
 import { OBJECT_PROMPT, TEXT_PROMPT, loopTools, objectSchema, scriptedTurn } from "./lib/workloads.mjs";
 
@@ -17,12 +17,13 @@ const alternating = argValue("alternating", 12);
 const budgets = String(argValue("budgets", "1,2,3,4")).split(",").map(Number);
 const lib = await loadLibrary();
 const { startScriptedMessagesApi } = await import(new URL("../dist/testing/index.js", import.meta.url).href);
-const api = await startScriptedMessagesApi((request) => scriptedTurn(request.body));
+// First-party by default (lib/common.mjs `benchPath`): the front, a login per HOME, the interceptor on; `--base-url` the old way.
+const api = await startScriptedMessagesApi((request) => scriptedTurn(request.body), { firstParty: benchPath() === "first-party" });
 const models = { default: "sonnet", triage: "haiku", curator: "sonnet", candidateExtraction: "haiku", reconcile: "sonnet" };
 // Defaults everywhere but these: the scripted API, an empty HOME and a temp project (runtimeOptions).
 const defaults = (extra = {}) => {
   // runtimeOptions turns reuse off for the other sections; here the runtime's own default applies unless asked.
-  const { reuse: _off, ...options } = runtimeOptions(api.baseUrl, { models });
+  const { reuse: _off, ...options } = runtimeOptions(api, { models });
   return { ...options, ...extra };
 };
 const idleRss = (runtime) => Math.round(runtime.idleMemory().reduce((sum, item) => sum + item.rssMiB, 0));

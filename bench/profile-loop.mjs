@@ -22,8 +22,8 @@ const profiled = profileIndex < 0 ? undefined : process.argv[profileIndex + 1] =
 
 const api = await startApiProcess();
 const lib = await loadLibrary();
-const runtime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false }));
-const variants = { reused: runtimeCalls(runtime), rfloor: reuseFloorCalls(lib, api.baseUrl) };
+const runtime = new lib.ClaudeCodeRuntime(runtimeOptions(api, { reuse: {}, warm: false }));
+const variants = { reused: runtimeCalls(runtime), rfloor: reuseFloorCalls(lib, api) };
 for (let i = 0; i < 5; i += 1) for (const v of Object.values(variants)) await v[workload]();
 
 const session = new Session();

@@ -1,7 +1,8 @@
 /**
  * Section: session reuse. One CLI process serves many calls, rewound between them.
  *   burst       per call shape, `--calls` calls back to back on our runtime with reuse (`reused`) and on
- *               the floor for reuse (`rfloor`: a bare CLI rewound by the least code), interleaved;
+ *               the floor for reuse (`rfloor`: a bare CLI rewound by the least code), interleaved (on the
+ *               first-party path also `nowire`: reused with the interceptor off);
  *               latency to the answer, and CLI CPU per call (user+sys of the live processes, /proc)
  *   steady      host CPU per loop once V8 has compiled our code: `--steady-warmup` more reused loops,
  *               then `--steady-calls` loops, reused and reuse floor interleaved (the burst's loop figure
@@ -10,11 +11,14 @@
  *               against `--sdk-calls` Agent SDK query() calls, 2 at a time; calls/s and CPU per call
  *   tools       tools/call in -> our reply out, from transcripts of 5-tool loops on a reused process
  *
- *   node bench/reuse.mjs [--calls 100] [--steady-warmup 300] [--steady-calls 100] [--throughput 200] [--sdk-calls 20] [--loops 6] [--no-sdk]
+ * First-party path by default (reused: our runtime with its interceptor; reuse floor: the bare CLI straight to
+ * the front, same login); `--base-url` the old way (lib/common.mjs `benchPath`).
+ *
+ *   node bench/reuse.mjs [--calls 100] [--steady-warmup 300] [--steady-calls 100] [--throughput 200] [--sdk-calls 20] [--loops 6] [--no-sdk] [--base-url]
  */
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { argValue, cleanup, cpuTicks, emit, hasFlag, log, reapedChildrenCpuMs, selfCpuMs, startApiProcess, summarize, tempDir } from "./lib/common.mjs";
+import { argValue, benchPath, cleanup, cpuTicks, emit, hasFlag, log, reapedChildrenCpuMs, selfCpuMs, startApiProcess, summarize, tempDir } from "./lib/common.mjs";
 import { loadLibrary, reuseFloorCalls, runtimeCalls, runtimeOptions, sdkCalls } from "./lib/variants.mjs";
 import { WORKLOADS } from "./lib/workloads.mjs";
 
@@ -36,15 +40,23 @@ const ticksOf = (pids) => pids.reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 
 // ---------------------------------------------------------------- burst: reused vs the reuse floor
 
 // Warm pool off: the first call of each shape starts its process, every later one reuses it.
-const reusedRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false }));
-const variants = { reused: { ...runtimeCalls(reusedRuntime), pids: () => reusedRuntime.reusePids }, rfloor: reuseFloorCalls(lib, api.baseUrl) };
+const reusedRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api, { reuse: {}, warm: false }));
+const variants = { reused: { ...runtimeCalls(reusedRuntime), pids: () => reusedRuntime.reusePids }, rfloor: reuseFloorCalls(lib, api) };
+// First-party path: the same reused runtime with its interceptor off (the CLI straight to the front, like the
+// reuse floor), so reused / reused-without-it is the interceptor's share of reused / reuse floor. `--no-nowire` skips it.
+let nowireRuntime;
+if (api.firstParty && !hasFlag("no-nowire")) {
+  nowireRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api, { reuse: {}, warm: false, wire: false }));
+  variants.nowire = { ...runtimeCalls(nowireRuntime), pids: () => nowireRuntime.reusePids };
+}
 const burst = {};
 
 /** `n` calls of `workload`, reused and reuse floor alternating: per variant latency, CLI ticks and host CPU samples. */
 async function interleaved(workload, n) {
   const samples = Object.fromEntries(Object.keys(variants).map((name) => [name, { ms: [], cpuTicks: 0, hostCpuMs: [] }]));
   for (let i = 0; i < n; i += 1) {
-    const order = i % 2 === 0 ? ["reused", "rfloor"] : ["rfloor", "reused"];
+    const names = Object.keys(variants);
+    const order = [...names.slice(i % names.length), ...names.slice(0, i % names.length)];
     for (const name of order) {
       const variant = variants[name];
       const pids = variant.pids();
@@ -68,8 +80,12 @@ for (const workload of WORKLOADS) {
     Object.entries(samples).map(([name, s]) => [name, { ms: summarize(s.ms), cliCpuMsPerCall: Math.round((s.cpuTicks * TICK_MS * 10) / calls) / 10, hostCpuMsP50: summarize(s.hostCpuMs).p50 }]),
   );
   burst[workload].ratio = Math.round((burst[workload].reused.ms.p50 / burst[workload].rfloor.ms.p50) * 1000) / 1000;
+  if (burst[workload].nowire) {
+    burst[workload].nowireRatio = Math.round((burst[workload].nowire.ms.p50 / burst[workload].rfloor.ms.p50) * 1000) / 1000;
+    burst[workload].interceptorShare = Math.round((burst[workload].reused.ms.p50 / burst[workload].nowire.ms.p50) * 1000) / 1000;
+  }
   loads.push(loadavg()[0]);
-  log(`  reuse burst ${workload}: reused p50 ${burst[workload].reused.ms.p50} ms, ${burst[workload].reused.cliCpuMsPerCall} ms CPU; floor p50 ${burst[workload].rfloor.ms.p50} ms, ${burst[workload].rfloor.cliCpuMsPerCall} ms CPU`);
+  log(`  reuse burst ${workload}: reused p50 ${burst[workload].reused.ms.p50} ms, ${burst[workload].reused.cliCpuMsPerCall} ms CPU; floor p50 ${burst[workload].rfloor.ms.p50} ms, ${burst[workload].rfloor.cliCpuMsPerCall} ms CPU${burst[workload].nowire ? `; without the interceptor p50 ${burst[workload].nowire.ms.p50} ms, host CPU ${burst[workload].nowire.hostCpuMsP50} ms (reused ${burst[workload].reused.hostCpuMsP50}, floor ${burst[workload].rfloor.hostCpuMsP50})` : ""}`);
 }
 
 // Steady state for the loop: V8 compiles a function of ours only after it has run many times, and most
@@ -89,13 +105,16 @@ const steady = {
   warmupHostCpuMsP50: warmupCpu.length > 0 ? summarize(warmupCpu).p50 : undefined,
   reused: { hostCpuMsP50: summarize(steadySamples.reused.hostCpuMs).p50, ms: summarize(steadySamples.reused.ms) },
   rfloor: { hostCpuMsP50: summarize(steadySamples.rfloor.hostCpuMs).p50, ms: summarize(steadySamples.rfloor.ms) },
+  ...(steadySamples.nowire ? { nowire: { hostCpuMsP50: summarize(steadySamples.nowire.hostCpuMs).p50, ms: summarize(steadySamples.nowire.ms) } } : {}),
 };
+if (steady.nowire) steady.nowireHostCpuRatio = Math.round((steady.nowire.hostCpuMsP50 / steady.rfloor.hostCpuMsP50) * 1000) / 1000;
 steady.hostCpuRatio = Math.round((steady.reused.hostCpuMsP50 / steady.rfloor.hostCpuMsP50) * 1000) / 1000;
 burst.loop.steady = steady;
 loads.push(loadavg()[0]);
-log(`  reuse loop after ${calls + 3 + steadyWarmup} loops: host CPU p50 reused ${steady.reused.hostCpuMsP50} ms, floor ${steady.rfloor.hostCpuMsP50} ms (${steady.hostCpuRatio})`);
+log(`  reuse loop after ${calls + 3 + steadyWarmup} loops: host CPU p50 reused ${steady.reused.hostCpuMsP50} ms, floor ${steady.rfloor.hostCpuMsP50} ms (${steady.hostCpuRatio})${steady.nowire ? `, without the interceptor ${steady.nowire.hostCpuMsP50} ms (${steady.nowireHostCpuRatio})` : ""}`);
 const rss = reusedRuntime.reusePids.map((pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024);
 await reusedRuntime.close();
+await nowireRuntime?.close();
 await variants.rfloor.close();
 
 // ---------------------------------------------------------------- throughput: one-turn calls, 2 at a time
@@ -119,12 +138,12 @@ async function twoAtATime(n, call, livePids) {
 }
 
 const throughput = {};
-const fresh = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false, maxConcurrentRuns: 2 }));
+const fresh = new lib.ClaudeCodeRuntime(runtimeOptions(api, { reuse: {}, warm: false, maxConcurrentRuns: 2 }));
 throughput.reused = await twoAtATime(throughputCalls, () => runtimeCalls(fresh).text(), () => fresh.reusePids);
 await fresh.close();
 log(`  throughput reused: ${throughput.reused.callsPerSecond} calls/s (${throughputCalls} calls)`);
 if (withSdk) {
-  const sdk = await sdkCalls(lib, api.baseUrl);
+  const sdk = await sdkCalls(lib, api);
   throughput.sdk = await twoAtATime(sdkThroughputCalls, () => sdk.text());
   log(`  throughput Agent SDK: ${throughput.sdk.callsPerSecond} calls/s (${sdkThroughputCalls} calls)`);
   throughput.ratio = Math.round((throughput.reused.callsPerSecond / throughput.sdk.callsPerSecond) * 100) / 100;
@@ -134,7 +153,7 @@ loads.push(loadavg()[0]);
 // ---------------------------------------------------------------- tool round trip on a reused process
 
 const transcriptDir = tempDir("reuse-transcripts");
-const toolRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { reuse: {}, warm: false, transcript: { dir: transcriptDir } }));
+const toolRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api, { reuse: {}, warm: false, transcript: { dir: transcriptDir } }));
 const toolCalls = runtimeCalls(toolRuntime);
 await toolCalls.loop();
 await toolCalls.loop();
@@ -155,6 +174,7 @@ await toolRuntime.close();
 await api.close();
 await cleanup();
 emit({
+  path: benchPath(),
   calls,
   seconds: Math.round((performance.now() - started) / 100) / 10,
   loadavg1m: { min: Math.min(...loads), max: Math.max(...loads) },

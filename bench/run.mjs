@@ -4,7 +4,12 @@
  * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json. Not part of `npm test`.
  * docs/performance.md explains the method and each figure.
  *
- *   node bench/run.mjs [--only latency,reuse,tools,wire,parser,recorder,concurrency,memory,ingest,usage] [--runs 20] [--quick] [--no-sdk]
+ * The sections that drive the real CLI take the path real users take by default: api.anthropic.com
+ * through the scripted API's first-party front on 127.0.0.1, a throwaway claude.ai login in each temp
+ * HOME, the runtime's interceptor on (lib/common.mjs `benchPath`). `--base-url` runs them the old way
+ * (`ANTHROPIC_BASE_URL` at the scripted API, no interceptor) for comparison. Ingest always uses a base URL.
+ *
+ *   node bench/run.mjs [--only latency,reuse,tools,wire,parser,recorder,concurrency,memory,ingest,usage,lifecycle] [--runs 20] [--quick] [--no-sdk] [--base-url]
  *
  * Each section runs in its own Node process (so memory figures are that section's own). The only
  * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
@@ -13,12 +18,16 @@ import { existsSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { usageGoals, usageTable } from "./lib/usage-report.mjs";
-import { BENCH_DIR, DIST, SDK_VERSION, argValue, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
+import { BENCH_DIR, DIST, SDK_VERSION, argValue, benchPath, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
+import { reuseWireTable } from "./lib/usage-report.mjs";
 
 const quick = hasFlag("quick");
 const only = argValue("only", "parser,memory,recorder,tools,wire,concurrency,latency,reuse,ingest,lifecycle,usage").split(",");
 const runs = argValue("runs", quick ? 5 : 20);
 const withSdk = !hasFlag("no-sdk");
+const path = benchPath();
+// Passed on to every section that drives the real CLI.
+const pathArgs = path === "base-url" ? ["--base-url"] : [];
 
 if (!existsSync(join(DIST, "index.js"))) {
   log("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`.");
@@ -27,27 +36,28 @@ if (!existsSync(join(DIST, "index.js"))) {
 if (withSdk && (only.includes("latency") || only.includes("reuse") || only.includes("usage"))) ensureSdk();
 
 const machine = machineInfo();
-log(`ktx-claude-code bench: ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, CLI ${machine.cli}; load ${machine.loadavgAtStart.join(" ")}`);
+log(`ktx-claude-code bench: ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, CLI ${machine.cli}; load ${machine.loadavgAtStart.join(" ")}; path ${path}`);
 const started = performance.now();
 const sections = {};
 const timings = {};
 
-async function section(name, script, args, nodeArgs) {
+async function section(name, script, args, nodeArgs, cliPath = true) {
   if (!only.includes(name)) return;
   const at = performance.now();
   log(`\n[${name}]`);
-  sections[name] = await runSection(script, args, nodeArgs);
+  sections[name] = await runSection(script, [...args, ...(cliPath ? pathArgs : [])], nodeArgs);
   timings[name] = Math.round((performance.now() - at) / 100) / 10;
 }
 
-await section("parser", "parser.mjs", quick ? ["--reps", "3", "--recorded-mb", "4", "--big-mb", "8"] : []);
-await section("memory", "memory.mjs", [], ["--expose-gc"]);
-await section("recorder", "recorder.mjs", quick ? ["--reps", "3"] : []);
-await section("wire", "wire.mjs", quick ? ["--requests", "60", "--starts", "3"] : [], ["--no-warnings"]);
+await section("parser", "parser.mjs", quick ? ["--reps", "3", "--recorded-mb", "4", "--big-mb", "8"] : [], [], false);
+await section("memory", "memory.mjs", [], ["--expose-gc"], false);
+await section("recorder", "recorder.mjs", quick ? ["--reps", "3"] : [], [], false);
+await section("wire", "wire.mjs", quick ? ["--requests", "60", "--starts", "3"] : [], ["--no-warnings"], false);
 await section("tools", "tool-overhead.mjs", quick ? ["--loops", "3", "--texts", "2", "--spaced", "100"] : [], ["--no-warnings"]);
 await section("concurrency", "concurrency.mjs", quick ? ["--reps", "1"] : [], ["--expose-gc", "--no-warnings"]);
-await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000", "--configs", "defaults"] : [], ["--no-warnings"]);
-await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,sdk,warm" : "floor,ours,warm"], ["--no-warnings"]);
+await section("ingest", "ingest.mjs", quick ? ["--calls", "40", "--reject-after", "16", "--reset-ms", "5000", "--configs", "defaults"] : [], ["--no-warnings"], false);
+// nowire (first-party path only): ours with the interceptor off, so ours / nowire is the interceptor's share.
+await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1", "--warm-every", quick ? "1" : "2", "--variants", withSdk ? "floor,ours,nowire,sdk,warm" : "floor,ours,nowire,warm"], ["--no-warnings"]);
 await section("lifecycle", "lifecycle.mjs", quick ? ["--alternating", "6", "--budgets", "1,2,3"] : [], ["--no-warnings"]);
 await section("usage", "usage.mjs", [...(quick ? ["--calls", "1"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--steady-warmup", "40", "--steady-calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
@@ -64,6 +74,9 @@ const lat = sections.latency?.workloads;
 if (lat) {
   for (const [workload, w] of Object.entries(lat)) {
     if (w.ratios.oursOverFloor) goal(`latency ${workload}: ours / floor (p50)`, "<= 1.03", w.ratios.oursOverFloor.p50, w.ratios.oursOverFloor.p50 <= 1.03);
+    // First-party path: the floor cannot go through the runtime's interceptor, so ours / floor includes it; ours with it off shows its share.
+    if (w.ratios.oursOverNowire) goal(`latency ${workload}: ours / ours without the interceptor (p50; its share of ours / floor)`, "shown only", w.ratios.oursOverNowire.p50, null);
+    if (w.ratios.nowireOverFloor) goal(`latency ${workload}: ours without the interceptor / floor (p50)`, "shown only", w.ratios.nowireOverFloor.p50, null);
     // Retired: cold ours / Agent SDK <= 0.9 (the SDK spawns the same CLI, so cold parity is the floor); the figure stays in the latency table.
     // Warm processes (issue: start-up off the critical path): against a cold call and against the Agent SDK.
     const warm = w.variants.warm?.ms?.p50;
@@ -75,9 +88,11 @@ const reuse = sections.reuse;
 if (reuse) {
   for (const [workload, b] of Object.entries(reuse.burst)) {
     goal(`reuse ${workload}: reused / reuse floor (p50)`, "<= 1.1", b.ratio, b.ratio <= 1.1);
+    if (b.nowire) goal(`reuse ${workload}: reused without the interceptor / reuse floor (p50); reused / reused without it`, "shown only", `${b.nowireRatio}; ${b.interceptorShare}`, null);
     // Taken once V8 has compiled our code (bench/reuse.mjs, steady); the burst's figure is in the CPU table.
     const steady = workload === "loop" ? b.steady : undefined;
     if (steady?.rfloor.hostCpuMsP50 > 0) goal(`reuse loop: host CPU per call after ${steady.warmupLoops + reuse.calls + 3} loops, reused / reuse floor (p50)`, "<= 1.5", steady.hostCpuRatio, steady.hostCpuRatio <= 1.5);
+    if (steady?.nowire) goal(`reuse loop: the same, reused without the interceptor / reuse floor (the interceptor runs in the host)`, "shown only", steady.nowireHostCpuRatio, null);
     const cold = lat?.[workload]?.variants.ours?.cliCpuMsP50;
     if (cold) goal(`reuse ${workload}: CLI CPU per call, reused / cold`, "<= 0.1", ratioOf(b.reused.cliCpuMsPerCall, cold), b.reused.cliCpuMsPerCall / cold <= 0.1);
     // The same ratio for the bare CLI: what the CLI itself costs per reused call, whatever drives it.
@@ -151,18 +166,23 @@ const pp = (s) => (s ? `${fmt(s.p50)} / ${fmt(s.p95)}` : "-");
 
 process.stdout.write(`\nMachine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}; Claude Code ${machine.cli}; Agent SDK ${withSdk ? SDK_VERSION : "skipped"}\n`);
 process.stdout.write(`Load average (1/5/15 min) at start ${machine.loadavgAtStart.join(" ")}, at end ${machine.loadavgAtEnd.join(" ")}; total ${totalSeconds} s\n`);
+process.stdout.write(path === "first-party"
+  ? "Path: first-party (api.anthropic.com through the scripted API's front on 127.0.0.1, a throwaway claude.ai login per HOME; ours behind its interceptor, floors and the Agent SDK straight to the front)\n"
+  : "Path: base URL (ANTHROPIC_BASE_URL at the scripted API, no interceptor; --base-url)\n");
 
 if (lat) {
   const l = sections.latency;
   table(
     `Per-call latency, ms, p50 / p95 over ${l.runs} interleaved runs (warm: ${Math.ceil(l.runs / l.warmEvery)}); the answer in the caller's hands; cold = a new CLI per call`,
-    ["call", "floor: bare CLI", "ours (cold)", "Agent SDK query()", "ours / floor", "ours / SDK", "ours (warm pool)"],
+    ["call", "floor: bare CLI", "ours (cold)", "ours, interceptor off", "Agent SDK query()", "ours / floor", "ours / ours without it", "ours / SDK", "ours (warm pool)"],
     Object.entries(lat).map(([workload, w]) => [
       workload,
       pp(w.variants.floor?.ms),
       pp(w.variants.ours?.ms),
+      pp(w.variants.nowire?.ms),
       pp(w.variants.sdk?.ms),
       fmt(w.ratios.oursOverFloor?.p50, 3),
+      fmt(w.ratios.oursOverNowire?.p50, 3),
       fmt(w.ratios.oursOverSdk?.p50, 3),
       pp(w.variants.warm?.ms),
     ]),
@@ -185,8 +205,8 @@ if (reuse) {
   const p50 = (w, v) => fmt(lat?.[w]?.variants[v]?.ms?.p50);
   table(
     `Session reuse: every variant side by side, p50 ms (reused and reuse floor: ${reuse.calls} calls back to back per shape after 3 warm-up calls)`,
-    ["call", "floor", "ours (cold)", "Agent SDK", "ours (warm)", "reuse floor", "reused", "reused / reuse floor", "reused / SDK"],
-    Object.entries(reuse.burst).map(([w, b]) => [w, p50(w, "floor"), p50(w, "ours"), p50(w, "sdk"), p50(w, "warm"), fmt(b.rfloor.ms.p50, 1), fmt(b.reused.ms.p50, 1), fmt(b.ratio, 3), lat?.[w]?.variants.sdk ? fmt(b.reused.ms.p50 / lat[w].variants.sdk.ms.p50, 3) : "-"]),
+    ["call", "floor", "ours (cold)", "Agent SDK", "ours (warm)", "reuse floor", "reused", "reused, interceptor off", "reused / reuse floor", "reused without it / reuse floor", "reused / SDK"],
+    Object.entries(reuse.burst).map(([w, b]) => [w, p50(w, "floor"), p50(w, "ours"), p50(w, "sdk"), p50(w, "warm"), fmt(b.rfloor.ms.p50, 1), fmt(b.reused.ms.p50, 1), fmt(b.nowire?.ms.p50, 1), fmt(b.ratio, 3), fmt(b.nowireRatio, 3), lat?.[w]?.variants.sdk ? fmt(b.reused.ms.p50 / lat[w].variants.sdk.ms.p50, 3) : "-"]),
   );
   const cpu = (w, v) => fmt(lat?.[w]?.variants[v]?.cliCpuMsP50);
   table(
@@ -206,6 +226,7 @@ if (reuse) {
       [`4-${reuse.calls + 3} (the burst)`, fmt(loop.reused.hostCpuMsP50, 2), fmt(loop.rfloor.hostCpuMsP50, 2), fmt(loop.reused.hostCpuMsP50 / loop.rfloor.hostCpuMsP50, 3)],
       [`${reuse.calls + 4}-${reuse.calls + 3 + steady.warmupLoops} (reused alone)`, fmt(steady.warmupHostCpuMsP50, 2), "-", "-"],
       [`${reuse.calls + 4 + steady.warmupLoops}-${reuse.calls + 3 + steady.warmupLoops + steady.loops}`, fmt(steady.reused.hostCpuMsP50, 2), fmt(steady.rfloor.hostCpuMsP50, 2), fmt(steady.hostCpuRatio, 3)],
+      ...(steady.nowire ? [["the same loops, reused with the interceptor off", fmt(steady.nowire.hostCpuMsP50, 2), fmt(steady.rfloor.hostCpuMsP50, 2), fmt(steady.nowireHostCpuRatio, 3)]] : []),
     ]);
   }
   table("Tool round trip on a reused process (tools/call in -> reply out, from transcripts), ms", ["n", "p50", "p95"], [[reuse.toolRoundTrip.n, fmt(reuse.toolRoundTrip.p50, 3), fmt(reuse.toolRoundTrip.p95, 3)]]);
@@ -275,9 +296,15 @@ if (sections.lifecycle) {
   );
 }
 if (usage) usageTable(usage, table, fmt);
+if (usage?.reuse) reuseWireTable(usage, table);
+if (wire) {
+  table("The runtime's interceptor (section wire): one Messages request through it against the same request straight to the first-party front", ["requests", "start p50 ms", "check p50 µs", "direct p50 ms", "through p50 ms", "added p50 ms (goal <= 1)", "added CPU per request ms"], [
+    [wire.requests, fmt(wire.startMs.p50, 1), fmt(wire.checkUs.p50, 1), fmt(wire.directMs.p50, 2), fmt(wire.throughMs.p50, 2), fmt(wire.addedMsP50, 3), fmt(wire.addedCpuMsPerRequest, 3)],
+  ]);
+}
 table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met === null ? "-" : g.met ? "yes" : "NO"]));
 
 // A partial run (--only) gets its own file, so it never overwrites the figures of a full run.
-const out = join(BENCH_DIR, argValue("only", "") ? `results.${only.join("-")}.json` : "results.json");
-writeFileSync(out, `${JSON.stringify({ generatedAt: new Date().toISOString(), machine, agentSdk: withSdk ? SDK_VERSION : null, totalSeconds, sectionSeconds: timings, goals, sections }, null, 2)}\n`);
+const out = join(BENCH_DIR, `${argValue("only", "") ? `results.${only.join("-")}` : "results"}${path === "base-url" ? ".base-url" : ""}.json`);
+writeFileSync(out, `${JSON.stringify({ generatedAt: new Date().toISOString(), path, quick, machine, agentSdk: withSdk ? SDK_VERSION : null, totalSeconds, sectionSeconds: timings, goals, sections }, null, 2)}\n`);
 process.stdout.write(`\nwrote ${out.replace(`${BENCH_DIR}/`, "bench/")} (${totalSeconds} s)\n`);

@@ -39,7 +39,7 @@ const { ProcessPool } = await import(dist("claude-code/pool/process-pool.js"));
 
 const api = await startApiProcess();
 const transcriptDir = tempDir("transcripts");
-const runtime = new lib.ClaudeCodeRuntime(runtimeOptions(api.baseUrl, { warm: false, transcript: { dir: transcriptDir } }));
+const runtime = new lib.ClaudeCodeRuntime(runtimeOptions(api, { warm: false, transcript: { dir: transcriptDir } }));
 const calls = runtimeCalls(runtime);
 const callMs = { text: [], loop: [] };
 const loopFiles = new Set();
@@ -60,7 +60,8 @@ for (let i = 0; i < texts; i += 1) {
 
 // The same loops without the recorder: an observer that only timestamps lines (internal API).
 const e2eNoRecorder = [];
-const runEnv = lib.createKtxClaudeCodeEnv(runtime.options.env, { apiEndpoint: { baseUrl: api.baseUrl, apiKey: runtime.options.apiEndpoint.apiKey } });
+// On the first-party path these runs go to the front directly (executeRun has no interceptor of its own).
+const runEnv = lib.createKtxClaudeCodeEnv(runtime.options.env, runtime.options.apiEndpoint ? { apiEndpoint: runtime.options.apiEndpoint } : {});
 const prepared5 = lib.prepareToolSet(loopTools);
 // One process per loop, as the recorded loops above (reuse off, no spares).
 const pool = new ProcessPool(false, false, silentLogger);

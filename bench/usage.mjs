@@ -11,16 +11,31 @@
  *   direct  the Messages request KTX's anthropic backend makes (AiSdkKtxLlmRuntime over @ai-sdk/anthropic)
  * Bytes are the JSON request body, split into system, messages, tools and the rest. Not timed.
  *
- *   node bench/usage.mjs [--calls 3] [--no-sdk]
+ * The path (lib/common.mjs `benchPath`): by default the first-party one real users take. The scripted API
+ * runs its first-party front; ours and the Agent SDK's CLI reach api.anthropic.com through it with a
+ * throwaway claude.ai login (used before: the account cached in ~/.claude.json), ours behind the runtime's
+ * interceptor (`wire: true`). Every request is counted, the `GET /api/oauth/profile` a CLI sends at start
+ * included, with its bytes as received (body, and header lines). `direct` goes to the base URL (the AI SDK
+ * with an API key; its body is what it sends to api.anthropic.com). `--base-url`: ours with a subscription
+ * endpoint (`CLAUDE_CODE_OAUTH_TOKEN` at the base URL), the old way.
+ *
+ * Reuse on this path (`reuse` in the result): `--reuse-calls` calls of each shape on fresh processes and the
+ * same on one reused process, same HOME and project: what the reused calls share (session id), and what
+ * else differs request by request (bodies and headers with per-call ids masked, betas, billing-line fields).
+ *
+ *   node bench/usage.mjs [--calls 3] [--reuse-calls 3] [--no-sdk] [--base-url]
  *
  * The Agent SDK's own bundled CLI instead of our pinned one (as KTX ships its backend: SDK 0.3.146 with
  * CLI 2.1.146): KTX_BENCH_SDK_CLI=bundled with KTX_BENCH_SDK_VERSION / KTX_BENCH_SDK_PREFIX (lib/common.mjs).
  */
-import { argValue, cleanup, DUMMY_API_KEY, dist, emit, hasFlag, importSdk, isolatedEnv, log, SDK_VERSION, sdkInstalled, tempDir } from "./lib/common.mjs";
-import { loadLibrary } from "./lib/variants.mjs";
+import { argValue, benchPath, cleanup, DUMMY_API_KEY, dist, emit, hasFlag, importSdk, isolatedEnv, log, SDK_VERSION, sdkInstalled, tempDir } from "./lib/common.mjs";
+import { benchHome, frontEnv, loadLibrary } from "./lib/variants.mjs";
+import { compareReuse } from "./lib/reuse-wire.mjs";
 import { OBJECT_PROMPT, OBJECT_VALUE, SYSTEM, TEXT_PROMPT, TEXT_REPLY, loopToolName, loopToolText, loopTools, objectSchema } from "./lib/workloads.mjs";
 
 const calls = argValue("calls", 3);
+const reuseCalls = argValue("reuse-calls", 3);
+const firstParty = benchPath() === "first-party";
 const withSdk = !hasFlag("no-sdk") && sdkInstalled();
 const MODEL_ID = "claude-sonnet-4-6";
 const LOOP_TOOLS = 2;
@@ -60,7 +75,7 @@ function scripted(body) {
 }
 
 const { startScriptedMessagesApi, SCRIPTED_OAUTH_TOKEN } = await import(dist("testing/index.js"));
-const api = await startScriptedMessagesApi((request) => scripted(request.body));
+const api = await startScriptedMessagesApi((request) => scripted(request.body), { firstParty });
 const lib = await loadLibrary();
 
 const bytes = (value) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value)));
@@ -85,24 +100,55 @@ function reminders(request) {
     .map((block) => ({ firstLine: block.text.split("\n")[1] ?? "", bytes: bytes(block.text) }));
 }
 
+/** Bytes of a request as received: its header lines (request line and `name: value` lines) and its body. */
+function wireBytes(request) {
+  let headers = Buffer.byteLength(`${request.method} ${request.path} HTTP/1.1\r\n`) + 2;
+  for (let i = 0; i < request.rawHeaders.length; i += 2) headers += Buffer.byteLength(`${request.rawHeaders[i]}: ${request.rawHeaders[i + 1]}\r\n`);
+  return { headers, body: Buffer.byteLength(request.rawBody ?? "") };
+}
+
+const kindOf = (r) => (r.method === "POST" && r.path === "/v1/messages" ? "messages" : r.method === "GET" && r.path === "/api/oauth/profile" ? "profile" : `${r.method} ${r.path}`);
+
+/** Per kind of request (messages, profile, anything else): requests per call and mean bytes per request. */
+function byKind(requests, n) {
+  const kinds = {};
+  for (const r of requests) {
+    const k = (kinds[kindOf(r)] ??= { requests: 0, headers: 0, body: 0 });
+    const b = wireBytes(r);
+    Object.assign(k, { requests: k.requests + 1, headers: k.headers + b.headers, body: k.body + b.body });
+  }
+  return Object.fromEntries(
+    Object.entries(kinds).map(([kind, k]) => [kind, { requestsPerCall: Math.round((k.requests / n) * 100) / 100, headerBytesPerRequest: Math.round(k.headers / k.requests), bodyBytesPerRequest: Math.round(k.body / k.requests) }]),
+  );
+}
+
 async function measureVariant(name, run) {
   const out = {};
   for (const workload of ["text", "object", "loop"]) {
-    const from = api.messageRequests.length;
+    const from = api.requests.length;
     for (let i = 0; i < calls; i += 1) await run[workload]();
-    const requests = api.messageRequests.slice(from);
+    const all = api.requests.slice(from);
+    const requests = all.filter((r) => kindOf(r) === "messages" && r.turnIndex !== undefined);
     const parts = measure(requests);
     const callRequests = requests.filter((r) => !isTitleRequest(r.body));
     const per = (x) => Math.round(x / calls);
+    const wire = all.reduce((sum, r) => {
+      const b = wireBytes(r);
+      return { headers: sum.headers + b.headers, body: sum.body + b.body };
+    }, { headers: 0, body: 0 });
     out[workload] = {
+      // Messages requests only (the figures the goals compare); every request of the call below.
       requestsPerCall: Math.round((requests.length / calls) * 100) / 100,
       requestBytesPerCall: per(parts.total),
       bytesPerCall: { system: per(parts.system), messages: per(parts.messages), tools: per(parts.tools), other: per(parts.other) },
+      allRequestsPerCall: Math.round((all.length / calls) * 100) / 100,
+      wireBytesPerCall: { headers: per(wire.headers), body: per(wire.body), total: per(wire.headers + wire.body) },
+      byKind: byKind(all, calls),
       titleRequestsPerCall: Math.round(((requests.length - callRequests.length) / calls) * 100) / 100,
       thinking: callRequests[0]?.body?.thinking ?? null,
       ...(name === "direct" ? {} : { reminders: reminders(callRequests.find((r) => r.body?.messages?.length === 1) ?? callRequests[0]) }),
     };
-    log(`  usage ${workload} ${name}: ${out[workload].requestsPerCall} requests, ${out[workload].requestBytesPerCall} bytes per call`);
+    log(`  usage ${workload} ${name}: ${out[workload].allRequestsPerCall} requests (${out[workload].requestsPerCall} Messages), ${out[workload].requestBytesPerCall} Messages body bytes, ${out[workload].wireBytesPerCall.total} bytes on the wire per call`);
   }
   return out;
 }
@@ -113,23 +159,25 @@ function check(condition, message) {
 
 // ---------------------------------------------------------------- ours
 
-const ours = new lib.ClaudeCodeRuntime({
+// One HOME and project for ours, fresh and reused (the same user on the same machine: one device id).
+const oursOptions = {
   projectDir: tempDir("project"),
   models: { default: "sonnet" },
-  env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tempDir("home") },
-  apiEndpoint: api.endpoint("subscription"),
+  env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: benchHome(api), ...frontEnv(api) },
+  ...(firstParty ? { wire: true } : { apiEndpoint: api.endpoint("subscription"), wire: false }),
   warm: false,
-  reuse: false,
-});
-const loopParams = (systemPrompt) => ({ modelRole: "default", systemPrompt, userPrompt: LOOP_PROMPT, toolSet: tools, stepBudget: 4, telemetryTags: { operationName: "bench", unitKey: "wu-1", source: "RESEARCH" } });
-const oursRun = {
-  text: async () => check((await ours.generateText({ role: "triage", system: SYSTEM, prompt: TEXT_PROMPT })) === TEXT_REPLY, "ours text"),
-  object: async () => check((await ours.generateObject({ system: SYSTEM, prompt: OBJECT_PROMPT, schema: objectSchema })).rows === OBJECT_VALUE.rows, "ours object"),
-  loop: async () => {
-    const out = await ours.runAgentLoop(loopParams(SYSTEM));
-    check(out.stopReason === "natural" && out.toolCalls.length === LOOP_TOOLS, `ours loop ${out.stopReason}`);
-  },
 };
+const ours = new lib.ClaudeCodeRuntime({ ...oursOptions, reuse: false });
+const loopParams = (systemPrompt) => ({ modelRole: "default", systemPrompt, userPrompt: LOOP_PROMPT, toolSet: tools, stepBudget: 4, telemetryTags: { operationName: "bench", unitKey: "wu-1", source: "RESEARCH" } });
+const runsOn = (runtime, label) => ({
+  text: async () => check((await runtime.generateText({ role: "triage", system: SYSTEM, prompt: TEXT_PROMPT })) === TEXT_REPLY, `${label} text`),
+  object: async () => check((await runtime.generateObject({ system: SYSTEM, prompt: OBJECT_PROMPT, schema: objectSchema })).rows === OBJECT_VALUE.rows, `${label} object`),
+  loop: async () => {
+    const out = await runtime.runAgentLoop(loopParams(SYSTEM));
+    check(out.stopReason === "natural" && out.toolCalls.length === LOOP_TOOLS, `${label} loop ${out.stopReason} ${out.error?.message ?? ""}`);
+  },
+});
+const oursRun = runsOn(ours, "ours");
 
 // ---------------------------------------------------------------- direct (KTX's anthropic backend)
 
@@ -163,7 +211,7 @@ const directRun = {
 async function sdkRun(withTitle) {
   const { query, createSdkMcpServer, tool } = await importSdk();
   const projectDir = tempDir("project");
-  const env = { ...isolatedEnv(tempDir("home")), ANTHROPIC_BASE_URL: api.baseUrl, CLAUDE_CODE_OAUTH_TOKEN: SCRIPTED_OAUTH_TOKEN };
+  const env = { ...isolatedEnv(benchHome(api)), ...(firstParty ? frontEnv(api) : { ANTHROPIC_BASE_URL: api.baseUrl, CLAUDE_CODE_OAUTH_TOKEN: SCRIPTED_OAUTH_TOKEN }) };
   const toolIds = tools.map((t) => lib.ktxToolId(t.name));
   // KTX 0.12's claude-code backend options (../shared/ktx/README.md), with the same pinned binary.
   const common = {
@@ -236,7 +284,32 @@ for (const w of Object.values(workloads)) {
   };
 }
 
+// ---------------------------------------------------------------- reuse on this path: fresh processes against one reused process
+
+const reused = new lib.ClaudeCodeRuntime({ ...oursOptions, reuse: {} });
+const reusedRun = runsOn(reused, "reused");
+const reuse = {};
+for (const workload of ["text", "object", "loop"]) {
+  const collect = async (run) => {
+    const perCall = [];
+    for (let i = 0; i < reuseCalls; i += 1) {
+      const from = api.requests.length;
+      await run[workload]();
+      perCall.push(api.requests.slice(from));
+    }
+    return perCall;
+  };
+  const fresh = await collect(oursRun);
+  const again = await collect(reusedRun);
+  reuse[workload] = compareReuse(fresh, again);
+  const r = reuse[workload];
+  log(`  reuse ${workload}: session ids fresh ${r.sessionIds.fresh}/${reuseCalls}, reused ${r.sessionIds.reused}/${reuseCalls}; profile requests ${r.profileRequests.fresh} / ${r.profileRequests.reused}; body bytes equal ${r.bodyBytesEqual}; differing body paths ${r.bodyDifferences.length}, headers ${r.headerDifferences.length}; betas equal ${r.betasEqual}`);
+}
+if (reused.reuseStats) reuse.processes = reused.reuseStats;
+
 await ours.close();
+await reused.close();
+const refused = api.firstParty?.refused.slice() ?? [];
 await api.close();
 await cleanup();
-emit({ calls, model: MODEL_ID, loopTools: LOOP_TOOLS, sdk: withSdk ? { version: SDK_VERSION, cli: SDK_BUNDLED_CLI ? "bundled with the SDK" : lib.cli.path } : undefined, workloads });
+emit({ path: benchPath(), calls, reuseCalls, reuse, refused, model: MODEL_ID, loopTools: LOOP_TOOLS, sdk: withSdk ? { version: SDK_VERSION, cli: SDK_BUNDLED_CLI ? "bundled with the SDK" : lib.cli.path } : undefined, workloads });

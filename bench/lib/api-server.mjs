@@ -1,20 +1,24 @@
 /**
  * The scripted Anthropic Messages API (src/testing/scripted-api.ts, from dist/) on 127.0.0.1, run as
- * its own process. Prints `{"baseUrl": ...}` once listening; exits when its stdin closes.
+ * its own process. With `--first-party` it also runs its first-party front (src/testing/first-party.ts):
+ * an HTTPS proxy on 127.0.0.1 answering for api.anthropic.com with a test CA, the way a logged-in CLI
+ * reaches the API. Prints `{"baseUrl": ..., "firstParty"?: {"proxyUrl", "caFile"}}` once listening;
+ * exits when its stdin closes.
  */
 import { dist } from "./common.mjs";
 import { scriptedTurn } from "./workloads.mjs";
 
 const { startScriptedMessagesApi } = await import(dist("testing/scripted-api.js"));
 
-const api = await startScriptedMessagesApi((request) => scriptedTurn(request.body));
+const firstParty = process.argv.includes("--first-party");
+const api = await startScriptedMessagesApi((request) => scriptedTurn(request.body), { firstParty });
 // The API records every request for test assertions; a bench makes thousands, so drop them.
 const forget = setInterval(() => {
   api.requests.length = 0;
   api.messageRequests.length = 0;
 }, 200);
 
-process.stdout.write(`${JSON.stringify({ baseUrl: api.baseUrl })}\n`);
+process.stdout.write(`${JSON.stringify({ baseUrl: api.baseUrl, ...(api.firstParty ? { firstParty: { proxyUrl: api.firstParty.proxyUrl, caFile: api.firstParty.caFile } } : {}) })}\n`);
 process.stdin.resume();
 process.stdin.on("end", async () => {
   clearInterval(forget);

@@ -113,21 +113,34 @@ export const DUMMY_API_KEY = "sk-ant-bench-dummy";
 // ---------------------------------------------------------------- scripted API in its own process
 
 /**
+ * Which way the bench's CLIs reach the scripted API. The default is the path real users take: the
+ * first-party front (api.anthropic.com through an HTTPS proxy on 127.0.0.1 with a test CA), a throwaway
+ * claude.ai login in each temp HOME, and the runtime's interceptor (`wire: true`) in front. `--base-url`
+ * runs the old way for comparison: `ANTHROPIC_BASE_URL` at the plain scripted API with a dummy key, no
+ * interceptor. run.mjs passes the flag on to every section.
+ */
+export const benchPath = () => (process.argv.includes("--base-url") ? "base-url" : "first-party");
+
+/**
  * Starts the scripted Messages API (bench/lib/api-server.mjs) in a child process on 127.0.0.1, so
  * the API's own work never runs on the event loop being measured. It ends when we close its stdin.
+ * On the first-party path (the default, `benchPath()`) it runs its first-party front too: the result's
+ * `firstParty` then holds `{ proxyUrl, caFile }` (a CLI's `HTTPS_PROXY` and `NODE_EXTRA_CA_CERTS`).
  */
-export async function startApiProcess() {
-  const child = spawn(process.execPath, [join(BENCH_DIR, "lib", "api-server.mjs")], { stdio: ["pipe", "pipe", "inherit"] });
+export async function startApiProcess({ firstParty = benchPath() === "first-party" } = {}) {
+  const child = spawn(process.execPath, [join(BENCH_DIR, "lib", "api-server.mjs"), ...(firstParty ? ["--first-party"] : [])], { stdio: ["pipe", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout });
   const first = await new Promise((resolve, reject) => {
     lines.once("line", resolve);
     child.once("exit", (code) => reject(new Error(`the scripted API process exited (${code}) before listening`)));
   });
-  const { baseUrl } = JSON.parse(first);
+  const { baseUrl, firstParty: front } = JSON.parse(first);
   if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(baseUrl)) throw new Error(`scripted API is not on loopback: ${baseUrl}`);
+  if (front && !/^http:\/\/127\.0\.0\.1:\d+$/.test(front.proxyUrl)) throw new Error(`first-party front is not on loopback: ${front.proxyUrl}`);
   const exited = new Promise((resolve) => child.once("exit", resolve));
   return {
     baseUrl,
+    firstParty: front,
     pid: child.pid,
     async close() {
       child.stdin.end();

@@ -6,6 +6,14 @@
  *   sdk      the official Agent SDK's query(), pointed at the same binary, same isolation options
  *   rfloor   the floor for reuse: one bare CLI per call shape serving many calls, rewound between them
  * Each runner returns `{ ms, resultMs?, doneMs? }`: `ms` is when the caller has the answer.
+ *
+ * `api` is what `startApiProcess` returns (or an in-process scripted API). With `api.firstParty` (the
+ * default, lib/common.mjs `benchPath`) every variant takes the first-party path: a throwaway claude.ai
+ * login in its temp HOME, `HTTPS_PROXY` and `NODE_EXTRA_CA_CERTS` naming the scripted API's front, no
+ * base URL. Our runtime runs its interceptor there (`wire: true`); the floors and the Agent SDK cannot
+ * (the interceptor is the runtime's own), so they talk to the front directly: a ratio ours / floor on
+ * this path includes what the interceptor costs per call. Without `api.firstParty` (`--base-url`):
+ * `ANTHROPIC_BASE_URL` and a dummy key, no interceptor (`wire: false`).
  */
 import { dist, DUMMY_API_KEY, importSdk, isolatedEnv, tempDir } from "./common.mjs";
 import { runFloor } from "./floor.mjs";
@@ -30,7 +38,10 @@ function check(condition, message) {
   if (!condition) throw new Error(`bench: wrong answer: ${message}`);
 }
 
+let testing;
+
 export async function loadLibrary() {
+  testing = await import(dist("testing/index.js"));
   const [index, isolation, versions, outbound, env, objectPlan, tools] = await Promise.all([
     import(dist("index.js")),
     import(dist("claude-code/checks/isolation.js")),
@@ -44,13 +55,30 @@ export async function loadLibrary() {
   return { ...index, ...isolation, ...versions, ...outbound, ...env, ...objectPlan, ...tools, cli };
 }
 
+/** A fresh temp HOME; on the first-party path with the scripted claude.ai login in it. */
+export function benchHome(api) {
+  const home = tempDir("home");
+  if (api.firstParty) {
+    if (!testing) throw new Error("bench: loadLibrary() first");
+    testing.writeScriptedLogin(home, { usedBefore: true });
+  }
+  return home;
+}
+
+/** The variables that send a CLI to the first-party front (none on the base-URL path). */
+export const frontEnv = (api) => (api.firstParty ? { HTTPS_PROXY: api.firstParty.proxyUrl, NODE_EXTRA_CA_CERTS: api.firstParty.caFile } : {});
+
+/** How a CLI without our runtime reaches the API: the front (first-party) or the base URL with a dummy key. */
+const floorEndpoint = (api) => (api.firstParty ? {} : { apiEndpoint: { baseUrl: api.baseUrl, apiKey: DUMMY_API_KEY } });
+
 /** Runtime options shared by every runtime the bench makes. */
-export function runtimeOptions(baseUrl, extra = {}) {
+export function runtimeOptions(api, extra = {}) {
   return {
     projectDir: tempDir("project"),
     models: { default: MODEL },
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tempDir("home") },
-    apiEndpoint: { baseUrl, apiKey: DUMMY_API_KEY },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: benchHome(api), ...frontEnv(api) },
+    // First-party: the runtime's interceptor on, explicitly (whatever the runtime's default); base URL: off.
+    ...(api.firstParty ? { wire: true } : { apiEndpoint: { baseUrl: api.baseUrl, apiKey: DUMMY_API_KEY }, wire: false }),
     timeoutMs: 120_000,
     // One process per call unless a variant asks for reuse (bench/reuse.mjs).
     reuse: false,
@@ -96,9 +124,9 @@ export function runtimeCalls(runtime) {
 }
 
 /** The bare CLI with the runtime's flags (the floor). */
-export function floorCalls(lib, baseUrl) {
+export function floorCalls(lib, api) {
   const projectDir = tempDir("project");
-  const env = lib.createKtxClaudeCodeEnv(isolatedEnv(tempDir("home")), { apiEndpoint: { baseUrl, apiKey: DUMMY_API_KEY } });
+  const env = lib.createKtxClaudeCodeEnv({ ...isolatedEnv(benchHome(api)), ...frontEnv(api) }, floorEndpoint(api));
   const prepared = lib.prepareToolSet(loopTools);
   const toolIds = prepared.map((tool) => lib.ktxToolId(tool.name));
   const jsonSchema = lib.planObjectSchema(objectSchema).jsonSchema;
@@ -133,9 +161,9 @@ export function floorCalls(lib, baseUrl) {
 }
 
 /** The floor for reuse: a bare CLI per call shape, started once, rewound after every call. */
-export function reuseFloorCalls(lib, baseUrl) {
+export function reuseFloorCalls(lib, api) {
   const projectDir = tempDir("project");
-  const env = lib.createKtxClaudeCodeEnv(isolatedEnv(tempDir("home")), { apiEndpoint: { baseUrl, apiKey: DUMMY_API_KEY } });
+  const env = lib.createKtxClaudeCodeEnv({ ...isolatedEnv(benchHome(api)), ...frontEnv(api) }, floorEndpoint(api));
   const prepared = lib.prepareToolSet(loopTools);
   const toolIds = prepared.map((tool) => lib.ktxToolId(tool.name));
   const jsonSchema = lib.planObjectSchema(objectSchema).jsonSchema;
@@ -168,13 +196,12 @@ export function reuseFloorCalls(lib, baseUrl) {
 }
 
 /** The official Agent SDK's query(), with the same isolation as the runtime's flags. */
-export async function sdkCalls(lib, baseUrl) {
+export async function sdkCalls(lib, api) {
   const { query, createSdkMcpServer, tool } = await importSdk();
   const projectDir = tempDir("project");
   const env = {
-    ...isolatedEnv(tempDir("home")),
-    ANTHROPIC_BASE_URL: baseUrl,
-    ANTHROPIC_API_KEY: DUMMY_API_KEY,
+    ...isolatedEnv(benchHome(api)),
+    ...(api.firstParty ? frontEnv(api) : { ANTHROPIC_BASE_URL: api.baseUrl, ANTHROPIC_API_KEY: DUMMY_API_KEY }),
   };
   const facts = lib.cli.facts;
   const jsonSchema = lib.planObjectSchema(objectSchema).jsonSchema;

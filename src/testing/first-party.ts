@@ -29,8 +29,8 @@ export interface FirstPartyFront {
   readonly refused: string[];
   /** CONNECTs accepted (one per connection the client opened). */
   readonly connects: number;
-  /** Writes a claude.ai login into `home` (`.claude/.credentials.json`); `expired` makes the CLI refresh it first. */
-  login(home: string, options?: { expired?: boolean }): string;
+  /** Writes a claude.ai login into `home` (`.claude/.credentials.json`); `expired` makes the CLI refresh it first; `usedBefore` also caches the account as after a first profile fetch (`writeScriptedLogin`). */
+  login(home: string, options?: { expired?: boolean; usedBefore?: boolean }): string;
   /** The proxy and CA variables a child needs to reach this front. */
   env(): { HTTPS_PROXY: string; NODE_EXTRA_CA_CERTS: string };
   close(): Promise<void>;
@@ -48,6 +48,44 @@ export function loginAnswer(request: { method: string; path: string }): object |
     return { access_token: SCRIPTED_ACCESS_TOKEN, refresh_token: SCRIPTED_REFRESH_TOKEN, expires_in: 28_800, token_type: "Bearer", scope: "user:inference user:profile user:sessions:claude_code" };
   }
   return undefined;
+}
+
+/**
+ * Writes the throwaway claude.ai login the first-party front accepts into `home` (`.claude/.credentials.json`),
+ * as `FirstPartyFront.login` does; for a front running in another process (the bench). `expired` makes the CLI refresh it first.
+ * `usedBefore` also writes the account the CLI caches in `~/.claude.json` after its first profile fetch, as a real
+ * user's login has: with it, 2.1.330 puts the account context (`userEmail`) into every call's first user turn;
+ * without it, only once the profile has come back (the first process in a HOME races its own profile request).
+ */
+export function writeScriptedLogin(home: string, options: { expired?: boolean; usedBefore?: boolean } = {}): string {
+  if (options.usedBefore) {
+    const profile = loginAnswer({ method: "GET", path: "/api/oauth/profile" }) as { account: Record<string, unknown>; organization: Record<string, unknown> };
+    const oauthAccount = {
+      accountUuid: profile.account.uuid,
+      emailAddress: profile.account.email,
+      organizationUuid: profile.organization.uuid,
+      hasExtraUsageEnabled: false,
+      billingType: profile.organization.billing_type,
+      displayName: profile.account.display_name,
+      fullName: profile.account.full_name,
+      profileFetchedAt: Date.now(),
+    };
+    writeFileSync(join(home, ".claude.json"), JSON.stringify({ oauthAccount }), { mode: 0o600 });
+  }
+  const config = join(home, ".claude");
+  mkdirSync(config, { recursive: true });
+  const credentials = {
+    claudeAiOauth: {
+      accessToken: SCRIPTED_ACCESS_TOKEN,
+      refreshToken: SCRIPTED_REFRESH_TOKEN,
+      expiresAt: Date.now() + (options.expired ? -3600_000 : 8 * 3600_000),
+      scopes: ["user:inference", "user:profile", "user:sessions:claude_code"],
+      subscriptionType: "max",
+      rateLimitTier: "default_claude_max_20x",
+    },
+  };
+  writeFileSync(join(config, ".credentials.json"), JSON.stringify(credentials), { mode: 0o600 });
+  return home;
 }
 
 export async function startFirstPartyFront(handle: (request: IncomingMessage, response: ServerResponse) => void): Promise<FirstPartyFront> {
@@ -83,22 +121,7 @@ export async function startFirstPartyFront(handle: (request: IncomingMessage, re
     get connects() {
       return connects;
     },
-    login(home, options = {}) {
-      const config = join(home, ".claude");
-      mkdirSync(config, { recursive: true });
-      const credentials = {
-        claudeAiOauth: {
-          accessToken: SCRIPTED_ACCESS_TOKEN,
-          refreshToken: SCRIPTED_REFRESH_TOKEN,
-          expiresAt: Date.now() + (options.expired ? -3600_000 : 8 * 3600_000),
-          scopes: ["user:inference", "user:profile", "user:sessions:claude_code"],
-          subscriptionType: "max",
-          rateLimitTier: "default_claude_max_20x",
-        },
-      };
-      writeFileSync(join(config, ".credentials.json"), JSON.stringify(credentials), { mode: 0o600 });
-      return home;
-    },
+    login: (home, options = {}) => writeScriptedLogin(home, options),
     env: () => ({ HTTPS_PROXY: proxyUrl, NODE_EXTRA_CA_CERTS: caFile }),
     close: () =>
       (closed ??= proxy.close().finally(() => rmSync(dir, { recursive: true, force: true }))),
