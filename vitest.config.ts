@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -10,5 +11,7 @@ export default defineConfig({
     // End-to-end tests each start a real CLI (~0.4 s, one core); two forks match the 2-core CI machine.
     pool: "forks",
     maxWorkers: 2,
+    // Long files first, so the two workers end together (test/sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });
