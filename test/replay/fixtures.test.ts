@@ -10,6 +10,7 @@ import { CliCrashError, IsolationError, ProtocolError } from "../../src/errors/i
 import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
 import { createReplayCli, REPLAY_CLI_SCRIPT } from "../../src/testing/replay.js";
 import { SCENARIOS, runScenario } from "../../src/testing/scenarios.js";
+import { SCENARIO_NAMES } from "../../src/testing/scenario-names.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
 import { cleanup, remainingChildren, tempDir } from "../support.js";
 
@@ -50,6 +51,8 @@ const failingText = (runtime: ClaudeCodeRuntime, prompt = "say hello") =>
 describe("golden fixtures", () => {
   it("cover every scenario of the catalog for at least 2.1.142 and 2.1.330", () => {
     expect(versions).toEqual(expect.arrayContaining(["2.1.142", "2.1.330"]));
+    // The names `fixtures compare|record` check --scenarios against before loading the catalog.
+    expect(SCENARIOS.map((scenario) => scenario.name)).toEqual(SCENARIO_NAMES);
     for (const version of versions) {
       for (const scenario of SCENARIOS) expect(existsSync(join(ROOT, version, `${scenario.name}.jsonl`)), `${version}/${scenario.name}`).toBe(true);
     }
