@@ -9,13 +9,13 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Seconds per file, roughly, from the last full CI run (2 workers) after the speed-ups of 2026-11-26;
- * only files over ~10 s matter. A missing or stale entry costs balance, never correctness.
+ * Seconds per file, roughly: the last full CI run (2 workers), scaled by the CPU the speed-ups of
+ * 2026-11-26 saved where they apply; only files over ~10 s matter. A missing or stale entry costs balance, never correctness.
  */
 const KNOWN_SECONDS: Record<string, number> = {
   "test/e2e/warm.test.ts": 46,
-  "test/replay/fixtures.test.ts": 45,
-  "test/e2e/cli-tool.test.ts": 40,
+  "test/replay/fixtures.test.ts": 34,
+  "test/e2e/cli-tool.test.ts": 37,
   "test/e2e/wire.test.ts": 38,
   "test/faults/tool-and-api-faults.test.ts": 36,
   "test/ktx/call-sites.test.ts": 32,
@@ -28,7 +28,7 @@ const KNOWN_SECONDS: Record<string, number> = {
   "test/e2e/reuse.test.ts": 24,
   "test/pack/zod-peer.test.ts": 24,
   "test/faults/process-faults.test.ts": 23,
-  "test/e2e/cli-commands.test.ts": 21,
+  "test/e2e/cli-commands.test.ts": 19,
   "test/e2e/scripted-api.test.ts": 20,
   "test/parity/differences.test.ts": 18,
   "test/e2e/agent-loop.test.ts": 17,
