@@ -19,7 +19,7 @@ export default defineConfig({
       {
         extends: true,
         // Without isolation a worker imports the library once for all unit files instead of once per file:
-        // test/unit took 19 s of CPU instead of 70 s (docs/testing.md, "What this library's suite costs").
+        // test/unit took 20 s of CPU instead of 70 s (docs/testing.md, "What this library's suite costs").
         test: { name: "unit", include: [UNIT], isolate: false },
       },
       {
