@@ -10,7 +10,8 @@ import { MODEL_ROLES, type ModelMap } from "../runtime/types.js";
 import { invalidInputError } from "../runtime/validation.js";
 import type { Logger } from "../session/logger.js";
 import { type ApiEndpoint, type Env, checkPassEnv } from "../transport/env.js";
-import { type TelemetryOptions, telemetryOptionsSchema } from "../transport/telemetry.js";
+import type { TelemetryOptions } from "../transport/telemetry.js";
+import { telemetryOptionsSchema } from "../transport/telemetry-schema.js";
 import type { ReuseOptions, WarmOptions } from "./pool/process-pool.js";
 import { type ThinkingOption, thinkingOptionSchema } from "./thinking.js";
 

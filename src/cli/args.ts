@@ -4,6 +4,7 @@
  * Parsing is node:util's parseArgs (strict), which needs no dependency.
  */
 import { parseArgs } from "node:util";
+import { terminalText } from "./terminal-text.js";
 
 export interface OptionSpec {
   type: "string" | "boolean";
@@ -85,3 +86,10 @@ export function isStop(value: Parsed | Stop): value is Stop {
 }
 
 export const text = (value: string | boolean | undefined) => (typeof value === "string" ? value : undefined);
+
+/** Writes a stop's output (made safe for a terminal) and returns its exit code. */
+export function stop(io: { stdout(text: string): void; stderr(text: string): void }, result: Stop): number {
+  if (result.stdout) io.stdout(terminalText(result.stdout));
+  if (result.stderr) io.stderr(terminalText(result.stderr));
+  return result.exitCode;
+}

@@ -6,7 +6,8 @@ import { fileURLToPath } from "node:url";
 import { bundledCliVersion, locateBundledCli, cliVersion } from "../binary/locate.js";
 import { defaultCliCache, ensureCliVersion } from "../binary/install.js";
 import { NEWEST_VERIFIED_CLI_VERSION, VERIFIED_CLI_VERSIONS, isVerifiedVersion } from "../binary/versions.js";
-import { SCENARIOS, runScenario, type Scenario } from "../testing/scenarios.js";
+import type { Scenario } from "../testing/scenarios.js";
+import { SCENARIO_NAMES } from "../testing/scenario-names.js";
 import { InvalidInputError, UnverifiedFixturesError } from "../errors/index.js";
 import { loadTranscript } from "../transcripts/reader.js";
 import { differs, driftReport, renderDriftReport, scenarioDrift, type DriftReport, type ScenarioDrift } from "./drift.js";
@@ -55,15 +56,24 @@ export async function compareCliPath(target: CompareTarget, install: (version: s
   return cli;
 }
 
-/** The scenarios named (comma-separated), every one known, or the whole catalog. */
-export function pickScenarios(names: string | undefined): readonly Scenario[] {
-  if (!names) return SCENARIOS;
+/**
+ * The scenario names asked for (comma-separated), every one known, or the whole catalog's. Checked
+ * against the names alone: the catalog (the runtime, the MCP SDK) is loaded only to run them (`catalog`).
+ */
+export function pickScenarios(names: string | undefined): readonly string[] {
+  if (!names) return SCENARIO_NAMES;
   const wanted = names.split(",").map((name) => name.trim()).filter(Boolean);
-  const unknown = wanted.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));
+  const unknown = wanted.filter((name) => !SCENARIO_NAMES.includes(name));
   if (unknown.length > 0 || wanted.length === 0) {
-    throw new InvalidInputError(`Unknown --scenarios ${unknown.map((name) => JSON.stringify(name)).join(", ") || "(none given)"}; known: ${SCENARIOS.map((s) => s.name).join(", ")}.`);
+    throw new InvalidInputError(`Unknown --scenarios ${unknown.map((name) => JSON.stringify(name)).join(", ") || "(none given)"}; known: ${SCENARIO_NAMES.join(", ")}.`);
   }
-  return wanted.map((name) => SCENARIOS.find((scenario) => scenario.name === name)!);
+  return wanted;
+}
+
+/** The catalog's scenarios of `names` (known ones: see pickScenarios), and the runner. */
+async function catalog(names: readonly string[]): Promise<{ scenarios: readonly Scenario[]; runScenario: typeof import("../testing/scenarios.js").runScenario }> {
+  const { findScenario, runScenario } = await import("../testing/scenarios.js");
+  return { scenarios: names.map(findScenario), runScenario };
 }
 
 export interface RecordOptions {
@@ -84,10 +94,11 @@ export interface RecordOptions {
 export async function recordFixtures(options: RecordOptions, io: Io): Promise<number> {
   const versions = options.versions ? options.versions.split(",").map((v) => v.trim()) : Object.keys(VERIFIED_CLI_VERSIONS);
   const root = resolve(options.out ?? FIXTURE_ROOT);
-  const scenarios = pickScenarios(options.scenarios);
+  const names = pickScenarios(options.scenarios);
   const unverified = versions.filter((version) => !Object.hasOwn(VERIFIED_CLI_VERSIONS, version));
   if (unverified.length > 0 && !options.verification) throw new UnverifiedFixturesError(unverified[0]!, Object.keys(VERIFIED_CLI_VERSIONS));
   if (options.cli !== undefined && versions.length !== 1) throw new InvalidInputError("fixtures record --cli records one version: pass --versions with exactly that binary's version.");
+  const { scenarios, runScenario } = await catalog(names);
   for (const version of versions) {
     const cliPath = options.cli ?? (await binaryFor(version, options.cacheDir, io));
     const dir = join(root, version);
@@ -132,11 +143,12 @@ export async function compareFixtures(options: CompareTarget & { against?: strin
   const against = options.against ?? defaultAgainst();
   const problem = compareInputProblem(options, against);
   if (problem) throw new InvalidInputError(problem);
-  const scenarios = pickScenarios(options.scenarios);
+  const names = pickScenarios(options.scenarios);
   const cliPath = await compareCliPath(options, (version) => binaryFor(version, options.cacheDir, io));
   const liveVersion = await cliVersion(cliPath).catch((error: unknown) => {
     throw new InvalidInputError(`${cliPath} does not answer \`--version\` as Claude Code does (${String((error as Error).message).split("\n")[0]!.split(". Reinstall")[0]}); pass a Claude Code binary.`);
   });
+  const { scenarios, runScenario } = await catalog(names);
   const work = mkdtempSync(join(tmpdir(), "ktx-compare-"));
   const drifts: ScenarioDrift[] = [];
   let keep = false;

@@ -9,9 +9,7 @@ import { resolveCli } from "../binary/locate.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type CommandSpec, isStop, parseCommand, text } from "./args.js";
 
-export const LOGIN_USAGE = `  login [--console | --sso] [--email E] [--cli PATH]
-                                             log in to Claude Code with the pinned CLI (its own login, in this terminal)
-`;
+export { LOGIN_USAGE } from "./usage.js";
 
 export interface LoginIo {
   stdout(text: string): void;

@@ -7,13 +7,12 @@
  */
 import { ClaudeCodeError, InvalidInputError, OutputWriteError } from "../errors/index.js";
 import { LIBRARY_VERSION } from "../version.js";
-import { isStop, parseCommand, text, type CommandSpec } from "./args.js";
-import { compareFixtures, recordFixtures, type Io } from "./fixtures.js";
-import { verifyVersion } from "./verify.js";
-import { LOGIN_USAGE, runLogin } from "./login.js";
-import { runDoctor, runStatus } from "./status.js";
+import { isStop, parseCommand, stop, text, type CommandSpec } from "./args.js";
+import type { Io } from "./fixtures.js";
 import { terminalText } from "./terminal-text.js";
-import { stop, TRANSCRIPT_USAGE, transcriptCommand } from "./transcript.js";
+import { LOGIN_USAGE, TRANSCRIPT_USAGE } from "./usage.js";
+// Each command's modules are imported when it runs (below): `--version`, `--help` and a wrong argument
+// start in a fraction of the time the whole graph takes (the runtime, the MCP SDK, zod, the scenarios).
 
 const USAGE = `Usage: ktx-claude-code <command>   (ktx-claude-code <command> --help for its options and an example)
 
@@ -115,6 +114,7 @@ async function fixtures(args: string[]): Promise<number> {
   const cacheDir = text(values["cache-dir"]);
   if (sub === "record") {
     try {
+      const { recordFixtures } = await import("./fixtures.js");
       return await recordFixtures({ versions: text(values.versions), scenarios: text(values.scenarios), out: text(values.out), cacheDir, verification: values.verification === true }, io);
     } catch (error) {
       io.stderr(`fixtures record could not run: ${oneLine(error)}\n`);
@@ -130,6 +130,7 @@ async function fixtures(args: string[]): Promise<number> {
     const unknown = suites.filter((name) => name !== "replay" && name !== "e2e");
     if (unknown.length > 0) return stop(io, { exitCode: 2, stderr: `ktx-claude-code fixtures verify: unknown --suites ${unknown.join(", ")} (replay, e2e, none).\n` });
     try {
+      const { verifyVersion } = await import("./verify.js");
       return await verifyVersion({ cli, version, cacheDir, suites: suites as ("replay" | "e2e")[] }, io);
     } catch (error) {
       io.stderr(`fixtures verify could not run: ${oneLine(error)}\n`);
@@ -137,6 +138,7 @@ async function fixtures(args: string[]): Promise<number> {
     }
   }
   try {
+    const { compareFixtures } = await import("./fixtures.js");
     return await compareFixtures({ cli, version, cacheDir, against: text(values.against), scenarios: text(values.scenarios), json: values.json === true }, io);
   } catch (error) {
     // Whatever kept the comparison from running is no drift: exit 2, one line, no stack.
@@ -154,13 +156,13 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
     case "login":
-      return runLogin(args, io);
+      return (await import("./login.js")).runLogin(args, io);
     case "status":
-      return runStatus(args, io);
+      return (await import("./status.js")).runStatus(args, io);
     case "doctor":
-      return runDoctor(args, io);
+      return (await import("./status.js")).runDoctor(args, io);
     case "transcript":
-      return transcriptCommand(args, io, USAGE);
+      return (await import("./transcript.js")).transcriptCommand(args, io, USAGE);
     case "fixtures":
       return fixtures(args);
     case "--version":

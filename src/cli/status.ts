@@ -10,7 +10,7 @@
 import { usageText } from "../limits/usage-status.js";
 import { parseArgs } from "node:util";
 import type { Env } from "../transport/env.js";
-import { type StatusReport, collectStatus } from "./status-probe.js";
+import type { StatusReport } from "./status-probe.js";
 import { terminalText } from "./terminal-text.js";
 import { describeLogin, describeRoute } from "../claude-code/checks/billing.js";
 
@@ -111,6 +111,8 @@ async function run(command: "status" | "doctor", argv: string[], io: StatusIo): 
     io.stderr(terminalText(`${args}\n\n${USAGE}`));
     return 2;
   }
+  // The probe (the runtime, the CLI, the MCP server) is loaded only to run it: `--help` needs none of it.
+  const { collectStatus } = await import("./status-probe.js");
   const report = await collectStatus({
     projectDir: args.projectDir,
     cwd: io.cwd,

@@ -5,12 +5,14 @@ import { openForWrite } from "../transport/files.js";
 import { importCapture, loadTranscript, streamTranscript } from "../transcripts/reader.js";
 import { diffTranscripts, isEmptyDiff, renderDiff, renderTimeline, summarizeRecords, traceRecords } from "../transcripts/inspect.js";
 import { KNOWN_TYPES, unknownTypes } from "../transcripts/inspect/text.js";
-import { isStop, parseCommand, text, usageError, type CommandSpec, type Stop } from "./args.js";
+import { isStop, parseCommand, stop, text, usageError, type CommandSpec } from "./args.js";
 import type { Io } from "./fixtures.js";
 import { renderSummary } from "./summary-text.js";
 import { terminalText } from "./terminal-text.js";
+import { TRANSCRIPT_USAGE } from "./usage.js";
 
-export { renderSummary };
+export { renderSummary, TRANSCRIPT_USAGE };
+export { stop } from "./args.js";
 
 const FILE = "a transcript (.jsonl) or a raw stream-json capture";
 
@@ -56,13 +58,6 @@ export const TRANSCRIPT_COMMANDS: Record<string, CommandSpec> = {
   },
 };
 
-export const TRANSCRIPT_USAGE = `  transcript show <file> [--raw] [--type T,T]
-                                             timeline of a recorded run or a raw stream-json capture
-  transcript summary <file> [--json]         turns, tokens, cost, message counts, tool calls, result, exit
-  transcript diff <before> <after> [--json]  normalised differences between two runs; exits 1 when they differ
-  transcript trace <file> [--out FILE]       the run as Chrome trace-event JSON (open in Perfetto)
-  transcript import <capture> [--out FILE]   a raw stream-json capture as a ktx-claude-code transcript
-`;
 
 /** Writes and waits when the pipe is full, so a large `--raw` output is not buffered whole. */
 async function write(text: string): Promise<void> {
@@ -87,12 +82,6 @@ function writeOut(path: string, body: string): void {
 }
 
 const list = (value: string | boolean | undefined) => (typeof value === "string" ? value.split(",").map((item) => item.trim()).filter(Boolean) : undefined);
-
-export function stop(io: Io, result: Stop): number {
-  if (result.stdout) io.stdout(terminalText(result.stdout));
-  if (result.stderr) io.stderr(terminalText(result.stderr));
-  return result.exitCode;
-}
 
 /** Exit codes: 0 done (diff: no difference), 1 differences found, 2 bad input or usage. */
 export async function transcriptCommand(args: string[], io: Io, usage: string): Promise<number> {

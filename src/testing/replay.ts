@@ -1,5 +1,5 @@
 /** Helpers to run the runtime against a recorded transcript instead of the real CLI. */
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdtempSync, openSync, readSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,7 +14,30 @@ export const REPLAY_CLI_SCRIPT = fileURLToPath(new URL("../../dist/transcripts/r
 export function createReplayCli(transcriptPath: string, dir = mkdtempSync(join(tmpdir(), "ktx-replay-"))): string {
   const path = join(dir, "claude-replay");
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-  writeFileSync(path, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(REPLAY_CLI_SCRIPT)} ${quote(transcriptPath)} "$@"\n`);
+  // `--version` (read once per runtime) is answered by the shell when the header names a version: a
+  // Node start less per runtime. Anything else, or a header it cannot read, goes to the stand-in.
+  const version = recordedVersion(transcriptPath);
+  const answerVersion = version ? `if [ "$#" = 1 ] && [ "$1" = --version ]; then printf '%s\\n' ${quote(`${version} (Claude Code)`)}; exit 0; fi\n` : "";
+  writeFileSync(path, `#!/bin/sh\n${answerVersion}exec ${quote(process.execPath)} ${quote(REPLAY_CLI_SCRIPT)} ${quote(transcriptPath)} "$@"\n`);
   chmodSync(path, 0o755);
   return path;
+}
+
+/** The `cliVersion` of the transcript's header line (its first), or undefined when it has none. */
+function recordedVersion(transcriptPath: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(transcriptPath, "r");
+    const buffer = Buffer.alloc(64 * 1024);
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    const text = buffer.subarray(0, length).toString("utf8");
+    const newline = text.indexOf("\n");
+    if (newline < 0) return undefined;
+    const header = JSON.parse(text.slice(0, newline)) as { kind?: unknown; cliVersion?: unknown };
+    return header.kind === "header" && typeof header.cliVersion === "string" && /^\d+\.\d+\.\d+$/.test(header.cliVersion) ? header.cliVersion : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }

@@ -12,6 +12,7 @@ import type { KtxRuntimeToolDescriptor } from "../mcp/tools.js";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../claude-code/runtime.js";
 import type { RunLoopResult, ToolCallRecord } from "../runtime/types.js";
 import { type Script, type ScriptedApiOptions, startScriptedMessagesApi, turn } from "./scripted-api.js";
+import { SCENARIO_NAMES } from "./scenario-names.js";
 
 export type Outcome = Record<string, unknown>;
 
@@ -223,6 +224,10 @@ export const SCENARIOS: readonly Scenario[] = [
       capture(async () => ({ text: (await runtime.generateTextResult({ prompt: "go", system: `BEGIN ${"k".repeat(256 * 1024)} END`, ...call })).text })),
   },
 ];
+
+if (SCENARIOS.map((scenario) => scenario.name).join() !== SCENARIO_NAMES.join()) {
+  throw new Error(`scenario-names.ts lists ${SCENARIO_NAMES.join(", ")}; the catalog holds ${SCENARIOS.map((scenario) => scenario.name).join(", ")}: make them the same`);
+}
 
 export function findScenario(name: string): Scenario {
   const scenario = SCENARIOS.find((candidate) => candidate.name === name);

@@ -4,8 +4,10 @@
  * then the exit.
  */
 import { z } from "zod";
+import { TRANSCRIPT_FORMAT } from "./format-check.js";
 
-export const TRANSCRIPT_FORMAT = "ktx-claude-code-transcript/1";
+// The reader checks records with format-check.ts (no zod); these schemas are the reference it is tested against.
+export { TRANSCRIPT_FORMAT };
 
 export const headerRecordSchema = z.looseObject({
   kind: z.literal("header"),

@@ -14,7 +14,8 @@ import { InvalidInputError } from "../errors/index.js";
 import { NotRegularFileError, openRegularFile } from "../transport/files.js";
 import { Redactor } from "./redact.js";
 import { GITLEAKS_VERSION } from "./secret-rules/index.js";
-import { type HeaderRecord, type TranscriptRecord, TRANSCRIPT_FORMAT, transcriptRecordSchema, outcomeRecordSchema, type OutcomeRecord } from "./format.js";
+import type { HeaderRecord, OutcomeRecord, TranscriptRecord } from "./format.js";
+import { checkOutcomeRecord, checkRecord, TRANSCRIPT_FORMAT } from "./format-check.js";
 
 /** Something the reader noticed about the file itself (not a recorded line), e.g. a truncated last line. */
 export interface NoteRecord {
@@ -74,8 +75,8 @@ function parseRecord(line: string, path: string, lineNumber: number): AnyRecord 
   const value = parseJson(line);
   if (value === undefined) throw new InvalidInputError(`${path}:${lineNumber} is not JSON; is this a ktx-claude-code transcript?`);
   const kind = (value as { kind?: unknown })?.kind;
-  const parsed = (kind === "outcome" ? outcomeRecordSchema : transcriptRecordSchema).safeParse(value);
-  if (!parsed.success) throw new InvalidInputError(`${path}:${lineNumber} is not a transcript record: ${parsed.error.issues[0]?.message}`);
+  const parsed = kind === "outcome" ? checkOutcomeRecord(value) : checkRecord(value);
+  if (!parsed.success) throw new InvalidInputError(`${path}:${lineNumber} is not a transcript record: ${parsed.message}`);
   return parsed.data;
 }
 

@@ -2,9 +2,9 @@
  * The `telemetry` option: the CLI's OpenTelemetry export, set explicitly by the caller and never
  * taken from the parent environment (every OTEL_* and CLAUDE_CODE_ENABLE_TELEMETRY there is dropped).
  * Prompt text and tool details are logged only when asked for. docs/environment.md has the mapping.
+ * The option's schema is in telemetry-schema.ts: this module, which every transcript reader loads
+ * through env.ts, imports no zod.
  */
-import { z } from "zod";
-
 export interface TelemetryOptions {
   /** OTLP collector base URL, e.g. `http://127.0.0.1:4318` (signals go to `/v1/metrics`, `/v1/logs`). */
   endpoint: string;
@@ -33,19 +33,6 @@ const pairs = (record: Record<string, string>) =>
   Object.entries(record)
     .map(([key, value]) => `${key}=${encodeURIComponent(value)}`)
     .join(",");
-
-export const telemetryOptionsSchema = z.strictObject({
-  endpoint: z.url(),
-  protocol: z.enum(["http/json", "http/protobuf", "grpc"]).optional(),
-  metrics: z.boolean().optional(),
-  logs: z.boolean().optional(),
-  metricExportIntervalMs: z.number().int().positive().optional(),
-  logsExportIntervalMs: z.number().int().positive().optional(),
-  logUserPrompts: z.boolean().optional(),
-  logToolDetails: z.boolean().optional(),
-  headers: z.record(z.string().regex(/^[^=,\s]+$/, "no '=', ',' or spaces in a header name"), z.string()).optional(),
-  resourceAttributes: z.record(z.string().regex(/^[^=,\s]+$/, "no '=', ',' or spaces in an attribute name"), z.string()).optional(),
-});
 
 /** How long the CLI may spend flushing on exit, so an unreachable collector never holds a call up. */
 const SHUTDOWN_TIMEOUT_MS = "2000";

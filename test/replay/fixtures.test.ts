@@ -4,11 +4,13 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { CliCrashError, IsolationError, ProtocolError } from "../../src/errors/index.js";
 import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
-import { createReplayCli } from "../../src/testing/replay.js";
+import { createReplayCli, REPLAY_CLI_SCRIPT } from "../../src/testing/replay.js";
 import { SCENARIOS, runScenario } from "../../src/testing/scenarios.js";
+import { SCENARIO_NAMES } from "../../src/testing/scenario-names.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
 import { cleanup, remainingChildren, tempDir } from "../support.js";
 
@@ -49,6 +51,8 @@ const failingText = (runtime: ClaudeCodeRuntime, prompt = "say hello") =>
 describe("golden fixtures", () => {
   it("cover every scenario of the catalog for at least 2.1.142 and 2.1.330", () => {
     expect(versions).toEqual(expect.arrayContaining(["2.1.142", "2.1.330"]));
+    // The names `fixtures compare|record` check --scenarios against before loading the catalog.
+    expect(SCENARIOS.map((scenario) => scenario.name)).toEqual(SCENARIO_NAMES);
     for (const version of versions) {
       for (const scenario of SCENARIOS) expect(existsSync(join(ROOT, version, `${scenario.name}.jsonl`)), `${version}/${scenario.name}`).toBe(true);
     }
@@ -69,6 +73,20 @@ describe("golden fixtures", () => {
 
 describe("the replayer", () => {
   const textFixture = join(ROOT, "2.1.330", "text.jsonl");
+
+  it("answers --version from its shell wrapper exactly as the stand-in itself does", async () => {
+    const wrapper = createReplayCli(textFixture, tempDir("replay"));
+    const fromShell = await execa(wrapper, ["--version"]);
+    const fromNode = await execa(process.execPath, [REPLAY_CLI_SCRIPT, textFixture, "--version"]);
+    expect(fromShell.stdout).toBe("2.1.330 (Claude Code)");
+    expect(fromShell.stdout).toBe(fromNode.stdout);
+    // A transcript without a readable header goes to the stand-in, which reports it.
+    const headless = join(tempDir("replay"), "headless.jsonl");
+    writeFileSync(headless, "not json\n");
+    const failed = await execa(createReplayCli(headless, tempDir("replay")), ["--version"], { reject: false });
+    expect(failed.exitCode).not.toBe(0);
+    expect(failed.stdout).toBe("");
+  });
 
   it("reports a divergence with the recorded line, expected and actual", async () => {
     const error = (await failingText(replayRuntime(textFixture), "a different prompt")) as CliCrashError;

@@ -1,10 +1,12 @@
 /** The recorder, redaction on a real run, and the inspection helpers, driven through the replay stand-in. */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaudeCodeRuntime } from "../../src/claude-code/runtime.js";
 import { createReplayCli } from "../../src/testing/replay.js";
+import { checkOutcomeRecord, checkRecord } from "../../src/transcripts/format-check.js";
+import { outcomeRecordSchema, TRANSCRIPT_FORMAT, transcriptRecordSchema } from "../../src/transcripts/format.js";
 import { diffTranscripts, isEmptyDiff, renderTimeline, renderTranscript, summarizeTranscript } from "../../src/transcripts/inspect.js";
 import { type AnyRecord, type LoadedTranscript, loadTranscript } from "../../src/transcripts/reader.js";
 import { cleanup, remainingChildren, tempDir } from "../support.js";
@@ -221,5 +223,75 @@ describe("inspection", () => {
     );
     // Every reported value is about the term, nothing about ids or times.
     for (const change of diff.valueChanges) expect(change.before).toContain("grain");
+  });
+});
+
+describe("the reader's record check (format-check.ts, no zod) against the zod schemas (format.ts)", () => {
+  const zodCheck = (value: unknown) => {
+    const kind = (value as { kind?: unknown } | null)?.kind;
+    const parsed = (kind === "outcome" ? outcomeRecordSchema : transcriptRecordSchema).safeParse(value);
+    return parsed.success ? { success: true, data: parsed.data } : { success: false };
+  };
+  const plainCheck = (value: unknown) => {
+    const kind = (value as { kind?: unknown } | null)?.kind;
+    const checked = kind === "outcome" ? checkOutcomeRecord(value) : checkRecord(value);
+    return checked.success ? { success: true, data: checked.data } : { success: false };
+  };
+  // The same verdict and the same data, key order included (records are written back out as JSON).
+  const expectSame = (value: unknown) => {
+    const [zod, plain] = [zodCheck(value), plainCheck(value)];
+    expect(plain.success, JSON.stringify(value).slice(0, 300)).toBe(zod.success);
+    expect(JSON.stringify(plain.data)).toBe(JSON.stringify(zod.data));
+  };
+
+  it("accepts every record of every fixture as the schemas do", () => {
+    let records = 0;
+    for (const version of readdirSync(ROOT).filter((name) => /^\d/.test(name))) {
+      for (const file of readdirSync(join(ROOT, version))) {
+        for (const line of readFileSync(join(ROOT, version, file), "utf8").split("\n").filter(Boolean)) {
+          expectSame(JSON.parse(line));
+          records += 1;
+        }
+      }
+    }
+    expect(records).toBeGreaterThan(1_000);
+  });
+
+  it("fills in the same defaults and refuses the same malformed records", () => {
+    const header = { kind: "header", format: TRANSCRIPT_FORMAT, library: "l", cliPath: "p", cliVersion: "2.1.330", args: ["-p"], envNames: [], cwd: "/x", startedAt: "now", extra: { kept: true } };
+    const call = { kind: "call", t: 1, ending: "kept for reuse", usage: { inputTokens: 3, other: 1 }, process: { launch: "l1", call: 2, more: "x" }, requests: [] };
+    const cases: unknown[] = [
+      header,
+      { ...header, scenario: "text" },
+      { ...header, scenario: 1 },
+      { ...header, format: "other/1" },
+      { ...header, args: ["-p", 2] },
+      { ...header, envNames: undefined },
+      { kind: "in", text: "x" },
+      { kind: "out", t: 1.5, text: "x", extra: 1 },
+      { kind: "dropped", t: "1", text: "x" },
+      { kind: "stderr", t: 1 },
+      { kind: "exit", t: 2, exitCode: null, signal: "SIGTERM" },
+      { kind: "exit", t: 2, exitCode: 0 },
+      { kind: "exit", t: 2, exitCode: "0", signal: null },
+      call,
+      { ...call, usage: null, costUsd: 0.5 },
+      { ...call, usage: undefined, process: undefined },
+      { kind: "call", t: 1, ending: "aborted" },
+      { ...call, usage: { inputTokens: "3" } },
+      { ...call, usage: [] },
+      { ...call, costUsd: "1" },
+      { ...call, process: { launch: "l1" } },
+      { ...call, ending: undefined },
+      { kind: "outcome", scenario: "text", outcome: { text: "hi" } },
+      { kind: "outcome", scenario: "text", outcome: [] },
+      { kind: "outcome", outcome: {} },
+      { kind: "note", text: "x" },
+      { text: "x" },
+      [],
+      null,
+      "header",
+    ];
+    for (const value of cases) expectSame(value);
   });
 });
