@@ -143,7 +143,10 @@ describe("isolation check and version pinning", () => {
   });
 
   it("still has no built-in tool when a CLI ignores --tools=: --disallowedTools names every built-in of the version", async () => {
-    const api = await firstPartyApi([turn.text("answered with no built-ins")]);
+    // Base URL: what the verified table's --disallowedTools covers was probed there. On the first-party path a
+    // claude.ai login adds a tool the table does not name (RemoteTrigger on 2.1.330), so a CLI ignoring --tools=
+    // is stopped by the init or the wire check instead of answering (docs/testing.md).
+    const api = await baseUrlApi([turn.text("answered with no built-ins")]);
     const noToolsFlag = script("claude-no-tools-flag", `for a; do shift; case "$a" in --tools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
     const result = await runtimeFor(api, { cliPath: noToolsFlag }).generateTextResult({ prompt: "hi" });
     expect(result.text).toBe("answered with no built-ins");
