@@ -27,7 +27,7 @@ import { RateLimitGovernor } from "../limits/governor.js";
 import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
 
 export interface StatusFailure {
-  check: "project" | "config" | "backend" | "cli" | "session" | "isolation" | "models";
+  check: "project" | "config" | "backend" | "cli" | "session" | "isolation" | "wire" | "models";
   message: string;
   fix: string;
 }
@@ -158,7 +158,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     report.network.interceptor = options.apiEndpoint ? "apiEndpoint" : wireShapeFor(cli.version) ? "on" : "off";
     if (cli.verified && report.network.interceptor === "off") {
       fail({
-        check: "isolation",
+        check: "wire",
         message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}), so the runtime's interceptor cannot check its requests: every call with the default \`wire\` is refused with IsolationError (the probe ran without the interceptor, unchecked).`,
         fix: "Install a CLI version whose shape is recorded (npm ci gives 2.1.330), or pass `wire: false` to the runtime to run this one without the wire check (docs/isolation.md, \"The wire check\").",
       });

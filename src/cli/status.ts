@@ -249,6 +249,7 @@ export function renderDoctor(report: StatusReport): string {
     line(true, `isolation: tools ${list(s.tools)}; MCP servers ${list(s.mcpServers.map((m) => m.name))}; plugins ${list(s.plugins)}`);
   }
   failures("isolation");
+  failures("wire");
   for (const id of [...new Set(report.models.map((m) => m.resolved))]) {
     const users = report.models.filter((m) => m.resolved === id);
     const roles = users.map((m) => m.role).join(", ");

@@ -254,7 +254,7 @@ describe("status on a version whose first-party shape is not recorded", () => {
     const report = JSON.parse(stdout);
     expect(report.network.interceptor).toBe("off");
     const failure = report.failures.find((entry: { check: string; message: string }) => /has no recorded first-party request shape/.test(entry.message));
-    expect(failure).toMatchObject({ check: "isolation" });
+    expect(failure).toMatchObject({ check: "wire" });
     expect(failure.message).toMatch(/Claude Code 2\.1\.142 .*every call with the default `wire` is refused with IsolationError/);
     expect(failure.fix).toMatch(/wire: false/);
   }, 120_000);
