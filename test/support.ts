@@ -56,6 +56,12 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   };
 }
 
+/**
+ * The scripted API at a base URL: `runtimeFor` then gives the runtime an `apiEndpoint` (no interceptor).
+ * The end-to-end tests run on the first-party path (`firstPartyApi`) and use `baseUrlApi` only where a
+ * test needs the base URL (docs/testing.md lists them); the security, fault, KTX and parity suites still
+ * use this one.
+ */
 export async function scriptedApi(script: Script, options?: ScriptedApiOptions): Promise<ScriptedMessagesApi> {
   const api = await startScriptedMessagesApi(script, options);
   cleanups.push(() => api.close());
@@ -70,7 +76,8 @@ export const TEST_PASS_ENV = [OWNER_VAR, "STAND_IN_MODE", "STAND_IN_BYTES", "STA
 
 /**
  * A runtime for a test. With a scripted API in first-party mode (`firstPartyApi`) the CLI goes to
- * api.anthropic.com through the runtime's interceptor, as in real use; with a plain one, to its base URL.
+ * api.anthropic.com through the runtime's interceptor (on by default), as in real use; with a plain one
+ * (`baseUrlApi`, `scriptedApi`), to its base URL. Without an API, a stand-in `cliPath` needs `wire: false`.
  */
 export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partial<ClaudeCodeRuntimeOptions> = {}): ClaudeCodeRuntime {
   return new ClaudeCodeRuntime({
@@ -78,8 +85,6 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     models: { default: "sonnet" },
     env: api?.firstParty ? firstPartyEnv(api) : testEnv(),
     passEnv: TEST_PASS_ENV,
-    // The interceptor is opt-in; every first-party test runs behind it.
-    ...(api?.firstParty ? { wire: true } : {}),
     ...(api && !api.firstParty ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     ...cliOption(),
     idleTimeoutMs: 30_000,
@@ -244,6 +249,14 @@ export const failure = (promise: Promise<unknown>): Promise<Error | undefined> =
  */
 export async function firstPartyApi(script: Script, options: ScriptedApiOptions = {}): Promise<ScriptedMessagesApi> {
   return scriptedApi(script, { ...options, firstParty: true });
+}
+
+/**
+ * The scripted API at a base URL, in an end-to-end test that needs it (a test of `apiEndpoint` itself,
+ * of the init check the wire check would pre-empt, …): each use says why, and docs/testing.md lists them.
+ */
+export async function baseUrlApi(script: Script, options: ScriptedApiOptions = {}): Promise<ScriptedMessagesApi> {
+  return scriptedApi(script, options);
 }
 
 export function firstPartyEnv(api: ScriptedMessagesApi, extra: Record<string, string> = {}): Record<string, string> {

@@ -16,6 +16,11 @@ export interface AuthProbeOptions {
   allowUnverifiedCli?: boolean;
   env?: Env;
   apiEndpoint?: ApiEndpoint;
+  /**
+   * The runtime's interceptor (on by default on the first-party path, like every call's): `false` turns
+   * it off, e.g. for a stand-in CLI at `cliPath`, which answers without any request (docs/isolation.md).
+   */
+  wire?: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
   logger?: Logger;

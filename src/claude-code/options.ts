@@ -77,11 +77,22 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   /**
    * The runtime's interceptor on the first-party path (docs/isolation.md, "The wire check"): every
    * request the CLI sends is checked against what the library built for the call before it is forwarded,
-   * and everything else it would send is refused. Opt-in (`true`, or an object); off by default, because
-   * stand-in CLIs (`createScriptedCli`, `createReplayCli`) answer without any request and would fail
-   * every call, and only 2.1.330's shape is recorded (docs/isolation.md). `{ bodies: true }`
-   * keeps each request's body in the transcript's request records; `upstream` (tests) sends checked
-   * requests through that proxy and CA instead of the `env`'s. Not used with `apiEndpoint`.
+   * and everything else it would send is refused. **On by default** whenever there is no `apiEndpoint`
+   * (an `apiEndpoint` is a base URL the CLI talks to directly: never intercepted). Only CLI versions whose
+   * first-party shape is recorded can run with it; another verified version is refused with an
+   * `IsolationError` naming `wire: false`. `{ bodies: true }` keeps each request's body in the
+   * transcript's request records; `upstream` (tests) sends checked requests through that proxy and CA
+   * instead of the `env`'s.
+   *
+   * `wire: false` turns it off, and with it everything it does: requests go from the CLI to the user's
+   * proxy or to Anthropic unchecked (a managed `CLAUDE.md`, a planted body field, header, beta or model,
+   * extra system text reach the API; the `system/init` check still stops the run, after the first
+   * request), egress is no longer refused (analytics or other hosts a policy or wrapper re-enables
+   * leave), a call's model responses are no longer counted against checked requests, and the
+   * transcript has no request records. The policy read-ahead and the account and init checks stay.
+   * Stand-in CLIs that answer without any request (`createScriptedCli`, `createReplayCli`, test
+   * scripts) need it: with the interceptor on, their calls fail the "every model response came through
+   * a checked request" rule.
    */
   wire?: boolean | { bodies?: boolean; upstream?: { proxy: string; ca: string } };
 }

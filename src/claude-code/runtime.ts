@@ -23,13 +23,14 @@ import {
   type ModelRole,
   type RunLoopParams,
   type ToolCallRecord,
+  type InterceptorState,
 } from "../runtime/types.js";
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { WireInterceptor } from "./wire/interceptor.js";
 import { WIRE_VERSIONS, wireShapeFor } from "./wire/shape.js";
-import { loginAhead, networkRoute } from "./checks/billing.js";
+import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import { requireProjectDir } from "./checks/project-dir.js";
 import { RetryHold } from "./run/retry-hold.js";
@@ -91,14 +92,22 @@ export class ClaudeCodeRuntime extends PortRuntime {
     await wire?.then((interceptor) => interceptor.close(), () => {});
   }
 
-  /** The runtime's interceptor (opt-in: `wire`), started with its first call on the first-party path; never with an `apiEndpoint`. */
+  /**
+   * Whether calls run behind the runtime's interceptor: on by default on the first-party path, off with
+   * `wire: false`; an `apiEndpoint` (a base URL) is never intercepted.
+   */
+  get interceptor(): InterceptorState {
+    return interceptorState(this.options);
+  }
+
+  /** The runtime's interceptor (on by default: `wire`), started with its first call on the first-party path; never with an `apiEndpoint`. */
   private wire(cli: ResolvedCli): Promise<WireInterceptor> | undefined {
-    if (!this.options.wire || this.options.apiEndpoint) return undefined;
+    if (this.interceptor !== "on") return undefined;
     // Refused before any process starts: requests of a version whose first-party shape nobody recorded cannot be checked.
     if (!wireShapeFor(cli.version)) {
       throw new IsolationError(
         [`wire: Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}), so its requests cannot be checked`],
-        "Use the pinned CLI version, or pass `wire: false` to run this one without the wire check (docs/isolation.md, \"The wire check\").",
+        "Use the pinned CLI version, or pass `wire: false` to run this one without the wire check (docs/isolation.md, \"The wire check\"). If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), pass `wire: false`: it could not pass the check on any version.",
       );
     }
     if (!this.wirePromise) {
@@ -268,7 +277,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
           name: transcriptName,
           secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint),
           login: loginAhead(env, this.options.apiEndpoint && (this.options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken")),
-          network: networkRoute(env),
+          network: networkRoute(env, this.interceptor),
         }).catch((error: unknown) => {
           release();
           throw error;
@@ -308,7 +317,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();
-      return { ...output, transcriptPath: transcript?.path, network: networkRoute(env) };
+      return { ...output, transcriptPath: transcript?.path, network: networkRoute(env, this.interceptor) };
     } catch (error) {
       // A call that runs again after the reset keeps its place: its slot waits for the retry.
       if (hooks.willRetry(error)) {

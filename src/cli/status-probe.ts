@@ -21,13 +21,13 @@ import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
 import { loginAhead, networkRoute } from "../claude-code/checks/billing.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type IsolationSurface, egressFrom, loginFrom, surfaceFrom } from "./status-transcript.js";
-import { wireShapeFor } from "../claude-code/wire/shape.js";
+import { WIRE_VERSIONS, wireShapeFor } from "../claude-code/wire/shape.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
 import { RateLimitGovernor } from "../limits/governor.js";
 import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
 
 export interface StatusFailure {
-  check: "project" | "config" | "backend" | "cli" | "session" | "isolation" | "models";
+  check: "project" | "config" | "backend" | "cli" | "session" | "isolation" | "wire" | "models";
   message: string;
   fix: string;
 }
@@ -152,6 +152,16 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     if (!cli.verified) {
       const refusal = new UnsupportedCliVersionError(cli.path, cli.version, Object.keys(VERIFIED_CLI_VERSIONS));
       fail({ check: "cli", message: refusal.message, fix: "Reinstall dependencies (npm ci) to get a verified Claude Code CLI (package.json names every verified version; docs/compatibility.md)." });
+    }
+    // The interceptor is on by default on the first-party path; the probe runs as a default runtime would,
+    // except on a version whose shape nobody recorded, where every default call is refused: said as a failure.
+    report.network.interceptor = options.apiEndpoint ? "apiEndpoint" : wireShapeFor(cli.version) ? "on" : "off";
+    if (cli.verified && report.network.interceptor === "off") {
+      fail({
+        check: "wire",
+        message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}), so the runtime's interceptor cannot check its requests: every call with the default \`wire\` is refused with IsolationError (the probe ran without the interceptor, unchecked).`,
+        fix: "Install a CLI version whose shape is recorded (npm ci gives 2.1.330), or pass `wire: false` to the runtime to run this one without the wire check (docs/isolation.md, \"The wire check\").",
+      });
     }
   } catch (error) {
     if (!ClaudeCodeError.isInstance(error)) throw error;
@@ -282,7 +292,8 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
       warm: false, reuse: false,
-      // The probe is the library's own call on the real CLI: checked on the wire whenever the version's shape is recorded.
+      // The probe is the library's own call on the real CLI: behind the interceptor (the default) whenever the
+      // version's shape is recorded; without it (unchecked, and said as a failure above) when it is not.
       wire: wireShapeFor(cli.version) !== undefined,
       // A probe never waits for a usage reset: a reached limit is reported at once.
       rateLimitGovernor: new RateLimitGovernor({ enabled: false }),

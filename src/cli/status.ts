@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import type { Env } from "../transport/env.js";
 import type { StatusReport } from "./status-probe.js";
 import { terminalText } from "./terminal-text.js";
-import { describeLogin, describeRoute } from "../claude-code/checks/billing.js";
+import { describeInterceptor, describeLogin, describeRoute } from "../claude-code/checks/billing.js";
 
 export interface StatusIo {
   stdout(text: string): void;
@@ -169,8 +169,13 @@ function modelLines(report: StatusReport): string[] {
 /** What the runtime's interceptor saw of the probe call (docs/isolation.md, "The wire check"). */
 function egressText(report: StatusReport): string {
   const egress = report.egress;
-  if (!egress) return "not checked (no probe call through the runtime's interceptor: an apiEndpoint, wire: false, or no probe)";
-  const checked = `${egress.requests} Messages request(s) checked by the runtime's interceptor`;
+  const state = report.network.interceptor;
+  const interceptor = state ? `interceptor ${describeInterceptor(state)}` : "interceptor not decided (no usable CLI)";
+  if (!egress) {
+    const why = state === "apiEndpoint" ? "an apiEndpoint" : state === "off" ? "the interceptor was off" : "no probe call through the runtime's interceptor";
+    return `${interceptor}; not checked (${why})`;
+  }
+  const checked = `${interceptor}; ${egress.requests} Messages request(s) checked by the runtime's interceptor`;
   return egress.refused.length === 0 ? `${checked}; nothing else sent` : `${checked}; refused: ${egress.refused.join(", ")}`;
 }
 
@@ -246,6 +251,7 @@ export function renderDoctor(report: StatusReport): string {
     line(true, `isolation: tools ${list(s.tools)}; MCP servers ${list(s.mcpServers.map((m) => m.name))}; plugins ${list(s.plugins)}`);
   }
   failures("isolation");
+  failures("wire");
   for (const id of [...new Set(report.models.map((m) => m.resolved))]) {
     const users = report.models.filter((m) => m.resolved === id);
     const roles = users.map((m) => m.role).join(", ");

@@ -50,7 +50,17 @@ export interface NetworkRoute {
   trustedCa: Record<string, string>;
   /** Client-certificate variables set (mTLS), by name only. */
   clientCertificate: string[];
+  /**
+   * Whether the runtime's interceptor carried the CLI's requests (docs/isolation.md, "The wire check"):
+   * `"on"` (each request checked on 127.0.0.1, then sent on the route above; other egress refused),
+   * `"off"` (`wire: false`: requests go out on the route above unchecked), `"apiEndpoint"` (a base URL:
+   * never intercepted). Absent where no runtime decided it (`networkRoute` of an environment alone).
+   */
+  interceptor?: InterceptorState;
 }
+
+/** Whether calls run behind the runtime's interceptor, and if not, why (`NetworkRoute.interceptor`). */
+export type InterceptorState = "on" | "off" | "apiEndpoint";
 
 /** What every operation reports about the CLI run behind it. */
 export interface RunInfo {

@@ -9,7 +9,10 @@ export const REPLAY_CLI_SCRIPT = fileURLToPath(new URL("../../dist/transcripts/r
 
 /**
  * Writes an executable that behaves like the CLI did in `transcriptPath`; pass it as `cliPath`.
- * (`allowUnverifiedCli` is not needed: it reports the recorded version.)
+ * (`allowUnverifiedCli` is not needed: it reports the recorded version.) A recording made with an
+ * `apiEndpoint` replays with one (nothing listens there); one made on the first-party path replays with
+ * `wire: false`, since the replay answers without any request and the runtime's interceptor (on by
+ * default there) would fail the call.
  */
 export function createReplayCli(transcriptPath: string, dir = mkdtempSync(join(tmpdir(), "ktx-replay-"))): string {
   const path = join(dir, "claude-replay");

@@ -287,6 +287,10 @@ export async function runScenario(scenario: Scenario, options: ScenarioRunOption
       // Few API retries: a script that runs dry fails in seconds instead of backing off for minutes.
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CLAUDE_CODE_MAX_RETRIES: "2", ...proxyEnv(), ...scenario.env },
       ...(scenario.useApi ? { apiEndpoint: { baseUrl: api?.baseUrl ?? "http://127.0.0.1:9", apiKey: "sk-test-scripted" } } : {}),
+      // The catalog runs on the base URL or with no login at all (an empty HOME), and its replays on a stand-in
+      // that makes no request: there is never a request for the runtime's interceptor to check, so it is off
+      // explicitly (the fixtures were recorded so, every version alike).
+      wire: false,
       idleTimeoutMs: 60_000,
       timeoutMs: 120_000,
       warm: false, reuse: false,

@@ -71,7 +71,11 @@ export interface ScriptedCli {
 
 /**
  * Writes an executable stand-in CLI that plays `runs` (one array of steps per run, or one array for
- * every run). Pass `warm: false` to the runtime so no process waits idle for a later test.
+ * every run). Pass `warm: false` to the runtime so no process waits idle for a later test, and
+ * `wire: false`: the stand-in answers without any request, so with the runtime's interceptor on (the
+ * default on the first-party path) every call fails its "every model response came through a checked
+ * request" rule. (The runtime cannot tell a stand-in from a wrapper around the real CLI, so nothing the
+ * stand-in says about itself turns the check off: the test does.)
  */
 export function createScriptedCli(runs: ScriptedCliStep[] | ScriptedCliStep[][], options: { version?: string; dir?: string } = {}): ScriptedCli {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "ktx-scripted-cli-"));

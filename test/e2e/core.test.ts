@@ -1,4 +1,7 @@
-/** End to end: the real pinned CLI driven by the runtime against the scripted Messages API. */
+/**
+ * End to end: the real pinned CLI driven by the runtime against the scripted Messages API, on the
+ * first-party path (the runtime's interceptor on, as in real use) unless a test needs the base URL.
+ */
 import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -12,7 +15,7 @@ import {
 } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { locateBundledCli } from "../../src/binary/locate.js";
-import { cleanup, cliOption, cliVersionInUse, realCli, remainingChildren, runtimeFor, script, scriptedApi, systemText, tempDir, testEnv } from "../support.js";
+import { baseUrlApi, cleanup, cliOption, cliVersionInUse, firstPartyApi, firstPartyEnv, realCli, remainingChildren, runtimeFor, script, systemText, tempDir, testEnv } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -21,7 +24,7 @@ afterEach(async () => {
 
 describe("generateText", () => {
   it("returns the model's text and the model the CLI resolved, with our system prompt and no built-in tools", async () => {
-    const api = await scriptedApi([turn.text("hello from the scripted model")]);
+    const api = await firstPartyApi([turn.text("hello from the scripted model")]);
     const result = await runtimeFor(api).generateTextResult({ prompt: "say hello", system: "You are a KTX test." });
     expect(result.text).toBe("hello from the scripted model");
     // KTX's pinned id for "sonnet", never the CLI's own alias target (claude-sonnet-5-5 on 2.1.330).
@@ -37,7 +40,7 @@ describe("generateText", () => {
   });
 
   it("carries a 1 MiB system prompt over stdin", async () => {
-    const api = await scriptedApi([turn.text("ok")]);
+    const api = await firstPartyApi([turn.text("ok")]);
     const big = `BEGIN ${"k".repeat(1024 * 1024)} END`;
     const result = await runtimeFor(api).generateTextResult({ prompt: "go", system: big });
     expect(result.text).toBe("ok");
@@ -49,7 +52,7 @@ describe("generateObject", () => {
   const schema = z.object({ answer: z.string(), n: z.number() });
 
   it("returns the structured output validated and typed", async () => {
-    const api = await scriptedApi([turn.object({ answer: "forty-two", n: 42 })]);
+    const api = await firstPartyApi([turn.object({ answer: "forty-two", n: 42 })]);
     const result = await runtimeFor(api).generateObjectResult({ prompt: "answer", schema });
     expect(result.object).toEqual({ answer: "forty-two", n: 42 });
     const tools = api.messageRequests[0]!.body.tools.map((tool: { name: string }) => tool.name);
@@ -57,7 +60,7 @@ describe("generateObject", () => {
   });
 
   it("fails with StructuredOutputError when the model keeps violating the schema (the CLI's own retries run out)", async () => {
-    const api = await scriptedApi([turn.object({ wrong: true })], { onExhausted: "repeat-last" });
+    const api = await firstPartyApi([turn.object({ wrong: true })], { onExhausted: "repeat-last" });
     const error = (await runtimeFor(api).generateObjectResult({ prompt: "answer", schema }).catch((e: unknown) => e)) as StructuredOutputError;
     expect(error).toBeInstanceOf(StructuredOutputError);
     // The message carries the CLI's last validation error; `received` is the result the CLI ended with.
@@ -69,7 +72,7 @@ describe("generateObject", () => {
 
   it("fails with StructuredOutputError carrying the object when only our zod schema rejects it", async () => {
     const even = z.object({ n: z.number().refine((n) => n % 2 === 0, "must be even") });
-    const api = await scriptedApi([turn.object({ n: 3 })]);
+    const api = await firstPartyApi([turn.object({ n: 3 })]);
     const error = (await runtimeFor(api).generateObjectResult({ prompt: "answer", schema: even }).catch((e: unknown) => e)) as StructuredOutputError;
     expect(error).toBeInstanceOf(StructuredOutputError);
     expect(error.received).toEqual({ n: 3 });
@@ -77,7 +80,7 @@ describe("generateObject", () => {
   });
 
   it("fails with StructuredOutputError when the model answers in prose and the CLI still reports success", async () => {
-    const api = await scriptedApi([turn.text("I think the answer is 42.")], { onExhausted: "repeat-last" });
+    const api = await firstPartyApi([turn.text("I think the answer is 42.")], { onExhausted: "repeat-last" });
     const error = (await runtimeFor(api).generateObjectResult({ prompt: "answer", schema }).catch((e: unknown) => e)) as StructuredOutputError;
     expect(error).toBeInstanceOf(StructuredOutputError);
     expect(error.message).toMatch(/prose|StructuredOutput/);
@@ -103,17 +106,19 @@ describe("authentication and the scrubbed environment", () => {
     expect(failing.ok).toBe(false);
     if (!failing.ok) expect(failing.message).toMatch(/authenticate Claude Code locally with the Claude Code CLI, then rerun: run `npx --no-install ktx-claude-code login`/i);
 
-    const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
-    const passing = await runClaudeCodeAuthProbe({ ...cliOption(), projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
+    // The probe as KTX runs it: the first-party path, behind the runtime's interceptor (the default).
+    const api = await firstPartyApi([turn.text("OK")], { onExhausted: "repeat-last" });
+    const passing = await runClaudeCodeAuthProbe({ ...cliOption(), projectDir: tempDir("probe"), model: "sonnet", env: firstPartyEnv(api) });
     // KTX's shape exactly; the model and the CLI are in the detailed probe.
     expect(passing).toEqual({ ok: true });
-    const detailed = await runClaudeCodeAuthProbeDetailed({ ...cliOption(), projectDir: tempDir("probe"), model: "sonnet", env: testEnv(), apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" } });
+    const detailed = await runClaudeCodeAuthProbeDetailed({ ...cliOption(), projectDir: tempDir("probe"), model: "sonnet", env: firstPartyEnv(api) });
     expect(detailed).toMatchObject({ ok: true, model: "claude-sonnet-4-6", cliVersion: await cliVersionInUse() });
   });
 
   it("never sends a request to a base URL found in the parent environment", async () => {
-    const trap = await scriptedApi([turn.text("leaked")], { onExhausted: "repeat-last" });
-    const api = await scriptedApi([turn.text("through the explicit endpoint")]);
+    // Base URL: this is a test of the explicit apiEndpoint against a base URL in the parent environment.
+    const trap = await baseUrlApi([turn.text("leaked")], { onExhausted: "repeat-last" });
+    const api = await baseUrlApi([turn.text("through the explicit endpoint")]);
     const parentEnv = testEnv({ ANTHROPIC_BASE_URL: trap.baseUrl, ANTHROPIC_API_KEY: "sk-ant-trap", ANTHROPIC_AUTH_TOKEN: "trap-token" });
     const viaEndpoint = await runtimeFor(api, { env: parentEnv }).generateTextResult({ prompt: "hi" });
     expect(viaEndpoint.text).toBe("through the explicit endpoint");
@@ -125,7 +130,9 @@ describe("authentication and the scrubbed environment", () => {
 
 describe("isolation check and version pinning", () => {
   it("stops with IsolationError naming the difference when the CLI starts with built-in tools", async () => {
-    const api = await scriptedApi([turn.text("should not be reached")]);
+    // Base URL: the init check itself; on the first-party path the wire check refuses the request first
+    // (test/e2e/wire.test.ts, "a CLI that starts with built-in tools sends nothing").
+    const api = await baseUrlApi([turn.text("should not be reached")]);
     // A CLI that ignores our tool restrictions (here: a wrapper dropping them).
     const widened = script("claude-widened", `for a; do shift; case "$a" in --tools=*|--disallowedTools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
     const error = (await runtimeFor(api, { cliPath: widened }).generateTextResult({ prompt: "hi" }).catch((e: unknown) => e)) as IsolationError;
@@ -136,7 +143,10 @@ describe("isolation check and version pinning", () => {
   });
 
   it("still has no built-in tool when a CLI ignores --tools=: --disallowedTools names every built-in of the version", async () => {
-    const api = await scriptedApi([turn.text("answered with no built-ins")]);
+    // Base URL: what the verified table's --disallowedTools covers was probed there. On the first-party path a
+    // claude.ai login adds a tool the table does not name (RemoteTrigger on 2.1.330), so a CLI ignoring --tools=
+    // is stopped by the init or the wire check instead of answering (docs/testing.md).
+    const api = await baseUrlApi([turn.text("answered with no built-ins")]);
     const noToolsFlag = script("claude-no-tools-flag", `for a; do shift; case "$a" in --tools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
     const result = await runtimeFor(api, { cliPath: noToolsFlag }).generateTextResult({ prompt: "hi" });
     expect(result.text).toBe("answered with no built-ins");
@@ -145,7 +155,8 @@ describe("isolation check and version pinning", () => {
   });
 
   it("refuses a credential that reaches the CLI before the prompt is sent", async () => {
-    const api = await scriptedApi([turn.text("should not be reached")]);
+    // Base URL: the smuggled ANTHROPIC_BASE_URL points at this server, which must see nothing.
+    const api = await baseUrlApi([turn.text("should not be reached")]);
     // A CLI that picks up an API key behind our back (here: a wrapper exporting one).
     const keyed = script("claude-keyed", `ANTHROPIC_API_KEY=sk-ant-smuggled ANTHROPIC_BASE_URL='${api.baseUrl}' exec '${realCli()}' "$@"`);
     const error = await runtimeFor(undefined, { cliPath: keyed }).generateTextResult({ prompt: "hi" }).catch((e: unknown) => e);
@@ -155,7 +166,7 @@ describe("isolation check and version pinning", () => {
   });
 
   it("stops with IsolationError when built-in plugins are left on", async () => {
-    const api = await scriptedApi([turn.text("should not be reached")]);
+    const api = await firstPartyApi([turn.text("should not be reached")]);
     const plugins = script("claude-plugins", `for a; do shift; case "$a" in --settings=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
     const error = await runtimeFor(api, { cliPath: plugins }).generateTextResult({ prompt: "hi" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IsolationError);
@@ -163,7 +174,9 @@ describe("isolation check and version pinning", () => {
   });
 
   it("refuses an unverified CLI version unless allowUnverifiedCli, naming the verified ones", async () => {
-    const api = await scriptedApi([turn.text("ran anyway")]);
+    // Base URL: an unverified version has no recorded wire shape, so behind the interceptor it would be
+    // refused for that too; this test is of the version gate alone.
+    const api = await baseUrlApi([turn.text("ran anyway")]);
     const future = script("claude-future", `case "$1" in --version) echo "9.9.9 (Claude Code)";; *) exec '${realCli()}' "$@";; esac`);
     const refused = await runtimeFor(api, { cliPath: future }).generateTextResult({ prompt: "hi" }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(UnsupportedCliVersionError);

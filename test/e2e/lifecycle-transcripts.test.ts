@@ -6,7 +6,7 @@
 import { execa } from "execa";
 import { afterEach, expect, it } from "vitest";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi, tempDir } from "../support.js";
+import { cleanup, firstPartyApi, remainingChildren, runtimeFor, tempDir } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -16,7 +16,7 @@ afterEach(async () => {
 const summaryJson = async (path: string) => JSON.parse((await execa(process.execPath, ["dist/cli/main.js", "transcript", "summary", path, "--json"])).stdout);
 
 it("the third of three identical reused calls: summary --json has the cost the runtime returned for it", async () => {
-  const api = await scriptedApi(() => turn.text("the same answer"));
+  const api = await firstPartyApi(() => turn.text("the same answer"));
   const dir = tempDir("transcripts");
   const runtime = runtimeFor(api, { reuse: {}, warm: {}, transcript: { dir } });
   const results = [];
@@ -34,7 +34,7 @@ it("the third of three identical reused calls: summary --json has the cost the r
 });
 
 it("an aborted call's transcript ends with a call record that says it was aborted", async () => {
-  const api = await scriptedApi(() => ({ text: "late", delayMs: 30_000 }));
+  const api = await firstPartyApi(() => ({ text: "late", delayMs: 30_000 }));
   const dir = tempDir("transcripts");
   const runtime = runtimeFor(api, { transcript: { dir } });
   const controller = new AbortController();

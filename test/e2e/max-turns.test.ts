@@ -4,7 +4,7 @@ import { afterEach, expect, it } from "vitest";
 import { MaxTurnsError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { lookup } from "../../src/testing/scenarios.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi, tempDir } from "../support.js";
+import { cleanup, firstPartyApi, remainingChildren, runtimeFor, tempDir } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 it("names the allowed count for --max-turns=1 (the CLI reports num_turns 2) and carries the transcript path", async () => {
-  const api = await scriptedApi([turn.tools({ name: "mcp__ktx__lookup", input: { term: "again" } })], { onExhausted: "repeat-last" });
+  const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__lookup", input: { term: "again" } })], { onExhausted: "repeat-last" });
   const error = await runtimeFor(api)
     .generateText({ prompt: "keep looking", tools: [lookup], maxTurns: 1, transcript: { dir: tempDir("transcripts"), name: "budget" } })
     .then(() => undefined, (caught: unknown) => caught);

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { UnknownModelError } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi } from "../support.js";
+import { cleanup, firstPartyApi, remainingChildren, runtimeFor } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -15,7 +15,7 @@ afterEach(async () => {
 describe("a model the API does not know", () => {
   it("rejects with UnknownModelError naming role, value, id and source; a loop returns it as its error", async () => {
     // The CLI tries the streaming request and one non-streaming retry, then reports [claude-code:unrecognized_model].
-    const api = await scriptedApi([turn.error(404, "model: claude-opus-9-9"), turn.error(404, "model: claude-opus-9-9")], { onExhausted: "repeat-last" });
+    const api = await firstPartyApi([turn.error(404, "model: claude-opus-9-9"), turn.error(404, "model: claude-opus-9-9")], { onExhausted: "repeat-last" });
     const runtime = runtimeFor(api, { models: { default: "sonnet", curator: "claude-opus-9-9" }, modelsSource: "/p/ktx.yaml" });
     let thrown: unknown;
     try {
@@ -38,7 +38,7 @@ describe("a model the API does not know", () => {
 
 describe("roles alternating on the defaults (reuse and a spare)", () => {
   it("makes exactly one API request per one-turn call, each with its role's model, on one process", async () => {
-    const api = await scriptedApi((request) => turn.text(`answered by ${request.body.model}`));
+    const api = await firstPartyApi((request) => turn.text(`answered by ${request.body.model}`));
     const runtime = runtimeFor(api, { models: { default: "sonnet", triage: "haiku" }, reuse: {}, warm: {} });
     const roles = ["triage", "default", "triage", "default", "triage", "default"] as const;
     const answers: string[] = [];

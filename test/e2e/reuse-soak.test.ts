@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi } from "../support.js";
+import { cleanup, firstPartyApi, remainingChildren, runtimeFor } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -38,7 +38,7 @@ function script(request: RecordedRequest): ScriptedTurn {
 
 describe("session reuse soak", () => {
   it(`serves ${CALLS} mixed calls from one process without a failure or a leak between calls`, { timeout: 60_000 + CALLS * 1_000 }, async () => {
-    const api = await scriptedApi(script);
+    const api = await firstPartyApi(script);
     const runtime = runtimeFor(api, { reuse: { maxCalls: CALLS + 1 } });
     const latencies: number[] = [];
     const rss: number[] = [];

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { ClaudeCodeRuntime } from "../../src/index.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
+import { baseUrlApi, cleanup, remainingChildren, runtimeFor, tempDir, testEnv } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -134,7 +134,9 @@ function differences(fresh: RecordedRequest[], reused: RecordedRequest[]): strin
 describe("session reuse", () => {
   // About 20 CLI calls (7 of them cold): generous limits, so a loaded machine only makes it slower.
   it("sends request-for-request what a fresh process sends, after every kind of call", { timeout: 300_000 }, async () => {
-    const api = await scriptedApi(script);
+    // Base URL: the request-for-request comparison with a fresh process (the first-party path adds a per-request
+    // hash and treats a 429 as the subscription's; its reuse equivalence is in test/e2e/wire.test.ts).
+    const api = await baseUrlApi(script);
     const shared = { projectDir: tempDir("project"), env: testEnv() };
     const fresh = runtimeFor(api, { ...shared, reuse: false });
     const reused = runtimeFor(api, { ...shared, reuse: {} });
@@ -163,7 +165,9 @@ describe("session reuse", () => {
   });
 
   it("does the same for structured output, and reports each call's own cost", { timeout: 180_000 }, async () => {
-    const api = await scriptedApi(script);
+    // Base URL: the request-for-request comparison with a fresh process (the first-party path adds a per-request
+    // hash and treats a 429 as the subscription's; its reuse equivalence is in test/e2e/wire.test.ts).
+    const api = await baseUrlApi(script);
     const shared = { projectDir: tempDir("project"), env: testEnv() };
     const schema = z.object({ rows: z.number(), label: z.string() });
     const call = async (runtime: ClaudeCodeRuntime, name: "object" | "e500") => {

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { TelemetrySettings } from "ai";
 import { createInMemoryTracer } from "../../src/testing/in-memory-tracer.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi } from "../support.js";
+import { cleanup, firstPartyApi, remainingChildren, runtimeFor } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -18,7 +18,7 @@ const tags = { operationName: "ingest.workUnit", unitKey: "wu-7", source: "RESEA
 
 describe("experimentalTelemetry", () => {
   it("a loop with KTX's factory shape: ai.generateText, a doGenerate per step, ai.toolCall per tool (errors recorded), usage, every span ended", async () => {
-    const api = await scriptedApi([
+    const api = await firstPartyApi([
       turn.tools({ name: "mcp__ktx__lookup", input: { q: "orders" } }),
       turn.tools({ name: "mcp__ktx__save", input: { q: "broken" } }),
       turn.text("done"),
@@ -79,7 +79,7 @@ describe("experimentalTelemetry", () => {
   });
 
   it("text and object calls (the factory gets {}), a failed call recorded as an error, recordInputs/recordOutputs honoured", async () => {
-    const api = await scriptedApi([turn.text("hi"), turn.object({ title: "Orders" }), turn.error(400, "bad (scripted)")], { onExhausted: "repeat-last" });
+    const api = await firstPartyApi([turn.text("hi"), turn.object({ title: "Orders" }), turn.error(400, "bad (scripted)")], { onExhausted: "repeat-last" });
     const memory = createInMemoryTracer();
     const runtime = runtimeFor(api, { experimentalTelemetry: (telemetryTags) => ({ isEnabled: true, tracer: memory.tracer, metadata: { ...telemetryTags, call: "x" }, recordInputs: false }) });
     await runtime.generateText({ prompt: "say hi", system: "s" });
@@ -93,14 +93,15 @@ describe("experimentalTelemetry", () => {
     expect(failed!.status?.code).toBe(2);
     expect(failed!.events[0]).toMatchObject({ name: "exception", attributes: { "exception.type": "ClaudeCodeApiError" } });
     expect(memory.unended()).toEqual([]);
-  });
+    // Three CLI runs on the first-party path (a TLS proxy and the OAuth profile each): generous on a loaded machine.
+  }, 180_000);
 
   it("is off unless isEnabled is true", async () => {
-    const api = await scriptedApi(() => turn.text("hi"));
+    const api = await firstPartyApi(() => turn.text("hi"));
     const memory = createInMemoryTracer();
     await runtimeFor(api, { experimentalTelemetry: { tracer: memory.tracer } }).generateText({ prompt: "a" });
     await runtimeFor(api, { experimentalTelemetry: () => undefined }).generateText({ prompt: "b" });
     await runtimeFor(api).generateText({ prompt: "c" });
     expect(memory.spans).toEqual([]);
-  });
+  }, 180_000);
 });

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, remainingChildren, runtimeFor, scriptedApi } from "../support.js";
+import { cleanup, firstPartyApi, remainingChildren, runtimeFor } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
@@ -17,7 +17,7 @@ const userText = (body: any): string => JSON.stringify(body.messages);
 
 describe("thinking", () => {
   it("per role: off sends thinking disabled, a budget sends enabled with it, reused processes keep them apart", async () => {
-    const api = await scriptedApi(() => turn.text("ok"));
+    const api = await firstPartyApi(() => turn.text("ok"));
     const runtime = runtimeFor(api, {
       models: { default: "sonnet", triage: "haiku" },
       thinking: { default: "off", triage: { budgetTokens: 2048 } },
@@ -41,7 +41,7 @@ describe("thinking", () => {
   });
 
   it("one value for every role; the default leaves the CLI's own choice (adaptive on sonnet 4.6)", async () => {
-    const api = await scriptedApi(() => turn.text("ok"));
+    const api = await firstPartyApi(() => turn.text("ok"));
     const off = runtimeFor(api, { models: { default: "sonnet", triage: "haiku" }, thinking: "off" });
     await off.generateText({ role: "triage", prompt: "a" });
     const loop = await off.runAgentLoop({ modelRole: "curator", systemPrompt: "s", userPrompt: "u", toolSet: [], stepBudget: 2, telemetryTags: { unitKey: "wu" } });

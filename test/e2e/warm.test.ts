@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { IsolationError } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { childPids, cleanup, realCli, remainingChildren, runtimeFor, script, scriptedApi, tempDir } from "../support.js";
+import { baseUrlApi, childPids, cleanup, firstPartyApi, realCli, remainingChildren, runtimeFor, script, tempDir } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -31,7 +31,7 @@ async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<bo
 
 describe("warm pool", () => {
   it("serves the second call of the same shape from a pre-started process, and close() ends the idle one", async () => {
-    const api = await scriptedApi(() => turn.text("hi"));
+    const api = await firstPartyApi(() => turn.text("hi"));
     const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 60_000 } });
     const first = await runtime.generateTextResult({ prompt: "one" });
     expect(first.warmStart).toBe(false);
@@ -47,7 +47,8 @@ describe("warm pool", () => {
   });
 
   it("still checks isolation on a warm process and falls back to a fresh one, reporting the same error", async () => {
-    const api = await scriptedApi(() => turn.text("hi"));
+    // Base URL: the init check on a warm process; on the first-party path the wire check stops the request first.
+    const api = await baseUrlApi(() => turn.text("hi"));
     const widened = script("claude-widened", `for a; do shift; case "$a" in --tools=*|--disallowedTools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
     const runtime = runtimeFor(api, { cliPath: widened, warm: { size: 1, idleMs: 60_000 } });
     await expect(runtime.generateTextResult({ prompt: "one" })).rejects.toBeInstanceOf(IsolationError);
@@ -62,7 +63,7 @@ describe("warm pool", () => {
   });
 
   it("ends idle processes after idleMs", async () => {
-    const api = await scriptedApi(() => turn.text("hi"));
+    const api = await firstPartyApi(() => turn.text("hi"));
     const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 500 } });
     await runtime.generateTextResult({ prompt: "one" });
     const [pid] = runtime.warmIdlePids;
@@ -73,7 +74,7 @@ describe("warm pool", () => {
   });
 
   it("notices an idle process that crashed and replaces it", async () => {
-    const api = await scriptedApi(() => turn.text("hi"));
+    const api = await firstPartyApi(() => turn.text("hi"));
     const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 60_000 } });
     await runtime.generateTextResult({ prompt: "one" });
     const [crashed] = runtime.warmIdlePids;
@@ -87,7 +88,7 @@ describe("warm pool", () => {
   });
 
   it("serves another role's model from the same warm process, switched before the prompt with no extra request", async () => {
-    const api = await scriptedApi(() => turn.text("hi"));
+    const api = await firstPartyApi(() => turn.text("hi"));
     const dir = tempDir("transcripts");
     const runtime = runtimeFor(api, { models: { default: "sonnet", triage: "haiku" }, warm: { size: 1, idleMs: 60_000 }, transcript: { dir } });
     const first = await runtime.generateTextResult({ prompt: "one" });
@@ -109,7 +110,7 @@ describe("warm pool", () => {
   });
 
   it("serves a call with tools from a spare: the MCP request the CLI sends at boot is answered by that call", async () => {
-    const api = await scriptedApi((request) =>
+    const api = await firstPartyApi((request) =>
       JSON.stringify(request.body.messages).includes("tool_result") ? turn.text("looked it up") : turn.tools({ name: "mcp__ktx__look", input: { q: "grain" } }),
     );
     const runtime = runtimeFor(api, { warm: { size: 1, idleMs: 60_000 } });
@@ -128,7 +129,7 @@ describe("warm pool", () => {
   });
 
   it("starts no spare process while calls are queued, so a saturated host runs only maxConcurrentRuns CLIs", async () => {
-    const api = await scriptedApi((request) => turn.text(`answer to ${String(request.body.messages[0].content.at(-1).text)}`));
+    const api = await firstPartyApi((request) => turn.text(`answer to ${String(request.body.messages[0].content.at(-1).text)}`));
     const runtime = runtimeFor(api, { maxConcurrentRuns: 2, warm: { size: 2, idleMs: 60_000 } });
     let finished = 0;
     let peakWhileQueued = 0;
@@ -151,7 +152,7 @@ describe("warm pool", () => {
 
   for (const mode of ["exit", "kill"] as const) {
     it(`leaves no orphan when the host ${mode === "exit" ? "ends without close()" : "is killed with SIGKILL"}`, async () => {
-      const api = await scriptedApi(() => turn.text("hi"));
+      const api = await firstPartyApi(() => turn.text("hi"));
       const host = execa(process.execPath, ["test/fixtures/warm-host.mjs", api.baseUrl, mode === "kill" ? "wait" : "exit"], { reject: false });
       let idle: number[] = [];
       host.stdout!.on("data", (chunk: Buffer) => {

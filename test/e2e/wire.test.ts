@@ -1,7 +1,8 @@
 /**
- * The runtime's interceptor on the first-party path (issue 31): the real CLI talks to api.anthropic.com
- * through the runtime's proxy, which checks each request before forwarding it to the scripted API
- * (behind its own HTTPS front on loopback, as a corporate proxy would be).
+ * The runtime's interceptor on the first-party path (issue 31), on by default: the real CLI talks to
+ * api.anthropic.com through the runtime's proxy, which checks each request before forwarding it to the
+ * scripted API (behind its own HTTPS front on loopback, as a corporate proxy would be). No runtime here
+ * passes `wire: true`: what runs behind it runs so by default.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, request as httpRequest } from "node:http";
@@ -19,6 +20,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { IsolationError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
+import { cliMessage, createScriptedCli } from "../../src/testing/scripted-cli.js";
 import { roughTokens } from "../../src/testing/scripted-turns.js";
 import { callRecords, cleanup, failure, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, realCli, runtimeFor, script, tempDir, testEnv } from "../support.js";
 
@@ -50,6 +52,10 @@ describe("the runtime's interceptor on the first-party path", () => {
     const text = await runtime.generateTextResult({ system: "You are terse.", prompt: "Say hi" });
     expect(text.text).toBe("hello");
     expect(text.login?.billing).toBe("subscription");
+    // On by default, and said so on the result and in the transcript header.
+    expect(runtime.interceptor).toBe("on");
+    expect(text.network?.interceptor).toBe("on");
+    expect(JSON.parse(readFileSync(text.transcriptPath!, "utf8").split("\n")[0]!).network.interceptor).toBe("on");
     const loop = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "Use echo twice.", userPrompt: "go", toolSet: { echo }, stepBudget: 5, telemetryTags: {} });
     expect(loop.stopReason).toBe("natural");
     const object = await runtime.generateObject({ role: "default", prompt: "A title", schema: z.object({ title: z.string() }) });
@@ -177,6 +183,20 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(refusedApi.messageRequests).toHaveLength(1);
   }, 180_000);
 
+  it("with wire: false, what is lost: the same planted body field reaches the API unchecked, with no request record, and the result says the interceptor was off", async () => {
+    const api = await firstPartyApi([turn.text("unchecked")], { onExhausted: "repeat-last" });
+    const field = script("claude-extra-body", `export CLAUDE_CODE_EXTRA_BODY='{"planted_field":1}'\nexec '${realCli()}' "$@"`);
+    const transcripts = tempDir("transcripts");
+    const runtime = firstPartyRuntimeFor(api, { cliPath: field, wire: false, transcript: { dir: transcripts } });
+    expect(runtime.interceptor).toBe("off");
+    const result = await runtime.generateTextResult({ prompt: "hi" });
+    expect(result.text).toBe("unchecked");
+    expect(result.network?.interceptor).toBe("off");
+    expect(api.messageRequests).toHaveLength(1);
+    expect(api.messageRequests[0]!.body.planted_field).toBe(1);
+    expect(callRecords(result.transcriptPath!).flatMap((call) => call.requests ?? [])).toEqual([]);
+  }, 120_000);
+
   it.skipIf(process.platform !== "linux" || !canOverlayEtc())("stops a managed CLAUDE.md's text on the wire, naming the file and its first line (a private mount namespace, never the real /etc)", async () => {
     const api = await firstPartyApi([turn.text("never")], { onExhausted: "repeat-last" });
     const overlay = tempDir("etc-overlay");
@@ -257,7 +277,7 @@ describe("what other checks gain on the first-party path", () => {
 });
 
 describe("a version whose first-party shape is not recorded", () => {
-  it("is refused with wire on, before any process starts", async () => {
+  it("is refused by default (the interceptor on), before any process starts, naming wire: false", async () => {
     const api = await firstPartyApi([turn.text("never")], { onExhausted: "repeat-last" });
     const started = join(tempDir("marker"), "started");
     // Answers --version as a verified version whose shape is not recorded; anything else would leave a marker.
@@ -271,6 +291,23 @@ describe("a version whose first-party shape is not recorded", () => {
   }, 60_000);
 });
 
+describe("status on a version whose first-party shape is not recorded", () => {
+  it("reports a failure (doctor: exit 1) saying every default call would be refused, names wire: false, and the interceptor off for the probe", async () => {
+    const projectDir = tempDir("status-project");
+    writeFileSync(join(projectDir, "ktx.yaml"), "llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n");
+    const older = script("claude-2.1.142", `if [ "$1" = "--version" ]; then echo "2.1.142 (Claude Code)"; exit 0; fi\nexec '${realCli()}' "$@"`);
+    let stdout = "";
+    const io = { stdout: (text: string) => void (stdout += text), stderr: () => {}, stderrIsTTY: false, env: testEnv() };
+    expect(await runStatus(["--json", "--project-dir", projectDir, "--cli-path", older], io)).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report.network.interceptor).toBe("off");
+    const failure = report.failures.find((entry: { check: string; message: string }) => /has no recorded first-party request shape/.test(entry.message));
+    expect(failure).toMatchObject({ check: "wire" });
+    expect(failure.message).toMatch(/Claude Code 2\.1\.142 .*every call with the default `wire` is refused with IsolationError/);
+    expect(failure.fix).toMatch(/wire: false/);
+  }, 120_000);
+});
+
 describe("status on the first-party path", () => {
   it("names what the runtime's interceptor checked and refused for the probe call", async () => {
     const api = await firstPartyApi([turn.text("OK")], { onExhausted: "repeat-last" });
@@ -280,9 +317,10 @@ describe("status on the first-party path", () => {
     const io = { stdout: (text: string) => void (stdout += text), stderr: () => {}, stderrIsTTY: false, env: firstPartyEnv(api) };
     expect(await runStatus(["--json", "--project-dir", projectDir], io)).toBe(0);
     expect(JSON.parse(stdout).egress).toEqual({ requests: 1, refused: [] });
+    expect(JSON.parse(stdout).network.interceptor).toBe("on");
     stdout = "";
     expect(await runStatus(["--project-dir", projectDir], io)).toBe(0);
-    expect(stdout).toMatch(/egress {8}1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
+    expect(stdout).toMatch(/egress {8}interceptor on \(every request checked on 127\.0\.0\.1 before it is forwarded; other egress refused\); 1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
   }, 120_000);
 });
 
@@ -351,6 +389,25 @@ function splitRequests(bytes: Buffer): Array<{ head: string; body: Buffer }> {
   }
   return requests;
 }
+
+describe("stand-in CLIs with the interceptor on by default", () => {
+  it("a stand-in that answers without any request fails the call, and the error says to pass wire: false; with wire: false it runs", async () => {
+    // A version whose shape is recorded, so the interceptor starts and the count rule is what stops the call.
+    const cli = createScriptedCli([cliMessage.text("answer"), cliMessage.result({ result: "answer" })], { version: "2.1.330" });
+    // Nothing the stand-in says about itself can turn the check off: only the runtime's own option does.
+    const error = await failure(runtimeFor(undefined, { cliPath: cli.path }).generateText({ role: "default", prompt: "hi" }));
+    expect(error).toBeInstanceOf(IsolationError);
+    expect(error!.message).toMatch(/got 1 model response\(s\) but only 0 Messages request\(s\) passed the runtime's interceptor/);
+    expect(error!.message).toMatch(/If this is a stand-in CLI that answers without any request \(a cliPath from createScriptedCli or createReplayCli, a test script\), pass `wire: false`/);
+    const off = runtimeFor(undefined, { cliPath: cli.path, wire: false });
+    await expect(off.generateText({ role: "default", prompt: "hi" })).resolves.toBe("answer");
+    // The stand-in's default version has no recorded shape (yet): refused before it starts, with the same advice.
+    const newest = createScriptedCli([cliMessage.text("answer"), cliMessage.result({ result: "answer" })]);
+    const refused = await failure(runtimeFor(undefined, { cliPath: newest.path }).generateText({ role: "default", prompt: "hi" }));
+    expect(refused).toBeInstanceOf(IsolationError);
+    expect(refused!.message).toMatch(/If this is a stand-in CLI .*pass `wire: false`/);
+  }, 60_000);
+});
 
 function readdir(dir: string): string[] {
   return readdirSync(dir).map((name: string) => join(dir, name));

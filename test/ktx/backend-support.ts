@@ -12,6 +12,8 @@ export function ktxRuntime(cli: ScriptedCli, deps: Partial<CreateClaudeCodeRunti
     env: testEnv(),
     rateLimitGovernor: recordingGovernor().governor,
     cliPath: cli.path,
+    // The stand-in answers without any request: the interceptor (on by default) cannot apply to it.
+    wire: false,
     passEnv: TEST_PASS_ENV,
     warm: false,
     reuse: false,

@@ -9,7 +9,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { IsolationError, SubscriptionRequiredError } from "../../errors/index.js";
 import type { SystemInitMessage } from "../../protocol/messages.js";
-import type { CallLogin, NetworkRoute } from "../../runtime/types.js";
+import type { CallLogin, InterceptorState, NetworkRoute } from "../../runtime/types.js";
 import type { Env } from "../../transport/env.js";
 import { NotRegularFileError, readRegularFile } from "../../transport/files.js";
 import { type ExpectedSurface, checkAccount } from "./isolation.js";
@@ -104,14 +104,28 @@ const PROXY_NAMES = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "http
 const CA_NAMES = ["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"];
 const CLIENT_CERT_NAMES = ["CLAUDE_CODE_CLIENT_CERT", "CLAUDE_CODE_CLIENT_KEY", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE"];
 
-export function networkRoute(childEnv: Record<string, string | undefined>): NetworkRoute {
+export function networkRoute(childEnv: Record<string, string | undefined>, interceptor?: InterceptorState): NetworkRoute {
   const pick = (names: string[], map: (value: string) => string = (value) => value) =>
     Object.fromEntries(names.filter((name) => childEnv[name]).map((name) => [name, map(childEnv[name]!)]));
   return {
     proxies: pick(PROXY_NAMES, (value) => value.replace(/\/\/[^/@\s]*@/, "//[REDACTED]@")),
     trustedCa: pick(CA_NAMES),
     clientCertificate: CLIENT_CERT_NAMES.filter((name) => childEnv[name]),
+    ...(interceptor ? { interceptor } : {}),
   };
+}
+
+/** Whether a runtime with these options runs its calls behind its interceptor: on unless `wire: false`; never with an `apiEndpoint`. */
+export function interceptorState(options: { wire?: unknown; apiEndpoint?: unknown }): InterceptorState {
+  if (options.apiEndpoint) return "apiEndpoint";
+  return options.wire === false ? "off" : "on";
+}
+
+/** One line on the interceptor for status, doctor and `transcript show`. */
+export function describeInterceptor(state: InterceptorState): string {
+  if (state === "on") return "on (every request checked on 127.0.0.1 before it is forwarded; other egress refused)";
+  if (state === "apiEndpoint") return "off (an apiEndpoint: the CLI talks to its base URL directly)";
+  return "OFF (wire: false: requests leave unchecked, egress is not refused, no request records)";
 }
 
 /** One line for status, doctor and logs. */

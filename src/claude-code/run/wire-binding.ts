@@ -47,9 +47,15 @@ export function recordToolOutput<T>(outputs: Map<string, string[]>, message: unk
  */
 export function uncheckedTurns(responses: number, forwarded: number): IsolationError | undefined {
   if (forwarded >= responses) return undefined;
+  // Never a way out: a stand-in cannot declare itself (a wrapper at cliPath could claim anything); the
+  // message only tells the test author what to do when the "CLI" is one that makes no request at all.
+  const standIn =
+    forwarded === 0
+      ? " If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), pass `wire: false` to the runtime: the interceptor is on by default, and a CLI that sends no request cannot pass it."
+      : "";
   return new IsolationError(
     [`wire: the call got ${responses} model response(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],
-    "Something routed the CLI's requests around the interceptor (a proxy setting, a socket, a wrapper); the process was retired.",
+    `Something routed the CLI's requests around the interceptor (a proxy setting, a socket, a wrapper); the process was retired.${standIn}`,
   );
 }
 

@@ -305,12 +305,14 @@ export async function* renderTimeline(path: string, records: AsyncIterable<Rec>,
 /** The header's login (read ahead) and network route, when the recorder wrote them (docs/transcripts.md). */
 function loginLines(record: Record<string, unknown>): string[] {
   const login = record.login as { billing?: string; source?: string } | undefined;
-  const network = record.network as { proxies?: Record<string, string>; trustedCa?: Record<string, string>; clientCertificate?: string[] } | undefined;
+  const network = record.network as { proxies?: Record<string, string>; trustedCa?: Record<string, string>; clientCertificate?: string[]; interceptor?: string } | undefined;
   const lines: string[] = [];
   if (login) lines.push(clip(`# login ${login.billing} via ${login.source} (read ahead; the initialize reply's account below has the last word)`, LINE_WIDTH));
   if (network) {
     const parts = [...Object.entries({ ...network.proxies, ...network.trustedCa }).map(([name, value]) => `${name}=${value}`), ...(network.clientCertificate?.length ? [`client certificate`] : [])];
-    lines.push(clip(`# network ${parts.length > 0 ? parts.join("; ") : "direct"}`, LINE_WIDTH));
+    // Older transcripts have no interceptor field: nothing is said then.
+    const interceptor = network.interceptor === "on" ? "; interceptor on" : network.interceptor === "off" ? "; interceptor OFF (wire: false)" : network.interceptor === "apiEndpoint" ? "; interceptor off (apiEndpoint)" : "";
+    lines.push(clip(`# network ${parts.length > 0 ? parts.join("; ") : "direct"}${interceptor}`, LINE_WIDTH));
   }
   return lines;
 }
