@@ -58,6 +58,8 @@ export const BUILTIN_TOOLS = [
   "ListMcpResourcesTool",
   "ReadMcpResourceTool",
   "PowerShell",
+  // Offered only with a claude.ai login (first-party path; 2.1.330), so a probe on a base URL never sees it.
+  "RemoteTrigger",
 ] as const;
 
 /**

@@ -142,11 +142,10 @@ describe("isolation check and version pinning", () => {
     expect(api.messageRequests.length).toBeLessThanOrEqual(1);
   });
 
-  it("still has no built-in tool when a CLI ignores --tools=: --disallowedTools names every built-in of the version", async () => {
-    // Base URL: what the verified table's --disallowedTools covers was probed there. On the first-party path a
-    // claude.ai login adds a tool the table does not name (RemoteTrigger on 2.1.330), so a CLI ignoring --tools=
-    // is stopped by the init or the wire check instead of answering (docs/testing.md).
-    const api = await baseUrlApi([turn.text("answered with no built-ins")]);
+  it.each(["first-party", "base URL"])("still has no built-in tool when a CLI ignores --tools= (%s): --disallowedTools names every built-in of the version", async (path) => {
+    // Both paths: a claude.ai login (first-party) offers one more built-in, RemoteTrigger, than a base URL does.
+    const script_ = [turn.text("answered with no built-ins")];
+    const api = path === "first-party" ? await firstPartyApi(script_) : await baseUrlApi(script_);
     const noToolsFlag = script("claude-no-tools-flag", `for a; do shift; case "$a" in --tools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
     const result = await runtimeFor(api, { cliPath: noToolsFlag }).generateTextResult({ prompt: "hi" });
     expect(result.text).toBe("answered with no built-ins");
