@@ -6,6 +6,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { SCRIPTED_ACCESS_TOKEN, SCRIPTED_REFRESH_TOKEN } from "../../src/testing/first-party.js";
 import { runStatus } from "../../src/cli/status.js";
+import { WIRE_VERSIONS } from "../../src/claude-code/wire/shape.js";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -212,11 +213,11 @@ describe("a version whose first-party shape is not recorded", () => {
   it("is refused with wire on, before any process starts", async () => {
     const api = await firstPartyApi([turn.text("never")], { onExhausted: "repeat-last" });
     const started = join(tempDir("marker"), "started");
-    // Answers --version as a verified version whose shape is not recorded; anything else would leave a marker.
-    const older = script("claude-2.1.142", `if [ "$1" = "--version" ]; then echo "2.1.142 (Claude Code)"; exit 0; fi\ntouch '${started}'\nexec '${realCli()}' "$@"`);
-    const error = await failure(runtimeFor(api, { cliPath: older }).generateText({ role: "default", prompt: "hi" }));
+    // Every verified version has its shape recorded: an unverified one (allowed) has none. Anything but --version would leave a marker.
+    const older = script("claude-2.1.329", `if [ "$1" = "--version" ]; then echo "2.1.329 (Claude Code)"; exit 0; fi\ntouch '${started}'\nexec '${realCli()}' "$@"`);
+    const error = await failure(runtimeFor(api, { cliPath: older, allowUnverifiedCli: true }).generateText({ role: "default", prompt: "hi" }));
     expect(error).toBeInstanceOf(IsolationError);
-    expect(error!.message).toMatch(/Claude Code 2\.1\.142 has no recorded first-party request shape \(recorded: 2\.1\.330\)/);
+    expect(error!.message).toMatch(new RegExp(`Claude Code 2\\.1\\.329 has no recorded first-party request shape \\(recorded: ${WIRE_VERSIONS.join(", ").replace(/\./g, "\\.")}\\)`));
     expect(error!.message).toMatch(/wire: false/);
     expect(existsSync(started)).toBe(false);
     expect(api.requests).toHaveLength(0);
