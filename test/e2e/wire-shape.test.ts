@@ -12,9 +12,9 @@ import { deriveWireShape, recordWire } from "../../src/testing/wire-recorder.js"
 import { realCli } from "../support.js";
 
 describe("the recorded first-party shape", () => {
-  it("a recording of the CLI in use (text, a nudged object, a 2-tool loop) adds nothing to its committed shape", async () => {
-    const recording = await recordWire({ cliPath: realCli(), only: ["text", "object, nudged", "agent loop, 2 tool calls"] });
-    expect(recording.calls.map((call) => call.name)).toEqual(["text, fresh login", "text", "object, nudged", "agent loop, 2 tool calls"]);
+  it("a recording of the CLI in use (a text call, a nudged object, a 2-tool loop) adds nothing to its committed shape", async () => {
+    const recording = await recordWire({ cliPath: realCli(), only: ["object, nudged", "agent loop, 2 tool calls"] });
+    expect(recording.calls.map((call) => call.name)).toEqual(["text, fresh login", "object, nudged", "agent loop, 2 tool calls"]);
     const partial = deriveWireShape(recording);
     const committed = validateWireShapeFile(JSON.parse(readFileSync(wireShapePath(recording.version), "utf8")), recording.version);
     // A partial recording may lack what other call kinds add (REMOVED); anything it adds or changes is drift.
@@ -22,5 +22,6 @@ describe("the recorded first-party shape", () => {
     expect(partial.preamble).toBe(committed.preamble);
     expect(partial.billingLine.template).toBe(committed.billingLine.template);
     expect(partial.context.head === "" || partial.context.head === committed.context.head).toBe(true);
-  }, 60_000);
+    // Three CLI starts (the duration is in the report: docs/compatibility.md).
+  }, 180_000);
 });
