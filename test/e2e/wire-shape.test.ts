@@ -4,6 +4,8 @@
  * `ktx-claude-code fixtures record-wire --check`) must add nothing to the committed file.
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { wireShapeChanges } from "../../src/cli/record-wire.js";
 import { wireShapePath } from "../../src/claude-code/wire/shape.js";
@@ -22,6 +24,20 @@ describe("the recorded first-party shape", () => {
     expect(partial.preamble).toBe(committed.preamble);
     expect(partial.billingLine.template).toBe(committed.billingLine.template);
     expect(partial.context.head === "" || partial.context.head === committed.context.head).toBe(true);
-    // Three CLI starts (the duration is in the report: docs/compatibility.md).
+    // Three CLI starts (measured: docs/isolation.md, "The recorded shapes").
   }, 180_000);
+
+  it("fixtures record-wire: --help, and exit 2 with one line for wrong arguments or a missing binary", async () => {
+    const main = join(import.meta.dirname, "../../dist/cli/main.js");
+    const run = (...args: string[]) => execa(process.execPath, [main, "fixtures", "record-wire", ...args], { reject: false, env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" } });
+    const help = await run("--help");
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: ktx-claude-code fixtures record-wire \[--cli PATH\] \[--version X\.Y\.Z\] \[--out FILE\] \[--check\]/);
+    const neither = await run();
+    expect(neither.exitCode).toBe(2);
+    expect(neither.stderr).toContain("fixtures record-wire: pass exactly one of --cli PATH and --version X.Y.Z");
+    const missing = await run("--cli", "/nonexistent/claude");
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toMatch(/^fixtures record-wire could not run: InvalidInputError: --cli \/nonexistent\/claude does not exist/m);
+  });
 });
