@@ -15,7 +15,7 @@ import { WireInterceptor, type WireRecordedRequest } from "../claude-code/wire/i
 import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WireShapeFile } from "../claude-code/wire/shape-file.js";
 import type { KtxRuntimeToolDescriptor } from "../mcp/tools.js";
 import { FIRST_PARTY_HOSTS } from "./first-party.js";
-import { type RecordedRequest, startScriptedMessagesApi, type ScriptedMessagesApi, type ScriptedTurn, turn } from "./scripted-api.js";
+import { type RecordedRequest, startScriptedMessagesApi, type ScriptedTurn, turn } from "./scripted-api.js";
 
 /** One request the CLI sent, with the call kind it belonged to. */
 export interface RecordedWireRequest extends WireRecordedRequest {
@@ -225,8 +225,6 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
   const date = `${today.getFullYear()}-${String(today.getMonth() + 1).padStart(2, "0")}-${String(today.getDate()).padStart(2, "0")}`;
   return { version, cliPath: options.cliPath, requests, calls, refused: [...refused, ...[...session.refusals, ...front.refused].map((what) => ({ call: "after the calls", what }))], values: { email: RECORDER_EMAIL, date }, ms: Math.round(performance.now() - started) };
 }
-
-export type { ScriptedMessagesApi };
 
 /** A recording that cannot become a shape: names what the recorder could not explain. */
 export class WireRecordingError extends Error {
