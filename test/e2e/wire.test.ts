@@ -90,7 +90,12 @@ describe("the runtime's interceptor on the first-party path", () => {
     const env = firstPartyEnv(api);
     const projectDir = tempDir("project");
     // The first call of a fresh HOME goes out before the OAuth profile is cached (no userEmail reminder yet): warm the HOME first.
-    for (const wire of [false, false, true]) await runtimeFor(undefined, { env, projectDir, wire }).generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
+    for (const wire of [false, false, true]) {
+      const runtime = runtimeFor(undefined, { env, projectDir, wire });
+      await runtime.generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
+      // Reaped before the HOME is removed: 2.1.200 and 2.1.286 still wrote into it after the call returned (ENOTEMPTY at cleanup).
+      await runtime.close();
+    }
     const [, direct, intercepted] = api.messageRequests;
     expect(Buffer.byteLength(intercepted!.rawBody)).toBe(Buffer.byteLength(direct!.rawBody));
     expect(masked(intercepted!.rawBody)).toBe(masked(direct!.rawBody));
@@ -153,11 +158,16 @@ describe("the runtime's interceptor on the first-party path", () => {
     const transcripts = tempDir("transcripts");
     const chatty = script("claude-chatty", `unset CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\nexec '${realCli()}' "$@"`);
     const runtime = firstPartyRuntimeFor(api, { cliPath: chatty, transcript: { dir: transcripts } });
-    const result = await runtime.generateTextResult({ prompt: "hi" });
-    expect(result.text).toBe("ok");
-    const refused = callRecords(result.transcriptPath!).flatMap((call) => call.refused ?? []);
-    // Measured on 2.1.330: POST /api/eval/sdk-…, GET /api/claude_cli/bootstrap, GET /api/claude_code_penguin_mode.
-    expect(refused).toEqual(expect.arrayContaining([expect.stringMatching(/^POST api\.anthropic\.com\/api\/eval\//), "GET api.anthropic.com/api/claude_cli/bootstrap"]));
+    const result = await runtime.generateTextResult({ prompt: "hi" }).catch((error: Error) => error);
+    if (result instanceof IsolationError) {
+      // 2.1.286 lists its cc-plugin-telemetry plugin when analytics are on: the init check stops the call first.
+      expect(result.message).toMatch(/plugins were \["cc-plugin-telemetry"\]/);
+    } else {
+      expect(result.text).toBe("ok");
+      const refused = callRecords(result.transcriptPath!).flatMap((call) => call.refused ?? []);
+      // Measured on 2.1.330: POST /api/eval/sdk-…, GET /api/claude_cli/bootstrap, GET /api/claude_code_penguin_mode.
+      expect(refused).toEqual(expect.arrayContaining([expect.stringMatching(/^POST api\.anthropic\.com\/api\/eval\//), "GET api.anthropic.com/api/claude_cli/bootstrap"]));
+    }
     expect(api.requests.filter((request) => !["/v1/messages", "/api/oauth/profile"].includes(request.path))).toEqual([]);
     await runtime.close();
   }, 120_000);
