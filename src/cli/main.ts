@@ -23,7 +23,9 @@ ${TRANSCRIPT_USAGE}  fixtures record [--versions V,V] [--scenarios S,S]
   fixtures compare (--cli PATH | --version V) [--against V] [--scenarios S,S] [--cache-dir DIR] [--json]
                                              run the catalog on another CLI and report drift
   fixtures verify (--cli PATH | --version V) [--suites replay,e2e] [--cache-dir DIR]
-                                             verify a CLI version: compare, probe, record, table entry, suites
+                                             verify a CLI version: compare, probe, record, wire shape, table entry, suites
+  fixtures record-wire (--cli PATH | --version V) [--out FILE] [--check] [--cache-dir DIR]
+                                             record a CLI version's first-party wire shape (what the interceptor checks)
   --version                                  the version of ktx-claude-code
 `;
 
@@ -85,6 +87,25 @@ const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
     ],
     examples: ["ktx-claude-code fixtures verify --version 2.1.332"],
   },
+  "record-wire": {
+    name: "fixtures record-wire",
+    positionals: { shown: "", count: 0, what: "positional arguments" },
+    summary:
+      "Records a CLI version's first-party wire shape: runs the CLI on the first-party path against the scripted API (loopback only, a throwaway login), through the runtime's interceptor in record mode, over text, object (with the structured-output nudge), a 2-tool loop, thinking, a reused process and an expired login, and writes fixtures/transcripts/<X>/wire-shape.json, the file the interceptor checks that version's requests against (docs/isolation.md, \"The wire check\").",
+    options: {
+      cli: { type: "string", value: "PATH", help: "a Claude Code binary to record" },
+      version: { type: "string", value: "X.Y.Z", help: "a version to install (checked, once, into the cache) and record; the installed CLI's own version is that binary" },
+      out: { type: "string", value: "FILE", help: "where to write (default: the package's fixtures/transcripts/<X>/wire-shape.json)" },
+      check: { type: "boolean", help: "compare the recording with the file instead of writing it" },
+      "cache-dir": CACHE_OPTION,
+    },
+    notes: [
+      "Exactly one of --cli and --version.",
+      "Exit codes: 0 written (or, with --check, the same), 1 with --check: the recording differs from the file, 2 it could not run or the recording holds something the recorder cannot explain (named).",
+      "Progress goes to stderr; the summary and what changed against the previous file to stdout.",
+    ],
+    examples: ["ktx-claude-code fixtures record-wire --version 2.1.332", "ktx-claude-code fixtures record-wire --cli ./claude --check"],
+  },
 };
 
 // `ktx-claude-code transcript show big.jsonl | head`: a reader that went away ends the command quietly.
@@ -100,12 +121,12 @@ async function fixtures(args: string[]): Promise<number> {
   const spec = sub ? FIXTURE_COMMANDS[sub] : undefined;
   if (!spec) {
     if (sub === "--help" || sub === "-h") {
-      const summaries = Object.entries(FIXTURE_COMMANDS).map(([name, command]) => `  fixtures ${name.padEnd(8)} ${command.summary}`);
+      const summaries = Object.entries(FIXTURE_COMMANDS).map(([name, command]) => `  fixtures ${name.padEnd(11)} ${command.summary}`);
       const examples = Object.values(FIXTURE_COMMANDS).flatMap((command) => command.examples ?? []);
-      io.stdout(`Usage: ktx-claude-code fixtures <record|compare|verify> …\n\n${summaries.join("\n")}\n\nExamples:\n${examples.map((line) => `  ${line}`).join("\n")}\n\nEach answers --help.\n`);
+      io.stdout(`Usage: ktx-claude-code fixtures <record|compare|verify|record-wire> …\n\n${summaries.join("\n")}\n\nExamples:\n${examples.map((line) => `  ${line}`).join("\n")}\n\nEach answers --help.\n`);
       return 0;
     }
-    io.stderr(`ktx-claude-code fixtures: ${sub === undefined ? "which subcommand?" : `unknown subcommand ${JSON.stringify(sub)}`} (record, compare, verify).\n\n${USAGE}`);
+    io.stderr(`ktx-claude-code fixtures: ${sub === undefined ? "which subcommand?" : `unknown subcommand ${JSON.stringify(sub)}`} (record, compare, verify, record-wire).\n\n${USAGE}`);
     return 2;
   }
   const parsed = parseCommand(spec, rest);
@@ -124,6 +145,18 @@ async function fixtures(args: string[]): Promise<number> {
   const [cli, version] = [text(values.cli), text(values.version)];
   if ((cli === undefined) === (version === undefined)) {
     return stop(io, { exitCode: 2, stderr: `ktx-claude-code fixtures ${sub}: pass exactly one of --cli PATH and --version X.Y.Z.\n(ktx-claude-code fixtures ${sub} --help for the options and an example)\n` });
+  }
+  if (sub === "record-wire") {
+    try {
+      const { binaryFor, compareCliPath } = await import("./fixtures.js");
+      const { recordWireShape } = await import("./record-wire.js");
+      const cliPath = await compareCliPath({ cli, version, cacheDir }, (wanted) => binaryFor(wanted, cacheDir, io));
+      return (await recordWireShape({ cliPath, out: text(values.out), check: values.check === true }, io)).exitCode;
+    } catch (error) {
+      // The recorder's own refusal names every request part it could not explain: all of it, not one line.
+      io.stderr(terminalText(`fixtures record-wire could not run: ${error instanceof Error && error.name === "WireRecordingError" ? `${error.name}: ${error.message}` : oneLine(error)}\n`));
+      return 2;
+    }
   }
   if (sub === "verify") {
     const suites = (text(values.suites) ?? "replay,e2e").split(",").map((name) => name.trim()).filter((name) => name && name !== "none");

@@ -5,6 +5,7 @@
  * 2. compare: the drift report against the pinned version's fixtures (its exit code is reported);
  * 3. probe: the verified-table entry, read from the binary (src/cli/probe-facts.ts);
  * 4. record: the catalog into fixtures/transcripts/<X>/;
+ *    wire shape: the first-party shape into fixtures/transcripts/<X>/wire-shape.json (record-wire.ts);
  * 5. write: the entry into src/binary/versions.ts, the version into package.json's dependency union,
  *    and the lockfile's root entry to match (npm --package-lock-only; the locked CLI stays);
  * 6. build, then the replay and e2e suites with KTX_CC_CLI naming the binary.
@@ -22,6 +23,7 @@ import { NEWEST_VERIFIED_CLI_VERSION, VERIFIED_CLI_VERSIONS } from "../binary/ve
 import { InvalidInputError } from "../errors/index.js";
 import { binaryFor, compareCliPath, compareFixtures, type Io, recordFixtures } from "./fixtures.js";
 import { probeCliFacts } from "./probe-facts.js";
+import { recordWireShape } from "./record-wire.js";
 import { upsertEntry, withDependencyRange } from "./verify-table.js";
 
 /** The checkout this command runs from (dist/cli/ → the package root). */
@@ -88,6 +90,12 @@ export async function verifyVersion(options: VerifyOptions, io: Io): Promise<num
   await phase("record", () => recordFixtures({ versions: version, cli: cliPath, verification: true }, { stdout: (text) => io.stderr(text), stderr: io.stderr }), () => `fixtures/transcripts/${version}/`);
 
   await phase(
+    "wire shape",
+    () => recordWireShape({ cliPath }, { stdout: (text) => io.stderr(text), stderr: io.stderr }),
+    (done) => `fixtures/transcripts/${version}/wire-shape.json${done.changes.length > 0 ? `, ${done.changes.length} change(s) against the previous file` : ""}`,
+  );
+
+  await phase(
     "write",
     async () => {
       const versionsTs = join(ROOT, "src", "binary", "versions.ts");
@@ -121,7 +129,7 @@ export async function verifyVersion(options: VerifyOptions, io: Io): Promise<num
   io.stdout(`  ${"total".padEnd(13)} ${total.toFixed(1).padStart(7)} s\n`);
   io.stdout(
     suitesOk
-      ? `\nReview and commit: git diff -- src/binary/versions.ts package.json package-lock.json; git status fixtures/transcripts/${version}. Add its row to docs/compatibility.md with the drift report's findings (compare exit ${compare}).\n`
+      ? `\nReview and commit: git diff -- src/binary/versions.ts package.json package-lock.json; git status fixtures/transcripts/${version} (its wire-shape.json too). Add its row to docs/compatibility.md with the drift report's findings (compare exit ${compare}).\n`
       : `\nA suite failed against ${version}: the written entry and fixtures are left for a look (git diff), not to commit as they are.\n`,
   );
   return suitesOk ? 0 : 1;

@@ -63,7 +63,7 @@ describe("every command", () => {
     expect(flag.stderr).toMatch(/^ktx-claude-code transcript summary: Unknown option '--jsn'\./);
     const sub = await run(["fixtures", "frobnicate"]);
     expect(sub.exitCode).toBe(2);
-    expect(sub.stderr).toMatch(/unknown subcommand "frobnicate" \(record, compare, verify\)/);
+    expect(sub.stderr).toMatch(/unknown subcommand "frobnicate" \(record, compare, verify, record-wire\)/);
   });
 
   it("the demo rejects an unknown flag instead of running the scripted demo", async () => {

@@ -1,6 +1,6 @@
 /**
  * `fixtures verify` refuses what it cannot run before it writes anything (exit 2, one line). Its full
- * run (compare, probe, record, write, build, suites) is what verified 2.1.331 and 2.1.332
+ * run (compare, probe, record, wire shape, write, build, suites) is what verified 2.1.331 and 2.1.332 (before the wire-shape phase existed)
  * (docs/compatibility.md has the phases' times).
  */
 import { readFileSync } from "node:fs";

@@ -12,6 +12,7 @@ import { createMemoryCa } from "../../src/claude-code/wire/ca.js";
 import type { ScriptedMessagesApi } from "../../src/testing/scripted-api.js";
 import { FIRST_PARTY_HOSTS, SCRIPTED_ACCESS_TOKEN, SCRIPTED_REFRESH_TOKEN } from "../../src/testing/first-party.js";
 import { runStatus } from "../../src/cli/status.js";
+import { WIRE_VERSIONS } from "../../src/claude-code/wire/shape.js";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,6 +47,8 @@ describe("the runtime's interceptor on the first-party path", () => {
       turn.tools({ name: "mcp__ktx__echo", input: { text: "b" } }),
       turn.text("loop done"),
       turn.object({ title: "T" }),
+      // 2.1.142 asks once more after a valid StructuredOutput call (docs/compatibility.md); later versions leave this turn unused.
+      turn.text("Done."),
     ]);
     const transcripts = tempDir("transcripts");
     const runtime = firstPartyRuntimeFor(api, { transcript: { dir: transcripts } });
@@ -62,13 +65,15 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(object).toEqual({ title: "T" });
 
     // Every Messages request went to api.anthropic.com; the only other request is the OAuth profile.
-    expect(api.messageRequests.map((request) => request.host)).toEqual(Array(5).fill("api.anthropic.com"));
+    const sent = api.messageRequests.length;
+    expect([5, 6]).toContain(sent);
+    expect(api.messageRequests.map((request) => request.host)).toEqual(Array(sent).fill("api.anthropic.com"));
     expect(new Set(api.requests.filter((request) => request.path !== "/v1/messages").map((request) => `${request.method} ${request.path}`))).toEqual(new Set(["GET /api/oauth/profile"]));
     expect(api.firstParty!.refused).toEqual([]);
 
     // The transcripts' call records hold one record per request, sized as the scripted API received it.
     const records = [text.transcriptPath!, ...readdir(transcripts).filter((path) => path !== text.transcriptPath)].flatMap((path) => callRecords(path).flatMap((call) => call.requests));
-    expect(records).toHaveLength(5);
+    expect(records).toHaveLength(sent);
     const received = api.messageRequests.map((request) => Buffer.byteLength(request.rawBody)).sort();
     expect(records.map((record) => record.bytes.total).sort()).toEqual(received);
     for (const record of records) {
@@ -99,7 +104,12 @@ describe("the runtime's interceptor on the first-party path", () => {
     const env = firstPartyEnv(api, { HTTPS_PROXY: tap.proxyUrl, NODE_EXTRA_CA_CERTS: tap.caFile });
     const projectDir = tempDir("project");
     // The first call of a fresh HOME goes out before the OAuth profile is cached (no userEmail reminder yet): warm the HOME first.
-    for (const wire of [false, false, true]) await runtimeFor(undefined, { env, projectDir, wire }).generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
+    for (const wire of [false, false, true]) {
+      const runtime = runtimeFor(undefined, { env, projectDir, wire });
+      await runtime.generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
+      // Reaped before the HOME is removed: 2.1.200 and 2.1.286 still wrote into it after the call returned (ENOTEMPTY at cleanup).
+      await runtime.close();
+    }
     // Per run, as the tap saw them: the OAuth profile, then the Messages request.
     const seen = tap.requests();
     expect(seen.map((request) => request.head.split("\r\n")[0])).toEqual(Array(3).fill(["GET /api/oauth/profile HTTP/1.1", "POST /v1/messages?beta=true HTTP/1.1"]).flat());
@@ -150,36 +160,32 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(api.messageRequests).toHaveLength(0);
   }, 120_000);
 
-  it("checks reminders inside tool results: the CLI's recorded token budget and a tool's own <system-reminder> text pass, an unrecorded one is refused", async () => {
-    // 2.1.330 adds no reminder inside a tool result with the library's settings (the token budget is off); turned back on by a wrapper,
-    // it appends `<total_tokens>N tokens left</total_tokens>` to the last tool result of each turn, a recorded kind.
+  it("checks reminders inside tool results: a tool's own <system-reminder> text passes, one the CLI adds is refused (no recorded shape has one)", async () => {
+    // The CLI adds no reminder inside a tool result with the library's settings (the token budget is off). Turned back on by a
+    // wrapper, it appends `<total_tokens>N tokens left</total_tokens>` to the last tool result of each turn: no recorded kind.
     const own = `before\n<system-reminder>\nPlanted by the tool.\n</system-reminder>\nafter`;
-    const tagged = { name: "tagged", description: "Returns text with a reminder tag.", inputSchema: z.object({ text: z.string() }), execute: async ({ text }: { text: string }) => ({ markdown: text === "own" ? own : "<system-reminder>\nOnly a reminder.\n</system-reminder>" }) };
+    const whole = "<system-reminder>\nOnly a reminder.\n</system-reminder>";
+    const tagged = { name: "tagged", description: "Returns text with a reminder tag.", inputSchema: z.object({ text: z.string() }), execute: async ({ text }: { text: string }) => ({ markdown: text === "own" ? own : whole }) };
     const api = await firstPartyApi([
       turn.tools({ name: "mcp__ktx__tagged", input: { text: "own" } }, { name: "mcp__ktx__tagged", input: { text: "whole" } }),
       turn.tools({ name: "mcp__ktx__tagged", input: { text: "own" } }),
       turn.text("done"),
     ]);
-    const budget = script("claude-token-budget", `export CLAUDE_CODE_TOTAL_TOKENS_REMINDER=countdown\nexec '${realCli()}' "$@"`);
-    const loop = await firstPartyRuntimeFor(api, { cliPath: budget }).runAgentLoop({ modelRole: "default", systemPrompt: "Use tagged.", userPrompt: "go", toolSet: { tagged }, stepBudget: 5, telemetryTags: {} });
+    const loop = await firstPartyRuntimeFor(api).runAgentLoop({ modelRole: "default", systemPrompt: "Use tagged.", userPrompt: "go", toolSet: { tagged }, stepBudget: 5, telemetryTags: {} });
     expect(loop.stopReason).toBe("natural");
     expect(api.messageRequests).toHaveLength(3);
     const results = api.messageRequests[2]!.body.messages.flatMap((message: any) => (Array.isArray(message.content) ? message.content : [])).filter((block: any) => block.type === "tool_result");
-    // What passed: the tools' own text whole, and the CLI's reminder after the last result of each turn.
-    expect(results.map((block: any) => block.content.map((part: any) => part.text))).toEqual([
-      [own],
-      ["<system-reminder>\nOnly a reminder.\n</system-reminder>\n", expect.stringMatching(/^<system-reminder>\n<total_tokens>\d+ tokens left<\/total_tokens>\n<\/system-reminder>$/)],
-      [`${own}\n`, expect.stringMatching(/^<system-reminder>\n<total_tokens>\d+ tokens left<\/total_tokens>\n<\/system-reminder>$/)],
-    ]);
+    // What passed: the tools' own text, whole.
+    expect(results.map((block: any) => block.content.map((part: any) => part.text).join(""))).toEqual([own, whole, own]);
 
-    // `infinite` makes the CLI write the same reminder in a form not recorded; with it off after user turns, only inside tool results.
+    // With the budget on only after tool results, the second request, carrying the tool result, is stopped.
     const refusedApi = await firstPartyApi([turn.tools({ name: "mcp__ktx__tagged", input: { text: "own" } }), turn.text("never")]);
-    const infinite = script("claude-token-infinite", `export CLAUDE_CODE_TOTAL_TOKENS_REMINDER=infinite CLAUDE_CODE_TOTAL_TOKENS_REMINDER_AFTER_USER_TURN=0\nexec '${realCli()}' "$@"`);
-    const refused = await firstPartyRuntimeFor(refusedApi, { cliPath: infinite }).runAgentLoop({ modelRole: "default", systemPrompt: "Use tagged.", userPrompt: "go", toolSet: { tagged }, stepBudget: 5, telemetryTags: {} });
+    const budget = script("claude-token-budget", `export CLAUDE_CODE_TOTAL_TOKENS_REMINDER=countdown CLAUDE_CODE_TOTAL_TOKENS_REMINDER_AFTER_USER_TURN=0\nexec '${realCli()}' "$@"`);
+    const refused = await firstPartyRuntimeFor(refusedApi, { cliPath: budget }).runAgentLoop({ modelRole: "default", systemPrompt: "Use tagged.", userPrompt: "go", toolSet: { tagged }, stepBudget: 5, telemetryTags: {} });
     expect(refused.stopReason).toBe("error");
     expect(refused.error).toBeInstanceOf(IsolationError);
-    expect((refused.error as IsolationError).message).toMatch(/wire: the result of tool call "toolu_scripted_0_0" in user turn 2 \(after the output the call's tool returned\): a <system-reminder> of no kind recorded for this CLI version: "<total_tokens>Infinite tokens left<\/total_tokens>"/);
-    // The first request (no reminder yet) went out; the second, carrying the tool result, did not.
+    expect((refused.error as IsolationError).message).toMatch(/wire: the result of tool call "toolu_scripted_0_0" in user turn 2 \(after the output the call's tool returned\): a <system-reminder> of no kind recorded for this CLI version: "<total_tokens>\d+ tokens left<\/total_tokens>"/);
+    // The first request (no reminder yet) went out; the second did not.
     expect(refusedApi.messageRequests).toHaveLength(1);
   }, 180_000);
 
@@ -216,11 +222,17 @@ describe("the runtime's interceptor on the first-party path", () => {
     const transcripts = tempDir("transcripts");
     const chatty = script("claude-chatty", `unset CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\nexec '${realCli()}' "$@"`);
     const runtime = firstPartyRuntimeFor(api, { cliPath: chatty, transcript: { dir: transcripts } });
-    const result = await runtime.generateTextResult({ prompt: "hi" });
-    expect(result.text).toBe("ok");
-    const refused = callRecords(result.transcriptPath!).flatMap((call) => call.refused ?? []);
-    // Measured on 2.1.330: POST /api/eval/sdk-…, GET /api/claude_cli/bootstrap, GET /api/claude_code_penguin_mode.
-    expect(refused).toEqual(expect.arrayContaining([expect.stringMatching(/^POST api\.anthropic\.com\/api\/eval\//), "GET api.anthropic.com/api/claude_cli/bootstrap"]));
+    const result = await runtime.generateTextResult({ prompt: "hi" }).catch((error: Error) => error);
+    if (result instanceof Error) {
+      // 2.1.286 lists its cc-plugin-telemetry plugin when analytics are on: the init check stops the call first.
+      expect(result).toBeInstanceOf(IsolationError);
+      expect(result.message).toMatch(/plugins were \["cc-plugin-telemetry"\]/);
+    } else {
+      expect(result.text).toBe("ok");
+      const refused = callRecords(result.transcriptPath!).flatMap((call) => call.refused ?? []);
+      // Measured on 2.1.330: POST /api/eval/sdk-…, GET /api/claude_cli/bootstrap, GET /api/claude_code_penguin_mode.
+      expect(refused).toEqual(expect.arrayContaining([expect.stringMatching(/^POST api\.anthropic\.com\/api\/eval\//), "GET api.anthropic.com/api/claude_cli/bootstrap"]));
+    }
     expect(api.requests.filter((request) => !["/v1/messages", "/api/oauth/profile"].includes(request.path))).toEqual([]);
     await runtime.close();
   }, 120_000);
@@ -264,15 +276,17 @@ describe("what other checks gain on the first-party path", () => {
     await runtimeFor(api, { env, projectDir }).generateText({ role: "default", system: "S", prompt: "Same" });
     const reused = runtimeFor(api, { env, projectDir, reuse: {} });
     for (let call = 0; call < 3; call += 1) await reused.generateText({ role: "default", system: "S", prompt: "Same" });
-    expect(reused.reuseStats?.reusedCalls).toBe(2);
+    // 2.1.142 rejects rewind_conversation and 2.1.200 answers it without rewinding, so each of their calls gets a fresh process.
+    const rewinds = !Object.keys(reused.reuseStats?.retired ?? {}).some((reason) => /rewind/i.test(reason));
+    expect(reused.reuseStats?.reusedCalls).toBe(rewinds ? 2 : 0);
     await reused.close();
     const fresh = runtimeFor(api, { env, projectDir });
     for (let call = 0; call < 2; call += 1) await fresh.generateText({ role: "default", system: "S", prompt: "Same" });
     const requests = api.messageRequests.slice(1);
     const sessionOf = (request: (typeof requests)[number]) => JSON.parse(request.body.metadata.user_id).session_id as string;
     for (const request of requests) expect(masked(request.rawBody)).toBe(masked(requests[0]!.rawBody));
-    expect(new Set(requests.slice(0, 3).map(sessionOf)).size).toBe(1);
-    expect(new Set(requests.map(sessionOf)).size).toBe(3);
+    expect(new Set(requests.slice(0, 3).map(sessionOf)).size).toBe(rewinds ? 1 : 3);
+    expect(new Set(requests.map(sessionOf)).size).toBe(rewinds ? 3 : 5);
   }, 180_000);
 });
 
@@ -280,11 +294,11 @@ describe("a version whose first-party shape is not recorded", () => {
   it("is refused by default (the interceptor on), before any process starts, naming wire: false", async () => {
     const api = await firstPartyApi([turn.text("never")], { onExhausted: "repeat-last" });
     const started = join(tempDir("marker"), "started");
-    // Answers --version as a verified version whose shape is not recorded; anything else would leave a marker.
-    const older = script("claude-2.1.142", `if [ "$1" = "--version" ]; then echo "2.1.142 (Claude Code)"; exit 0; fi\ntouch '${started}'\nexec '${realCli()}' "$@"`);
-    const error = await failure(runtimeFor(api, { cliPath: older }).generateText({ role: "default", prompt: "hi" }));
+    // Every verified version has its shape recorded: an unverified one (allowed) has none. Anything but --version would leave a marker.
+    const older = script("claude-2.1.329", `if [ "$1" = "--version" ]; then echo "2.1.329 (Claude Code)"; exit 0; fi\ntouch '${started}'\nexec '${realCli()}' "$@"`);
+    const error = await failure(runtimeFor(api, { cliPath: older, allowUnverifiedCli: true }).generateText({ role: "default", prompt: "hi" }));
     expect(error).toBeInstanceOf(IsolationError);
-    expect(error!.message).toMatch(/Claude Code 2\.1\.142 has no recorded first-party request shape \(recorded: 2\.1\.330\)/);
+    expect(error!.message).toMatch(new RegExp(`Claude Code 2\\.1\\.329 has no recorded first-party request shape \\(recorded: ${WIRE_VERSIONS.join(", ").replace(/\./g, "\\.")}\\)`));
     expect(error!.message).toMatch(/wire: false/);
     expect(existsSync(started)).toBe(false);
     expect(api.requests).toHaveLength(0);
@@ -401,9 +415,9 @@ describe("stand-in CLIs with the interceptor on by default", () => {
     expect(error!.message).toMatch(/If this is a stand-in CLI that answers without any request \(a cliPath from createScriptedCli or createReplayCli, a test script\), pass `wire: false`/);
     const off = runtimeFor(undefined, { cliPath: cli.path, wire: false });
     await expect(off.generateText({ role: "default", prompt: "hi" })).resolves.toBe("answer");
-    // The stand-in's default version has no recorded shape (yet): refused before it starts, with the same advice.
-    const newest = createScriptedCli([cliMessage.text("answer"), cliMessage.result({ result: "answer" })]);
-    const refused = await failure(runtimeFor(undefined, { cliPath: newest.path }).generateText({ role: "default", prompt: "hi" }));
+    // A version with no recorded shape (an unverified one, allowed): refused before it starts, with the same advice.
+    const unverified = createScriptedCli([cliMessage.text("answer"), cliMessage.result({ result: "answer" })], { version: "2.1.329" });
+    const refused = await failure(runtimeFor(undefined, { cliPath: unverified.path, allowUnverifiedCli: true }).generateText({ role: "default", prompt: "hi" }));
     expect(refused).toBeInstanceOf(IsolationError);
     expect(refused!.message).toMatch(/If this is a stand-in CLI .*pass `wire: false`/);
   }, 60_000);

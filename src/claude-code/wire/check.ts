@@ -35,9 +35,8 @@ export interface WireRequest {
   body: unknown;
 }
 
-const REMINDER = /^<system-reminder>\n([\s\S]*)\n<\/system-reminder>\n?$/;
-const CONTEXT_HEAD = "As you answer the user's questions, you can use the following context:\n";
-const CONTEXT_TAIL = "\n\nClaude Code attached this context automatically; it isn't part of the user's message. It describes the user's own account and workspace, so they don't need it reported back.";
+// 2.1.142 ends its context reminder with two newlines, 2.1.330 its date reminder with one.
+const REMINDER = /^<system-reminder>\n([\s\S]*)\n<\/system-reminder>\n*$/;
 const quote = (text: string, max = 120) => JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
 const firstLine = (text: string) => text.split("\n").find((line) => line.trim().length > 0) ?? "";
 
@@ -185,16 +184,17 @@ function checkToolResult(block: ToolResultBlock, index: number, expected: CallEx
 
 function checkReminder(text: string, shape: WireShape): string[] {
   if (shape.reminders.some((reminder) => reminder.pattern.test(text))) return [];
-  if (text.startsWith(CONTEXT_HEAD) && text.endsWith(CONTEXT_TAIL)) {
+  const { head, tail } = shape.context;
+  if (head && text.startsWith(head) && text.endsWith(tail) && text.length >= head.length + tail.length) {
     const differences: string[] = [];
-    const sections = text.slice(CONTEXT_HEAD.length, text.length - CONTEXT_TAIL.length).split(/^# (?=\S+\n)/m);
+    const sections = text.slice(head.length, text.length - tail.length).split(/^# (?=\S+\n)/m);
     if (sections[0] !== "") differences.push(`a context reminder held text before its first section: ${quote(sections[0]!)}`);
     for (const section of sections.slice(1)) {
       const newline = section.indexOf("\n");
       const name = section.slice(0, newline);
       const body = section.slice(newline + 1).replace(/\n+$/, "");
-      const known = shape.contextSections.find((candidate) => candidate.name === name);
-      if (known?.pattern.test(body)) continue;
+      // A section may have several recorded wordings (2.1.330's userEmail has two).
+      if (shape.contextSections.some((candidate) => candidate.name === name && candidate.pattern.test(body))) continue;
       differences.push(describeSection(name, body));
     }
     return differences;

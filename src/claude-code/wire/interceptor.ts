@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { IsolationError } from "../../errors/index.js";
 import type { Env } from "../../transport/env.js";
 import { createMemoryCa } from "./ca.js";
-import { type CallExpectation, checkMessagesRequest } from "./check.js";
+import { type CallExpectation, checkMessagesRequest, type WireRequest } from "./check.js";
 import { type RequestRecord, RequestMeter } from "./records.js";
 import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
@@ -74,6 +74,17 @@ export interface WireInterceptorOptions {
   bodies?: boolean;
   /** An explicit way out instead of the `env`'s proxy settings (tests: the scripted API's first-party front). */
   upstream?: WireUpstream;
+  /**
+   * Record mode (the shape recorder, src/testing/wire-recorder.ts): nothing is checked; every request to
+   * `hosts` is handed to `onRequest` and forwarded. Never used by a runtime.
+   */
+  record?: { hosts: readonly string[]; onRequest(request: WireRecordedRequest): void };
+}
+
+/** A request as the CLI sent it, for the shape recorder. */
+export interface WireRecordedRequest extends WireRequest {
+  /** Header lines in order, names with their case. */
+  rawHeaders: string[];
 }
 
 export class WireInterceptor {
@@ -91,7 +102,7 @@ export class WireInterceptor {
   ) {}
 
   static async start(options: WireInterceptorOptions): Promise<WireInterceptor> {
-    const ca = await createMemoryCa({ name: "ktx-claude-code runtime interceptor", hosts: WIRE_HOSTS, validityMs: 24 * 3600_000 });
+    const ca = await createMemoryCa({ name: "ktx-claude-code runtime interceptor", hosts: options.record?.hosts ?? WIRE_HOSTS, validityMs: 24 * 3600_000 });
     // The child takes one CA file: the user's own extra CAs and ours, private to this runtime.
     const dir = mkdtempSync(join(tmpdir(), "ktx-wire-"));
     const caFile = join(dir, "ca.pem");
@@ -147,7 +158,7 @@ export class WireInterceptor {
   private connect(target: { host: string; port: number; credentials?: string }) {
     const session = this.sessionFor(target.credentials);
     if (!session) return { accept: false as const, status: 407, reason: "Proxy Authentication Required" };
-    if (target.port === 443 && WIRE_HOSTS.includes(target.host)) return { accept: true as const, tag: session };
+    if (target.port === 443 && (this.options.record?.hosts ?? WIRE_HOSTS).includes(target.host)) return { accept: true as const, tag: session };
     session.refusals.push(`CONNECT ${target.host}:${target.port}`);
     return { accept: false as const, status: 403, reason: "Forbidden by the ktx-claude-code interceptor" };
   }
@@ -165,6 +176,10 @@ export class WireInterceptor {
         response.writeHead(403, { "content-type": "application/json", "x-should-retry": "false" });
         response.end(JSON.stringify({ type: "error", error: { type: "permission_error", message: `ktx-claude-code interceptor: ${why}` } }));
       };
+      if (this.options.record) {
+        this.options.record.onRequest({ method, host, path, query, headers: incoming.headers, rawHeaders: incoming.rawHeaders, body: parseJson(raw) });
+        return this.forward(incoming, raw, host, response, undefined);
+      }
       const shape = this.shape;
       if (method === "POST" && path === "/v1/messages") {
         const call = session.messages();

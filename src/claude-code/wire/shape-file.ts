@@ -1,0 +1,228 @@
+/**
+ * The recorded first-party shape of a CLI version as data (`fixtures/transcripts/<version>/wire-shape.json`,
+ * written by `ktx-claude-code fixtures record-wire`, src/testing/wire-recorder.ts) and its loader, which
+ * turns the file into the `WireShape` check.ts applies. Texts the CLI varies per machine, call or day
+ * (the project dir, platform, shell, OS version, date, model name and id, the account's email…) are
+ * named placeholders in the file, `{date}`, which the loader turns into regexes; every other character
+ * is literal (`{{` and `}}` stand for braces). A file that is not exactly this format is refused.
+ */
+
+/** The format's name and revision, the file's first key. */
+export const WIRE_SHAPE_FORMAT = "ktx-claude-code/wire-shape@1";
+
+/** The only Messages request there is (check.ts requires it); a file naming another is refused. */
+export const MESSAGES_REQUEST = "POST api.anthropic.com/v1/messages?beta=true";
+
+/** What a placeholder stands for: one regex fragment each (no capture groups), and what it is. */
+export const PLACEHOLDERS: Readonly<Record<string, { pattern: string; what: string }>> = {
+  cwd: { pattern: "[^\\n]*", what: "the project dir (the CLI's working directory)" },
+  bool: { pattern: "(?:true|false)", what: "true or false (e.g. whether the project dir is a git repository)" },
+  platform: { pattern: "[^\\n]*", what: "the platform (linux, darwin, win32)" },
+  shell: { pattern: "[^\\n]*", what: "the user's shell" },
+  osVersion: { pattern: "[^\\n]*", what: "the OS name and version" },
+  date: { pattern: "\\d{4}-\\d{2}-\\d{2}", what: "today's date" },
+  modelName: { pattern: "[^\\n]+?", what: "the model's display name (Sonnet 4.6)" },
+  modelId: { pattern: "[a-z0-9.-]+(?:\\[1m\\])?", what: "the model id the request names" },
+  monthYear: { pattern: "[A-Z][a-z]+ \\d{4}", what: "a month and year (a knowledge cutoff)" },
+  email: { pattern: "[^\\s]+", what: "the account's email address" },
+  hex: { pattern: "[0-9a-f]+", what: "hexadecimal digits (the build suffix of cc_version)" },
+  count: { pattern: "\\d+", what: "a number" },
+};
+
+/** The file, as written and reviewed. */
+export interface WireShapeFile {
+  format: typeof WIRE_SHAPE_FORMAT;
+  version: string;
+  /** How and when it was recorded: the call kinds, each with the requests it made (for people; not checked). */
+  recorded: { date: string; by: string; calls: string[] };
+  hosts: string[];
+  messagesRequest: typeof MESSAGES_REQUEST;
+  /** Header names (lower case) a Messages request may carry. */
+  headers: string[];
+  /** `anthropic-beta` values it may carry. */
+  betas: string[];
+  /** Top-level body fields it may carry. */
+  bodyFields: string[];
+  /** The first system block: a template, then ` name=value;` pairs of these names. */
+  billingLine: { template: string; fields: string[] };
+  /** The system block between the billing line and the caller's system prompt. */
+  preamble: string;
+  /** `<system-reminder>` texts it adds to user turns, whole, by kind (a kind may have several templates). */
+  reminders: Array<{ kind: string; template: string }>;
+  /** The "context" reminder: its head, its tail, and the sections it may hold, each whole. */
+  context: { head: string; tail: string; sections: Array<{ name: string; template: string }> };
+  /** Texts the CLI itself adds as a later user turn (the structured-output nudge). */
+  syntheticUserTexts: string[];
+  /** Non-Messages requests it makes, each needed for a call. */
+  otherRequests: Array<{ method: string; host: string; path: string; why: string }>;
+}
+
+/** What check.ts applies: the file with its templates made regexes. */
+export interface WireShape {
+  version: string;
+  /** Header names (lower case) a Messages request may carry. */
+  headers: ReadonlySet<string>;
+  /** `anthropic-beta` values it may carry (a retry after a 400 sends fewer). */
+  betas: ReadonlySet<string>;
+  /** Top-level body fields it may carry. */
+  bodyFields: ReadonlySet<string>;
+  /** The system block between the billing line and the caller's system prompt. */
+  preamble: string;
+  /** The first system block. */
+  billingLine: RegExp;
+  /** `<system-reminder>` kinds it adds to user turns: each reminder's whole text must match one. */
+  reminders: ReadonlyArray<{ kind: string; pattern: RegExp }>;
+  /** The "context" reminder's fixed head and tail. */
+  context: { head: string; tail: string };
+  /** Sections the "context" reminder may hold, each with its whole text. */
+  contextSections: ReadonlyArray<{ name: string; pattern: RegExp }>;
+  /** Texts the CLI itself adds as a later user turn (the structured-output nudge). */
+  syntheticUserTexts: readonly string[];
+  /** Non-Messages requests it makes (method, host, path), each needed for the call. */
+  otherRequests: ReadonlyArray<{ method: string; host: string; path: string; why: string }>;
+  /** Hosts it connects to. */
+  hosts: readonly string[];
+}
+
+/** A shape file that is not the format: names the file and what is wrong. */
+export class WireShapeFileError extends Error {
+  override readonly name = "WireShapeFileError";
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** `{name}`, `{{`, `}}` and literal text of a template, in order; throws on anything else. */
+export function templateParts(template: string): Array<{ literal: string } | { placeholder: string }> {
+  const parts: Array<{ literal: string } | { placeholder: string }> = [];
+  let literal = "";
+  for (let index = 0; index < template.length; ) {
+    const char = template[index]!;
+    if (char === "{" && template[index + 1] === "{") {
+      literal += "{";
+      index += 2;
+    } else if (char === "}" && template[index + 1] === "}") {
+      literal += "}";
+      index += 2;
+    } else if (char === "{") {
+      const end = template.indexOf("}", index);
+      const name = end < 0 ? "" : template.slice(index + 1, end);
+      if (!/^[A-Za-z]+$/.test(name)) throw new WireShapeFileError(`a lone "{" at ${index} of ${JSON.stringify(template.slice(Math.max(0, index - 20), index + 20))} (write "{{" for a brace)`);
+      if (!Object.hasOwn(PLACEHOLDERS, name)) throw new WireShapeFileError(`unknown placeholder {${name}} (known: ${Object.keys(PLACEHOLDERS).map((known) => `{${known}}`).join(", ")})`);
+      if (literal) parts.push({ literal });
+      literal = "";
+      parts.push({ placeholder: name });
+      index = end + 1;
+    } else if (char === "}") {
+      throw new WireShapeFileError(`a lone "}" at ${index} of ${JSON.stringify(template.slice(Math.max(0, index - 20), index + 20))} (write "}}" for a brace)`);
+    } else {
+      literal += char;
+      index += 1;
+    }
+  }
+  if (literal) parts.push({ literal });
+  return parts;
+}
+
+/** The regex source of a template, unanchored. */
+export function templateSource(template: string): string {
+  return templateParts(template)
+    .map((part) => ("literal" in part ? escapeRegExp(part.literal) : PLACEHOLDERS[part.placeholder]!.pattern))
+    .join("");
+}
+
+/** A whole-text regex of a template. */
+export function templateRegExp(template: string): RegExp {
+  return new RegExp(`^${templateSource(template)}$`);
+}
+
+/** Literal text as a template: braces doubled. */
+export const literalTemplate = (text: string): string => text.replace(/[{}]/g, (brace) => brace + brace);
+
+/** The billing line's regex: the template, then any number of ` name=value;` pairs of the recorded names. */
+export function billingRegExp(billing: { template: string; fields: readonly string[] }): RegExp {
+  const fields = billing.fields.length > 0 ? `(?: (?:${billing.fields.map(escapeRegExp).join("|")})=[A-Za-z0-9_.-]+;)*` : "";
+  return new RegExp(`^${templateSource(billing.template)}${fields}$`);
+}
+
+const KEYS: ReadonlyArray<keyof WireShapeFile> = ["format", "version", "recorded", "hosts", "messagesRequest", "headers", "betas", "bodyFields", "billingLine", "preamble", "reminders", "context", "syntheticUserTexts", "otherRequests"];
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === "string");
+
+function need(condition: boolean, what: string): asserts condition {
+  if (!condition) throw new WireShapeFileError(what);
+}
+
+function exactKeys(value: unknown, keys: readonly string[], where: string): asserts value is Record<string, unknown> {
+  need(isObject(value), `${where} is not an object`);
+  const extra = Object.keys(value).filter((key) => !keys.includes(key));
+  const missing = keys.filter((key) => !Object.hasOwn(value, key));
+  need(extra.length === 0 && missing.length === 0, `${where}: ${[...missing.map((key) => `missing "${key}"`), ...extra.map((key) => `unknown key "${key}"`)].join(", ")}`);
+}
+
+/** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
+export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
+  exactKeys(data, KEYS, "the shape");
+  need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
+  need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
+  need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
+  exactKeys(data.recorded, ["date", "by", "calls"], "recorded");
+  need(isStrings(data.recorded.calls), "recorded.calls is not a list of strings");
+  need(data.messagesRequest === MESSAGES_REQUEST, `messagesRequest is ${JSON.stringify(data.messagesRequest)}; the check knows only ${JSON.stringify(MESSAGES_REQUEST)}`);
+  for (const key of ["hosts", "headers", "betas", "bodyFields", "syntheticUserTexts"] as const) need(isStrings(data[key]), `${key} is not a list of strings`);
+  need((data.hosts as string[]).every((host) => /^[a-z0-9.-]+$/.test(host)), "hosts holds something that is not a host name");
+  need((data.headers as string[]).every((name) => name === name.toLowerCase()), "headers must be lower case");
+  need(typeof data.preamble === "string", "preamble is not a string");
+  exactKeys(data.billingLine, ["template", "fields"], "billingLine");
+  need(typeof data.billingLine.template === "string" && isStrings(data.billingLine.fields), "billingLine needs a template and a list of field names");
+  need(Array.isArray(data.reminders), "reminders is not a list");
+  for (const [index, reminder] of (data.reminders as unknown[]).entries()) {
+    exactKeys(reminder, ["kind", "template"], `reminders[${index}]`);
+    need(typeof reminder.kind === "string" && typeof reminder.template === "string", `reminders[${index}] needs a kind and a template`);
+  }
+  exactKeys(data.context, ["head", "tail", "sections"], "context");
+  need(typeof data.context.head === "string" && typeof data.context.tail === "string" && Array.isArray(data.context.sections), "context needs a head, a tail and a list of sections");
+  for (const [index, section] of (data.context.sections as unknown[]).entries()) {
+    exactKeys(section, ["name", "template"], `context.sections[${index}]`);
+    need(typeof section.name === "string" && typeof section.template === "string", `context.sections[${index}] needs a name and a template`);
+  }
+  need(Array.isArray(data.otherRequests), "otherRequests is not a list");
+  for (const [index, request] of (data.otherRequests as unknown[]).entries()) {
+    exactKeys(request, ["method", "host", "path", "why"], `otherRequests[${index}]`);
+    need(["method", "host", "path", "why"].every((key) => typeof request[key] === "string"), `otherRequests[${index}] needs strings`);
+    need((data.hosts as string[]).includes(request.host as string), `otherRequests[${index}] goes to ${String(request.host)}, which hosts does not list`);
+  }
+  return data as unknown as WireShapeFile;
+}
+
+/** The check's shape of a file (already parsed); throws `WireShapeFileError` for a malformed one. */
+export function loadWireShape(data: unknown, expectedVersion?: string): WireShape {
+  const file = validateWireShapeFile(data, expectedVersion);
+  const regex = (template: string, where: string) => {
+    try {
+      return templateRegExp(template);
+    } catch (error) {
+      throw new WireShapeFileError(`${where}: ${(error as Error).message}`);
+    }
+  };
+  let billingLine: RegExp;
+  try {
+    billingLine = billingRegExp(file.billingLine);
+  } catch (error) {
+    throw new WireShapeFileError(`billingLine: ${(error as Error).message}`);
+  }
+  return {
+    version: file.version,
+    headers: new Set(file.headers),
+    betas: new Set(file.betas),
+    bodyFields: new Set(file.bodyFields),
+    preamble: file.preamble,
+    billingLine,
+    reminders: file.reminders.map((reminder, index) => ({ kind: reminder.kind, pattern: regex(reminder.template, `reminders[${index}] (${reminder.kind})`) })),
+    context: { head: file.context.head, tail: file.context.tail },
+    contextSections: file.context.sections.map((section, index) => ({ name: section.name, pattern: regex(section.template, `context.sections[${index}] (${section.name})`) })),
+    syntheticUserTexts: file.syntheticUserTexts,
+    otherRequests: file.otherRequests,
+    hosts: file.hosts,
+  };
+}
