@@ -29,7 +29,7 @@ import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { WireInterceptor } from "./wire/interceptor.js";
-import { WIRE_VERSIONS, wireShapeFor } from "./wire/shape.js";
+import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "./wire/shape.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import { requireProjectDir } from "./checks/project-dir.js";
@@ -106,8 +106,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
     // Refused before any process starts: requests of a version whose first-party shape nobody recorded cannot be checked.
     if (!wireShapeFor(cli.version)) {
       throw new IsolationError(
-        [`wire: Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}), so its requests cannot be checked`],
-        "Use the pinned CLI version, or pass `wire: false` to run this one without the wire check (docs/isolation.md, \"The wire check\"). If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), pass `wire: false`: it could not pass the check on any version.",
+        [`wire: Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so its requests cannot be checked`],
+        "Use a verified CLI version (npm ci installs one), record this one's shape (ktx-claude-code fixtures verify), or pass `wire: false` to run this one without the wire check (docs/isolation.md, \"The wire check\"). If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), pass `wire: false`: it could not pass the check on any version.",
       );
     }
     if (!this.wirePromise) {

@@ -21,7 +21,7 @@ import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
 import { loginAhead, networkRoute } from "../claude-code/checks/billing.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type IsolationSurface, egressFrom, loginFrom, surfaceFrom } from "./status-transcript.js";
-import { WIRE_VERSIONS, wireShapeFor } from "../claude-code/wire/shape.js";
+import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "../claude-code/wire/shape.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
 import { RateLimitGovernor } from "../limits/governor.js";
 import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
@@ -159,8 +159,8 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     if (cli.verified && report.network.interceptor === "off") {
       fail({
         check: "wire",
-        message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}), so the runtime's interceptor cannot check its requests: every call with the default \`wire\` is refused with IsolationError (the probe ran without the interceptor, unchecked).`,
-        fix: "Install a CLI version whose shape is recorded (npm ci gives 2.1.330), or pass `wire: false` to the runtime to run this one without the wire check (docs/isolation.md, \"The wire check\").",
+        message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so the runtime's interceptor cannot check its requests: every call with the default \`wire\` is refused with IsolationError (the probe ran without the interceptor, unchecked).`,
+        fix: "Reinstall the package (npm ci) so its shape files are intact, or pass `wire: false` to the runtime to run this one without the wire check (docs/isolation.md, \"The wire check\").",
       });
     }
   } catch (error) {

@@ -305,23 +305,6 @@ describe("a version whose first-party shape is not recorded", () => {
   }, 60_000);
 });
 
-describe("status on a version whose first-party shape is not recorded", () => {
-  it("reports a failure (doctor: exit 1) saying every default call would be refused, names wire: false, and the interceptor off for the probe", async () => {
-    const projectDir = tempDir("status-project");
-    writeFileSync(join(projectDir, "ktx.yaml"), "llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n");
-    const older = script("claude-2.1.142", `if [ "$1" = "--version" ]; then echo "2.1.142 (Claude Code)"; exit 0; fi\nexec '${realCli()}' "$@"`);
-    let stdout = "";
-    const io = { stdout: (text: string) => void (stdout += text), stderr: () => {}, stderrIsTTY: false, env: testEnv() };
-    expect(await runStatus(["--json", "--project-dir", projectDir, "--cli-path", older], io)).toBe(0);
-    const report = JSON.parse(stdout);
-    expect(report.network.interceptor).toBe("off");
-    const failure = report.failures.find((entry: { check: string; message: string }) => /has no recorded first-party request shape/.test(entry.message));
-    expect(failure).toMatchObject({ check: "wire" });
-    expect(failure.message).toMatch(/Claude Code 2\.1\.142 .*every call with the default `wire` is refused with IsolationError/);
-    expect(failure.fix).toMatch(/wire: false/);
-  }, 120_000);
-});
-
 describe("status on the first-party path", () => {
   it("names what the runtime's interceptor checked and refused for the probe call", async () => {
     const api = await firstPartyApi([turn.text("OK")], { onExhausted: "repeat-last" });
