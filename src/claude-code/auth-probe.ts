@@ -17,8 +17,8 @@ export interface AuthProbeOptions {
   env?: Env;
   apiEndpoint?: ApiEndpoint;
   /**
-   * The runtime's interceptor (on by default on the first-party path, like every call's): `false` turns
-   * it off, e.g. for a stand-in CLI at `cliPath`, which answers without any request (docs/isolation.md).
+   * The runtime's interceptor, as for every call (opt-in: `true` on the first-party path); a stand-in CLI at
+   * `cliPath` answers without any request and cannot run with it (docs/isolation.md).
    */
   wire?: boolean;
   timeoutMs?: number;

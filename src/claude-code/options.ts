@@ -77,22 +77,23 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   /**
    * The runtime's interceptor on the first-party path (docs/isolation.md, "The wire check"): every
    * request the CLI sends is checked against what the library built for the call before it is forwarded,
-   * and everything else it would send is refused. **On by default** whenever there is no `apiEndpoint`
-   * (an `apiEndpoint` is a base URL the CLI talks to directly: never intercepted). Only CLI versions whose
-   * first-party shape is recorded can run with it; another verified version is refused with an
-   * `IsolationError` naming `wire: false`. `{ bodies: true }` keeps each request's body in the
+   * and everything else it would send is refused. **Opt-in** (`true`, or an object): not on by default
+   * until the bench's reuse goals hold with it on (docs/performance.md, "The first-party path"). Never
+   * used with an `apiEndpoint` (a base URL the CLI talks to directly). Only CLI versions whose
+   * first-party shape is recorded can run with it (every verified version's is); another is refused
+   * with an `IsolationError`. `{ bodies: true }` keeps each request's body in the
    * transcript's request records; `upstream` (tests) sends checked requests through that proxy and CA
    * instead of the `env`'s.
    *
-   * `wire: false` turns it off, and with it everything it does: requests go from the CLI to the user's
+   * Without it (the default, or `wire: false`) nothing of this happens: requests go from the CLI to the user's
    * proxy or to Anthropic unchecked (a managed `CLAUDE.md`, a planted body field, header, beta or model,
    * extra system text reach the API; the `system/init` check still stops the run, after the first
    * request), egress is no longer refused (analytics or other hosts a policy or wrapper re-enables
    * leave), a call's model responses are no longer counted against checked requests, and the
    * transcript has no request records. The policy read-ahead and the account and init checks stay.
    * Stand-in CLIs that answer without any request (`createScriptedCli`, `createReplayCli`, test
-   * scripts) need it: with the interceptor on, their calls fail the "every model response came through
-   * a checked request" rule.
+   * scripts) cannot run with it: their calls fail the "every model response came through a checked
+   * request" rule.
    */
   wire?: boolean | { bodies?: boolean; upstream?: { proxy: string; ca: string } };
 }

@@ -153,14 +153,14 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
       const refusal = new UnsupportedCliVersionError(cli.path, cli.version, Object.keys(VERIFIED_CLI_VERSIONS));
       fail({ check: "cli", message: refusal.message, fix: "Reinstall dependencies (npm ci) to get a verified Claude Code CLI (package.json names every verified version; docs/compatibility.md)." });
     }
-    // The interceptor is on by default on the first-party path; the probe runs as a default runtime would,
-    // except on a version whose shape nobody recorded, where every default call is refused: said as a failure.
+    // The probe runs behind the interceptor (opt-in for calls) whenever the version's shape is recorded; a
+    // verified version without one (a shape file that did not load) cannot run with `wire: true`: said as a failure.
     report.network.interceptor = options.apiEndpoint ? "apiEndpoint" : wireShapeFor(cli.version) ? "on" : "off";
     if (cli.verified && report.network.interceptor === "off") {
       fail({
         check: "wire",
-        message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so the runtime's interceptor cannot check its requests: every call with the default \`wire\` is refused with IsolationError (the probe ran without the interceptor, unchecked).`,
-        fix: "Reinstall the package (npm ci) so its shape files are intact, or pass `wire: false` to the runtime to run this one without the wire check (docs/isolation.md, \"The wire check\").",
+        message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so the runtime's interceptor cannot check its requests: every call with \`wire: true\` is refused with IsolationError (the probe ran without the interceptor, unchecked).`,
+        fix: "Reinstall the package (npm ci) so its shape files are intact, or run it without `wire: true` (no wire check) (docs/isolation.md, \"The wire check\").",
       });
     }
   } catch (error) {
@@ -292,7 +292,7 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
       warm: false, reuse: false,
-      // The probe is the library's own call on the real CLI: behind the interceptor (the default) whenever the
+      // The probe is the library's own call on the real CLI: behind the interceptor whenever the
       // version's shape is recorded; without it (unchecked, and said as a failure above) when it is not.
       wire: wireShapeFor(cli.version) !== undefined,
       // A probe never waits for a usage reset: a reached limit is reported at once.

@@ -1,8 +1,8 @@
 /**
- * The runtime's interceptor on the first-party path (issue 31), on by default: the real CLI talks to
- * api.anthropic.com through the runtime's proxy, which checks each request before forwarding it to the
- * scripted API (behind its own HTTPS front on loopback, as a corporate proxy would be). No runtime here
- * passes `wire: true`: what runs behind it runs so by default.
+ * The runtime's interceptor on the first-party path (issue 31; opt-in, `wire: true`, which runtimeFor sets
+ * for a first-party API): the real CLI talks to api.anthropic.com through the runtime's proxy, which checks
+ * each request before forwarding it to the scripted API (behind its own HTTPS front on loopback, as a
+ * corporate proxy would be).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, request as httpRequest } from "node:http";
@@ -189,7 +189,7 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(refusedApi.messageRequests).toHaveLength(1);
   }, 180_000);
 
-  it("with wire: false, what is lost: the same planted body field reaches the API unchecked, with no request record, and the result says the interceptor was off", async () => {
+  it("without the interceptor (wire: false, the default), what is lost: the same planted body field reaches the API unchecked, with no request record, and the result says the interceptor was off", async () => {
     const api = await firstPartyApi([turn.text("unchecked")], { onExhausted: "repeat-last" });
     const field = script("claude-extra-body", `export CLAUDE_CODE_EXTRA_BODY='{"planted_field":1}'\nexec '${realCli()}' "$@"`);
     const transcripts = tempDir("transcripts");
@@ -291,7 +291,7 @@ describe("what other checks gain on the first-party path", () => {
 });
 
 describe("a version whose first-party shape is not recorded", () => {
-  it("is refused by default (the interceptor on), before any process starts, naming wire: false", async () => {
+  it("is refused with the interceptor on, before any process starts, saying how to run without it", async () => {
     const api = await firstPartyApi([turn.text("never")], { onExhausted: "repeat-last" });
     const started = join(tempDir("marker"), "started");
     // Every verified version has its shape recorded: an unverified one (allowed) has none. Anything but --version would leave a marker.
@@ -299,7 +299,7 @@ describe("a version whose first-party shape is not recorded", () => {
     const error = await failure(runtimeFor(api, { cliPath: older, allowUnverifiedCli: true }).generateText({ role: "default", prompt: "hi" }));
     expect(error).toBeInstanceOf(IsolationError);
     expect(error!.message).toMatch(new RegExp(`Claude Code 2\\.1\\.329 has no recorded first-party request shape \\(recorded: ${WIRE_VERSIONS.join(", ").replace(/\./g, "\\.")}\\)`));
-    expect(error!.message).toMatch(/wire: false/);
+    expect(error!.message).toMatch(/run it without `wire`/);
     expect(existsSync(started)).toBe(false);
     expect(api.requests).toHaveLength(0);
   }, 60_000);
@@ -387,22 +387,23 @@ function splitRequests(bytes: Buffer): Array<{ head: string; body: Buffer }> {
   return requests;
 }
 
-describe("stand-in CLIs with the interceptor on by default", () => {
-  it("a stand-in that answers without any request fails the call, and the error says to pass wire: false; with wire: false it runs", async () => {
+describe("stand-in CLIs and the interceptor", () => {
+  it("a stand-in that answers without any request fails a call with wire: true, and the error says to run it without; without it, it runs", async () => {
     // A version whose shape is recorded, so the interceptor starts and the count rule is what stops the call.
     const cli = createScriptedCli([cliMessage.text("answer"), cliMessage.result({ result: "answer" })], { version: "2.1.330" });
     // Nothing the stand-in says about itself can turn the check off: only the runtime's own option does.
-    const error = await failure(runtimeFor(undefined, { cliPath: cli.path }).generateText({ role: "default", prompt: "hi" }));
+    const error = await failure(runtimeFor(undefined, { cliPath: cli.path, wire: true }).generateText({ role: "default", prompt: "hi" }));
     expect(error).toBeInstanceOf(IsolationError);
     expect(error!.message).toMatch(/got 1 model response\(s\) but only 0 Messages request\(s\) passed the runtime's interceptor/);
-    expect(error!.message).toMatch(/If this is a stand-in CLI that answers without any request \(a cliPath from createScriptedCli or createReplayCli, a test script\), pass `wire: false`/);
-    const off = runtimeFor(undefined, { cliPath: cli.path, wire: false });
+    expect(error!.message).toMatch(/If this is a stand-in CLI that answers without any request \(a cliPath from createScriptedCli or createReplayCli, a test script\), run it without `wire`/);
+    const off = runtimeFor(undefined, { cliPath: cli.path });
+    expect(off.interceptor).toBe("off");
     await expect(off.generateText({ role: "default", prompt: "hi" })).resolves.toBe("answer");
     // A version with no recorded shape (an unverified one, allowed): refused before it starts, with the same advice.
     const unverified = createScriptedCli([cliMessage.text("answer"), cliMessage.result({ result: "answer" })], { version: "2.1.329" });
-    const refused = await failure(runtimeFor(undefined, { cliPath: unverified.path, allowUnverifiedCli: true }).generateText({ role: "default", prompt: "hi" }));
+    const refused = await failure(runtimeFor(undefined, { cliPath: unverified.path, allowUnverifiedCli: true, wire: true }).generateText({ role: "default", prompt: "hi" }));
     expect(refused).toBeInstanceOf(IsolationError);
-    expect(refused!.message).toMatch(/If this is a stand-in CLI .*pass `wire: false`/);
+    expect(refused!.message).toMatch(/If this is a stand-in CLI .*run it without `wire`/);
   }, 60_000);
 });
 

@@ -12,7 +12,7 @@ export function ktxRuntime(cli: ScriptedCli, deps: Partial<CreateClaudeCodeRunti
     env: testEnv(),
     rateLimitGovernor: recordingGovernor().governor,
     cliPath: cli.path,
-    // The stand-in answers without any request: the interceptor (on by default) cannot apply to it.
+    // The stand-in answers without any request: the interceptor (opt-in; off here explicitly) cannot apply to it.
     wire: false,
     passEnv: TEST_PASS_ENV,
     warm: false,

@@ -1,19 +1,20 @@
-/** The runtime's interceptor on by default (issue 31): the option's default, how results report it, the stand-in advice. */
+/** The runtime's interceptor, opt-in (issue 31): the option's default, how results report it, the stand-in advice. */
 import { describe, expect, it } from "vitest";
 import { describeInterceptor, interceptorState, networkRoute } from "../../src/claude-code/checks/billing.js";
 import { uncheckedTurns } from "../../src/claude-code/run/wire-binding.js";
 import { ClaudeCodeRuntime } from "../../src/index.js";
 
 describe("the interceptor's default", () => {
-  it("is on without an apiEndpoint, off only with wire: false, and never used with an apiEndpoint", () => {
-    expect(interceptorState({})).toBe("on");
+  it("is on only with wire: true or an object, off without it, and never used with an apiEndpoint", () => {
+    expect(interceptorState({})).toBe("off");
     expect(interceptorState({ wire: true })).toBe("on");
     expect(interceptorState({ wire: { bodies: true } })).toBe("on");
     expect(interceptorState({ wire: false })).toBe("off");
     const apiEndpoint = { baseUrl: "http://127.0.0.1:1", apiKey: "k" };
     expect(interceptorState({ apiEndpoint })).toBe("apiEndpoint");
     expect(interceptorState({ apiEndpoint, wire: true })).toBe("apiEndpoint");
-    expect(new ClaudeCodeRuntime({ projectDir: "/p", models: { default: "sonnet" } }).interceptor).toBe("on");
+    expect(new ClaudeCodeRuntime({ projectDir: "/p", models: { default: "sonnet" } }).interceptor).toBe("off");
+    expect(new ClaudeCodeRuntime({ projectDir: "/p", models: { default: "sonnet" }, wire: true }).interceptor).toBe("on");
     expect(new ClaudeCodeRuntime({ projectDir: "/p", models: { default: "sonnet" }, wire: false }).interceptor).toBe("off");
   });
 
@@ -21,13 +22,13 @@ describe("the interceptor's default", () => {
     expect(networkRoute({})).not.toHaveProperty("interceptor");
     expect(networkRoute({}, "on")).toMatchObject({ interceptor: "on" });
     expect(describeInterceptor("on")).toMatch(/^on \(every request checked/);
-    expect(describeInterceptor("off")).toMatch(/^OFF \(wire: false: requests leave unchecked, egress is not refused, no request records\)/);
+    expect(describeInterceptor("off")).toMatch(/^off \(opt-in with wire: true; without it requests leave unchecked, egress is not refused, no request records\)/);
     expect(describeInterceptor("apiEndpoint")).toMatch(/apiEndpoint/);
   });
 
-  it("tells a test author with a stand-in to pass wire: false when nothing passed the interceptor, and only then", () => {
+  it("tells a test author with a stand-in to run it without wire when nothing passed the interceptor, and only then", () => {
     expect(uncheckedTurns(1, 1)).toBeUndefined();
-    expect(uncheckedTurns(1, 0)!.message).toMatch(/If this is a stand-in CLI that answers without any request .* pass `wire: false`/);
+    expect(uncheckedTurns(1, 0)!.message).toMatch(/If this is a stand-in CLI that answers without any request .* run it without `wire`/);
     // Some requests passed: a CLI that talks to the network, so no stand-in advice.
     expect(uncheckedTurns(3, 1)!.message).not.toMatch(/stand-in/);
   });

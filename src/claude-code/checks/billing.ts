@@ -115,17 +115,20 @@ export function networkRoute(childEnv: Record<string, string | undefined>, inter
   };
 }
 
-/** Whether a runtime with these options runs its calls behind its interceptor: on unless `wire: false`; never with an `apiEndpoint`. */
+/**
+ * Whether a runtime with these options runs its calls behind its interceptor: opt-in (`wire: true` or an
+ * object) until the bench's reuse goals hold with it on (docs/performance.md); never with an `apiEndpoint`.
+ */
 export function interceptorState(options: { wire?: unknown; apiEndpoint?: unknown }): InterceptorState {
   if (options.apiEndpoint) return "apiEndpoint";
-  return options.wire === false ? "off" : "on";
+  return options.wire === true || (typeof options.wire === "object" && options.wire !== null) ? "on" : "off";
 }
 
 /** One line on the interceptor for status, doctor and `transcript show`. */
 export function describeInterceptor(state: InterceptorState): string {
   if (state === "on") return "on (every request checked on 127.0.0.1 before it is forwarded; other egress refused)";
   if (state === "apiEndpoint") return "off (an apiEndpoint: the CLI talks to its base URL directly)";
-  return "OFF (wire: false: requests leave unchecked, egress is not refused, no request records)";
+  return "off (opt-in with wire: true; without it requests leave unchecked, egress is not refused, no request records)";
 }
 
 /** One line for status, doctor and logs. */

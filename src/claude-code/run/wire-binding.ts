@@ -51,7 +51,7 @@ export function uncheckedTurns(responses: number, forwarded: number): IsolationE
   // message only tells the test author what to do when the "CLI" is one that makes no request at all.
   const standIn =
     forwarded === 0
-      ? " If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), pass `wire: false` to the runtime: the interceptor is on by default, and a CLI that sends no request cannot pass it."
+      ? " If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), run it without `wire` (or `wire: false`): a CLI that sends no request cannot pass the interceptor."
       : "";
   return new IsolationError(
     [`wire: the call got ${responses} model response(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],
