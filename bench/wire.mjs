@@ -84,6 +84,8 @@ interceptor.useVersion("2.1.330");
 const session = interceptor.newSession();
 const { readFileSync } = await import("node:fs");
 const interceptorCa = readFileSync(session.env.NODE_EXTRA_CA_CERTS, "utf8");
+// Loopback only: both ways out below are proxies on 127.0.0.1, checked before any request is sent.
+for (const url of [api.firstParty.proxyUrl, session.env.HTTPS_PROXY]) if (new URL(url).hostname !== "127.0.0.1") throw new Error(`not a loopback proxy: ${url}`);
 const direct = new ProxyAgent({ uri: api.firstParty.proxyUrl, requestTls: { ca: api.firstParty.caPem } });
 const through = new ProxyAgent({ uri: session.env.HTTPS_PROXY, requestTls: { ca: interceptorCa } });
 

@@ -72,7 +72,7 @@ const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
     name: "fixtures verify",
     positionals: { shown: "", count: 0, what: "positional arguments" },
     summary:
-      "Verifies a CLI version in one command, from a checkout: the drift report against the pinned fixtures, the facts probed from the binary, the fixtures recorded into fixtures/transcripts/<X>/, its entry written into src/binary/versions.ts and package.json's dependency union, then the replay and e2e suites run against it (KTX_CC_CLI). Nothing is committed: review the diff.",
+      "Verifies a CLI version in one command, from a checkout: the drift report against the pinned fixtures, the facts probed from the binary, the fixtures recorded into fixtures/transcripts/<X>/, its first-party wire shape recorded there (wire-shape.json), its entry written into src/binary/versions.ts and package.json's dependency union, then the replay and e2e suites run against it (KTX_CC_CLI). Nothing is committed: review the diff.",
     options: {
       cli: { type: "string", value: "PATH", help: "a Claude Code binary to verify" },
       version: { type: "string", value: "X.Y.Z", help: "a version to install (checked, once, into the cache) and verify" },

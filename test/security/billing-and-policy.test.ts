@@ -15,7 +15,7 @@ import type { KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
 import { type ScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
 import { failure, realCli, runtimeFor, script, scriptedApi, tempDir, testEnv } from "../support.js";
-import { type Attack, Markers, type Trap, attackBatch, endSuiteAfterAll, plant, startTrap } from "./harness.js";
+import { type Attack, Markers, type Trap, attackBatch, endSuiteAfterAll, plant, startTrap, DB_PASSWORD, HARMLESS_NAMED, SECOND_ROUND_SECRETS } from "./harness.js";
 
 const markers = new Markers();
 let trap: Trap;
@@ -194,26 +194,8 @@ attackBatch("policy, billing, transcript names, passEnv and proxies (issue 20)",
   expect(existsSync(join(root, "a", "x.jsonl"))).toBe(false);
 });
 
-/** One of each shape the second round found unredacted, as a tool returns them (issue 20, item 5). */
-const DB_PASSWORD = "Pg-s3cret-Passw0rd";
-const HARMLESS_NAMED = "Zq9aK3bL7cM1dN5eP8fQ2gR4";
-const SHAPES: Record<string, { text: string; secret: string }> = {
-  "Authorization: Basic": { text: "Authorization: Basic dXNlcjpodW50ZXIyLXBhc3N3b3Jk", secret: "dXNlcjpodW50ZXIyLXBhc3N3b3Jk" },
-  "Stripe sk_live_": { text: "stripe sk_live_51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ", secret: "51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ" },
-  "Slack webhook URL": { text: "https://hooks.slack.com/services/T0A1B2C3D/B0E1F2G3H/AbCdEfGhIjKlMnOpQrStUvWx", secret: "AbCdEfGhIjKlMnOpQrStUvWx" },
-  "Google ya29.": { text: "ya29.a0AfH6SMBx-Long_Google_Access_Token_Value_123", secret: "a0AfH6SMBx-Long_Google_Access_Token_Value_123" },
-  "Hugging Face hf_": { text: "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", secret: "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh" },
-  "SendGrid SG.": { text: "SG.AbCdEfGhIjKlMnOpQrStUv.WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO", secret: "WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO" },
-  "Azure AccountKey=": { text: "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy+/==;EndpointSuffix=core.windows.net", secret: "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy" },
-  "Cookie: header": { text: "Cookie: session=sessAbc123Def456Ghi789; csrf=csrfXyz987Uvw654", secret: "sessAbc123Def456Ghi789" },
-  "PGP private key block": { text: "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGPgpPrivateBodyLine0123456789abcdef\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----", secret: "lQOYBGPgpPrivateBodyLine0123456789abcdef" },
-  "Sentry DSN": { text: "https://0123456789abcdef0123456789abcdef@o123456.ingest.sentry.io/987654", secret: "0123456789abcdef0123456789abcdef" },
-  "DATABASE_URL password alone in a tool error": { text: `FATAL: password authentication failed (tried "${DB_PASSWORD}")`, secret: DB_PASSWORD },
-  "secret-looking value under a harmless name": { text: `build ${HARMLESS_NAMED} ready`, secret: HARMLESS_NAMED },
-};
-
 let leakRun: RunLoopResult;
-const redactionAttacks: Attack[] = Object.entries(SHAPES).map(([name, { secret }]) => ({
+const redactionAttacks: Attack[] = Object.entries(SECOND_ROUND_SECRETS).map(([name, { secret }]) => ({
   kind: "redaction",
   name: `${name} in tool output and a tool error never reaches the transcript`,
   held: () => {
@@ -224,7 +206,7 @@ const redactionAttacks: Attack[] = Object.entries(SHAPES).map(([name, { secret }
 }));
 
 attackBatch("the 12 shapes of issue 20 in a real run's transcript", redactionAttacks, async () => {
-  const all = Object.values(SHAPES).map((shape) => shape.text).join("\n");
+  const all = Object.values(SECOND_ROUND_SECRETS).map((shape) => shape.text).join("\n");
   const tools: KtxRuntimeToolDescriptor<any>[] = [
     { name: "leak", description: "returns secrets", inputSchema: z.object({}), execute: () => ({ output: all, nested: JSON.stringify({ log: all }) }) },
     {

@@ -138,3 +138,21 @@ export const noMarkers = (markers: Markers, ...ids: string[]) => () => {
   const found = markers.found();
   for (const id of ids) expect(found, `marker ${id}`).not.toContain(id);
 };
+
+/** One of each secret shape the second round found unredacted, as a tool returns them (issue 20, item 5); the third round plants them again. */
+export const DB_PASSWORD = "Pg-s3cret-Passw0rd";
+export const HARMLESS_NAMED = "Zq9aK3bL7cM1dN5eP8fQ2gR4";
+export const SECOND_ROUND_SECRETS: Record<string, { text: string; secret: string }> = {
+  "Authorization: Basic": { text: "Authorization: Basic dXNlcjpodW50ZXIyLXBhc3N3b3Jk", secret: "dXNlcjpodW50ZXIyLXBhc3N3b3Jk" },
+  "Stripe sk_live_": { text: "stripe sk_live_51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ", secret: "51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ" },
+  "Slack webhook URL": { text: "https://hooks.slack.com/services/T0A1B2C3D/B0E1F2G3H/AbCdEfGhIjKlMnOpQrStUvWx", secret: "AbCdEfGhIjKlMnOpQrStUvWx" },
+  "Google ya29.": { text: "ya29.a0AfH6SMBx-Long_Google_Access_Token_Value_123", secret: "a0AfH6SMBx-Long_Google_Access_Token_Value_123" },
+  "Hugging Face hf_": { text: "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", secret: "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh" },
+  "SendGrid SG.": { text: "SG.AbCdEfGhIjKlMnOpQrStUv.WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO", secret: "WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO" },
+  "Azure AccountKey=": { text: "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy+/==;EndpointSuffix=core.windows.net", secret: "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy" },
+  "Cookie: header": { text: "Cookie: session=sessAbc123Def456Ghi789; csrf=csrfXyz987Uvw654", secret: "sessAbc123Def456Ghi789" },
+  "PGP private key block": { text: "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGPgpPrivateBodyLine0123456789abcdef\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----", secret: "lQOYBGPgpPrivateBodyLine0123456789abcdef" },
+  "Sentry DSN": { text: "https://0123456789abcdef0123456789abcdef@o123456.ingest.sentry.io/987654", secret: "0123456789abcdef0123456789abcdef" },
+  "DATABASE_URL password alone in a tool error": { text: `FATAL: password authentication failed (tried "${DB_PASSWORD}")`, secret: DB_PASSWORD },
+  "secret-looking value under a harmless name": { text: `build ${HARMLESS_NAMED} ready`, secret: HARMLESS_NAMED },
+};

@@ -19,7 +19,7 @@ import { turn } from "../../src/testing/scripted-api.js";
 import { openRunTranscript } from "../../src/transcripts/recorder.js";
 import { ruleCount, skippedRules } from "../../src/transcripts/secret-rules/index.js";
 import { failure, runtimeFor, scriptedApi, tempDir, testEnv } from "../support.js";
-import { type Attack, attackBatch, endSuiteAfterAll } from "./harness.js";
+import { type Attack, attackBatch, endSuiteAfterAll, DB_PASSWORD, HARMLESS_NAMED, SECOND_ROUND_SECRETS } from "./harness.js";
 
 endSuiteAfterAll(() => undefined);
 
@@ -106,26 +106,8 @@ const ROUND_3: Record<string, { text: string; secret: string }> = {
   'GCP "private_key_id"': { text: '{"type": "service_account", "project_id": "proj", "private_key_id": "3b8f2a7c4d1e6f9a0b5c2d7e9f1a3b4c5d6e7f80"}', secret: "3b8f2a7c4d1e6f9a0b5c2d7e9f1a3b4c5d6e7f80" },
 };
 
-/** The twelve of the second round (issue 20), as test/security/billing-and-policy.test.ts plants them. */
-const DB_PASSWORD = "Pg-s3cret-Passw0rd";
-const HARMLESS_NAMED = "Zq9aK3bL7cM1dN5eP8fQ2gR4";
-const ROUND_2: Record<string, { text: string; secret: string }> = {
-  "Authorization: Basic": { text: "Authorization: Basic dXNlcjpodW50ZXIyLXBhc3N3b3Jk", secret: "dXNlcjpodW50ZXIyLXBhc3N3b3Jk" },
-  "Stripe sk_live_": { text: "stripe sk_live_51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ", secret: "51HxQ2eLkdIwHu7ixvZ0aBcDeFgHiJ" },
-  "Slack webhook URL": { text: "https://hooks.slack.com/services/T0A1B2C3D/B0E1F2G3H/AbCdEfGhIjKlMnOpQrStUvWx", secret: "AbCdEfGhIjKlMnOpQrStUvWx" },
-  "Google ya29.": { text: "ya29.a0AfH6SMBx-Long_Google_Access_Token_Value_123", secret: "a0AfH6SMBx-Long_Google_Access_Token_Value_123" },
-  "Hugging Face hf_": { text: "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", secret: "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh" },
-  "SendGrid SG.": { text: "SG.AbCdEfGhIjKlMnOpQrStUv.WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO", secret: "WxYzAbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMnO" },
-  "Azure AccountKey=": { text: "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy+/==;EndpointSuffix=core.windows.net", secret: "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy" },
-  "Cookie: header": { text: "Cookie: session=sessAbc123Def456Ghi789; csrf=csrfXyz987Uvw654", secret: "sessAbc123Def456Ghi789" },
-  "PGP private key block": { text: "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGPgpPrivateBodyLine0123456789abcdef\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----", secret: "lQOYBGPgpPrivateBodyLine0123456789abcdef" },
-  "Sentry DSN": { text: "https://0123456789abcdef0123456789abcdef@o123456.ingest.sentry.io/987654", secret: "0123456789abcdef0123456789abcdef" },
-  "DATABASE_URL password alone in a tool error": { text: `FATAL: password authentication failed (tried "${DB_PASSWORD}")`, secret: DB_PASSWORD },
-  "secret-looking value under a harmless name": { text: `build ${HARMLESS_NAMED} ready`, secret: HARMLESS_NAMED },
-};
-
 let run: RunLoopResult;
-const attacks: Attack[] = [...Object.entries(ROUND_3).map(([name, shape]) => [`third round: ${name}`, shape] as const), ...Object.entries(ROUND_2).map(([name, shape]) => [`second round: ${name}`, shape] as const)].map(([name, { secret }]) => ({
+const attacks: Attack[] = [...Object.entries(ROUND_3).map(([name, shape]) => [`third round: ${name}`, shape] as const), ...Object.entries(SECOND_ROUND_SECRETS).map(([name, shape]) => [`second round: ${name}`, shape] as const)].map(([name, { secret }]) => ({
   kind: "redaction",
   name: `${name} in tool output and a tool error never reaches the transcript`,
   held: () => {
@@ -138,7 +120,7 @@ const attacks: Attack[] = [...Object.entries(ROUND_3).map(([name, shape]) => [`t
 }));
 
 attackBatch("the 8 shapes of issue 32 and the 12 of issue 20 in a real run's transcript", attacks, async () => {
-  const all = [...Object.values(ROUND_3), ...Object.values(ROUND_2)].map((shape) => shape.text).join("\n");
+  const all = [...Object.values(ROUND_3), ...Object.values(SECOND_ROUND_SECRETS)].map((shape) => shape.text).join("\n");
   const tools: KtxRuntimeToolDescriptor<any>[] = [
     { name: "leak", description: "returns secrets", inputSchema: z.object({}), execute: () => ({ output: all, nested: JSON.stringify({ log: all }) }) },
     {
