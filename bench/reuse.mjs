@@ -41,7 +41,8 @@ const ticksOf = (pids) => pids.reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 
 
 // Warm pool off: the first call of each shape starts its process, every later one reuses it.
 const reusedRuntime = new lib.ClaudeCodeRuntime(runtimeOptions(api, { reuse: {}, warm: false }));
-const variants = { reused: { ...runtimeCalls(reusedRuntime), pids: () => reusedRuntime.reusePids }, rfloor: reuseFloorCalls(lib, api) };
+// The interceptor runs in a process of its own: its CPU is counted apart (interceptorPid), never as the host's.
+const variants = { reused: { ...runtimeCalls(reusedRuntime), pids: () => reusedRuntime.reusePids, interceptorPid: () => reusedRuntime.interceptorPid }, rfloor: reuseFloorCalls(lib, api) };
 // First-party path: the same reused runtime with its interceptor off (the CLI straight to the front, like the
 // reuse floor), so reused / reused-without-it is the interceptor's share of reused / reuse floor. `--no-nowire` skips it.
 let nowireRuntime;
@@ -53,20 +54,22 @@ const burst = {};
 
 /** `n` calls of `workload`, reused and reuse floor alternating: per variant latency, CLI ticks and host CPU samples. */
 async function interleaved(workload, n) {
-  const samples = Object.fromEntries(Object.keys(variants).map((name) => [name, { ms: [], cpuTicks: 0, hostCpuMs: [] }]));
+  const samples = Object.fromEntries(Object.keys(variants).map((name) => [name, { ms: [], cpuTicks: 0, hostCpuMs: [], interceptorTicks: 0 }]));
   for (let i = 0; i < n; i += 1) {
     const names = Object.keys(variants);
     const order = [...names.slice(i % names.length), ...names.slice(0, i % names.length)];
     for (const name of order) {
       const variant = variants[name];
       const pids = variant.pids();
-      const before = { ticks: ticksOf(pids), self: selfCpuMs() };
+      const wirePid = variant.interceptorPid?.();
+      const before = { ticks: ticksOf(pids), self: selfCpuMs(), wire: wirePid ? (cpuTicks(wirePid) ?? 0) : 0 };
       const out = await variant[workload]();
       samples[name].hostCpuMs.push(selfCpuMs() - before.self);
       // The reused runtime rewinds after returning; let it finish so its CPU is this call's.
       await new Promise((resolve) => setTimeout(resolve, 5));
       samples[name].ms.push(out.ms);
       samples[name].cpuTicks += ticksOf(pids) - before.ticks;
+      if (wirePid) samples[name].interceptorTicks += (cpuTicks(wirePid) ?? 0) - before.wire;
     }
   }
   return samples;
@@ -77,7 +80,10 @@ for (const workload of WORKLOADS) {
   for (let i = 0; i < 3; i += 1) for (const v of Object.values(variants)) await v[workload]();
   const samples = await interleaved(workload, calls);
   burst[workload] = Object.fromEntries(
-    Object.entries(samples).map(([name, s]) => [name, { ms: summarize(s.ms), cliCpuMsPerCall: Math.round((s.cpuTicks * TICK_MS * 10) / calls) / 10, hostCpuMsP50: summarize(s.hostCpuMs).p50 }]),
+    Object.entries(samples).map(([name, s]) => [
+      name,
+      { ms: summarize(s.ms), cliCpuMsPerCall: Math.round((s.cpuTicks * TICK_MS * 10) / calls) / 10, hostCpuMsP50: summarize(s.hostCpuMs).p50, ...(variants[name].interceptorPid ? { interceptorCpuMsPerCall: Math.round((s.interceptorTicks * TICK_MS * 10) / calls) / 10 } : {}) },
+    ]),
   );
   burst[workload].ratio = Math.round((burst[workload].reused.ms.p50 / burst[workload].rfloor.ms.p50) * 1000) / 1000;
   if (burst[workload].nowire) {
@@ -103,7 +109,7 @@ const steady = {
   warmupLoops: steadyWarmup,
   loops: steadyCalls,
   warmupHostCpuMsP50: warmupCpu.length > 0 ? summarize(warmupCpu).p50 : undefined,
-  reused: { hostCpuMsP50: summarize(steadySamples.reused.hostCpuMs).p50, ms: summarize(steadySamples.reused.ms) },
+  reused: { hostCpuMsP50: summarize(steadySamples.reused.hostCpuMs).p50, ms: summarize(steadySamples.reused.ms), interceptorCpuMsPerLoop: Math.round((steadySamples.reused.interceptorTicks * TICK_MS * 10) / steadyCalls) / 10 },
   rfloor: { hostCpuMsP50: summarize(steadySamples.rfloor.hostCpuMs).p50, ms: summarize(steadySamples.rfloor.ms) },
   ...(steadySamples.nowire ? { nowire: { hostCpuMsP50: summarize(steadySamples.nowire.hostCpuMs).p50, ms: summarize(steadySamples.nowire.ms) } } : {}),
 };

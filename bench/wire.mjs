@@ -1,21 +1,26 @@
 /**
  * The runtime's interceptor (src/claude-code/wire/): what it costs.
- * - start: WireInterceptor.start per runtime (a CA and its key, the proxy, the CA file);
+ * - start: InterceptorProcess.start per runtime (a Node process, its CA and key, the proxy, the CA file),
+ *   as the runtime starts it; and WireInterceptor.start, the same in the bench's own process;
  * - per request, after the connection is up: one Messages request of a real call's shape (2.9 KB,
  *   streamed answer) sent over a kept-alive tunnel through the interceptor (checked, then forwarded
  *   over a kept-alive tunnel to the scripted API's first-party front, its head as the client wrote it:
  *   the bench checks that the front sees the same header lines both ways) against the same request sent
- *   straight to that front. Time added = the difference of the p50s;
+ *   straight to that front. Time added = the difference of the p50s. The interceptor runs in its own
+ *   process, as a runtime runs it: CPU is counted for this process (client and scripted API alike, so
+ *   the difference is what the interceptor adds to its host: the IPC of a call's start and end) and
+ *   for the interceptor's process (from /proc, per request);
  * - the check alone (checkMessagesRequest), per request.
  *
  *   node bench/wire.mjs [--requests 200] [--starts 10]
  */
 import { loadavg } from "node:os";
-import { argValue, dist, emit, log, summarize } from "./lib/common.mjs";
+import { argValue, cpuTicks, dist, emit, log, summarize } from "./lib/common.mjs";
 
 const requests = Number(argValue("requests", 200));
 const starts = Number(argValue("starts", 10));
 const { WireInterceptor } = await import(dist("claude-code/wire/interceptor.js"));
+const { InterceptorProcess } = await import(dist("claude-code/wire/interceptor-process.js"));
 const { checkMessagesRequest } = await import(dist("claude-code/wire/check.js"));
 const { wireShapeFor } = await import(dist("claude-code/wire/shape.js"));
 const { startScriptedMessagesApi, turn } = await import(dist("testing/index.js"));
@@ -59,12 +64,17 @@ const headers = {
   "x-app": "cli",
 };
 
-// Start cost per runtime.
+// Start cost per runtime: its own process (what a runtime pays), and the same in this process.
 const startMs = [];
+const inProcessStartMs = [];
 for (let index = 0; index < starts; index += 1) {
-  const at = performance.now();
-  const interceptor = await WireInterceptor.start({ env: {} });
+  let at = performance.now();
+  const started = await InterceptorProcess.start({ env: {} });
   startMs.push(performance.now() - at);
+  await started.close();
+  at = performance.now();
+  const interceptor = await WireInterceptor.start({ env: {} });
+  inProcessStartMs.push(performance.now() - at);
   await interceptor.close();
 }
 
@@ -79,7 +89,7 @@ for (let index = 0; index < 2000; index += 1) {
 }
 
 const api = await startScriptedMessagesApi([turn.text("Yes: it lists invoices and payment terms.")], { firstParty: true, onExhausted: "repeat-last" });
-const interceptor = await WireInterceptor.start({ env: {}, upstream: { proxy: api.firstParty.proxyUrl, ca: api.firstParty.caPem } });
+const interceptor = await InterceptorProcess.start({ env: {}, upstream: { proxy: api.firstParty.proxyUrl, ca: api.firstParty.caPem } });
 interceptor.useVersion("2.1.330");
 const session = interceptor.newSession();
 const { readFileSync } = await import("node:fs");
@@ -118,14 +128,17 @@ for (let index = 0; index < requests; index += 1) {
 // difference is the interceptor's work. On a loaded machine wall time stretches CPU work by the load; CPU does not.
 const cpuPerRequest = async (dispatcher) => {
   const before = process.cpuUsage();
+  const wireBefore = cpuTicks(interceptor.pid) ?? 0;
   for (let index = 0; index < requests; index += 1) await once(dispatcher);
   const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000 / requests;
+  return { host: (used.user + used.system) / 1000 / requests, interceptor: (((cpuTicks(interceptor.pid) ?? 0) - wireBefore) * 10) / requests };
 };
-const directCpuMs = await cpuPerRequest(direct);
-const throughCpuMs = await cpuPerRequest(through);
+const directCpu = await cpuPerRequest(direct);
+const throughCpu = await cpuPerRequest(through);
+const directCpuMs = directCpu.host;
+const throughCpuMs = throughCpu.host;
 if (failed) throw failed;
-const ended = session.endCall();
+const ended = await session.endCall();
 await direct.close();
 await through.close();
 await interceptor.close();
@@ -136,6 +149,7 @@ const result = {
   requests,
   requestBytes: Buffer.byteLength(body),
   startMs: summarize(startMs),
+  inProcessStartMs: summarize(inProcessStartMs),
   checkUs: summarize(checkUs),
   directMs: summarize(directMs),
   throughMs: summarize(throughMs),
@@ -146,8 +160,9 @@ const result = {
   directCpuMsPerRequest: Math.round(directCpuMs * 1000) / 1000,
   throughCpuMsPerRequest: Math.round(throughCpuMs * 1000) / 1000,
   addedCpuMsPerRequest: Math.round((throughCpuMs - directCpuMs) * 1000) / 1000,
+  interceptorProcessCpuMsPerRequest: Math.round(throughCpu.interceptor * 1000) / 1000,
   upstreamFirstByteMs: summarize(ended.records.map((r) => r.firstByteMs)),
   upstreamLastByteMs: summarize(ended.records.map((r) => r.lastByteMs)),
 };
-log(`wire: start p50 ${result.startMs.p50} ms; check p50 ${result.checkUs.p50} µs; request p50 direct ${result.directMs.p50} ms, through the interceptor ${result.throughMs.p50} ms: +${result.addedMsP50} ms; CPU per request +${result.addedCpuMsPerRequest} ms (load ${loadavg()[0].toFixed(1)})`);
+log(`wire: start p50 ${result.startMs.p50} ms (its process; ${result.inProcessStartMs.p50} ms in this one); check p50 ${result.checkUs.p50} µs; request p50 direct ${result.directMs.p50} ms, through the interceptor ${result.throughMs.p50} ms: +${result.addedMsP50} ms; CPU per request: host +${result.addedCpuMsPerRequest} ms, the interceptor's process ${result.interceptorProcessCpuMsPerRequest} ms (load ${loadavg()[0].toFixed(1)})`);
 emit(result);

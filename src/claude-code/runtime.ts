@@ -28,7 +28,7 @@ import {
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
-import { WireInterceptor } from "./wire/interceptor.js";
+import { InterceptorProcess } from "./wire/interceptor-process.js";
 import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "./wire/shape.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
@@ -61,7 +61,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
   protected readonly logger: Logger;
   private readonly limiter: RunLimiter;
   private cliPromise: Promise<ResolvedCli> | undefined;
-  private wirePromise: Promise<WireInterceptor> | undefined;
+  private wirePromise: Promise<InterceptorProcess> | undefined;
+  private wireProcess: InterceptorProcess | undefined;
   private readonly limits: CallLimits;
   private readonly pool: ProcessPool;
 
@@ -89,6 +90,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
     await pool;
     const wire = this.wirePromise;
     this.wirePromise = undefined;
+    this.wireProcess = undefined;
     await wire?.then((interceptor) => interceptor.close(), () => {});
   }
 
@@ -101,7 +103,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   }
 
   /** The runtime's interceptor (opt-in: `wire`), started with its first call on the first-party path; never with an `apiEndpoint`. */
-  private wire(cli: ResolvedCli): Promise<WireInterceptor> | undefined {
+  private wire(cli: ResolvedCli): Promise<InterceptorProcess> | undefined {
     if (this.interceptor !== "on") return undefined;
     // Refused before any process starts: requests of a version whose first-party shape nobody recorded cannot be checked.
     if (!wireShapeFor(cli.version)) {
@@ -110,12 +112,39 @@ export class ClaudeCodeRuntime extends PortRuntime {
         "Use a verified CLI version (npm ci installs one), record this one's shape (ktx-claude-code fixtures verify), or run it without `wire` (no wire check; docs/isolation.md, \"The wire check\"). If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), run it without `wire`: it could not pass the check on any version.",
       );
     }
+    return this.startWire()!.then((interceptor) => (interceptor.useVersion(cli.version), interceptor));
+  }
+
+  /** Starts the interceptor's process once (again after it exited); undefined when calls run without one. */
+  private startWire(): Promise<InterceptorProcess> | undefined {
+    if (this.interceptor !== "on") return undefined;
     if (!this.wirePromise) {
       const wire = typeof this.options.wire === "object" ? this.options.wire : {};
-      this.wirePromise = WireInterceptor.start({ env: this.options.env ?? process.env, bodies: wire.bodies === true, upstream: wire.upstream });
-      this.wirePromise.catch(() => (this.wirePromise = undefined));
+      const started = InterceptorProcess.start({
+        env: this.options.env ?? process.env,
+        bodies: wire.bodies === true,
+        upstream: wire.upstream,
+        // Its calls have failed and its processes are retired; the next call starts a new one.
+        onExit: () => {
+          if (this.wirePromise !== started) return;
+          this.wirePromise = undefined;
+          this.wireProcess = undefined;
+        },
+      });
+      this.wirePromise = started;
+      started.then(
+        (process) => (this.wireProcess = process),
+        () => {
+          if (this.wirePromise === started) this.wirePromise = undefined;
+        },
+      );
     }
-    return this.wirePromise.then((interceptor) => (interceptor.useVersion(cli.version), interceptor));
+    return this.wirePromise;
+  }
+
+  /** The process id of the runtime's interceptor, once started (diagnostics; the bench reads its CPU). */
+  get interceptorPid(): number | undefined {
+    return this.wireProcess?.pid;
   }
 
   /** Process ids of live processes that served a call (idle or serving one); diagnostics, tests. */
@@ -247,6 +276,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
     // Before the CLI is looked for, while no process runs in the project dir; later a call needing a new CLI checks it (run.ts).
     if (!this.pool.servesCalls) requireProjectDir(this.options.projectDir);
+    // The interceptor's process (a Node start and a CA key) starts while the CLI is looked for.
+    this.startWire();
     const cli = await this.cli();
     const wire = await this.wire(cli);
     if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);

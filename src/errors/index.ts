@@ -234,6 +234,21 @@ export class IsolationError extends ClaudeCodeError {
   }
 }
 
+/**
+ * The runtime's interceptor (its own process, docs/isolation.md "The wire check") could not start, or
+ * exited while the runtime used it: calls behind it cannot be checked, so they fail instead of running
+ * unchecked. The next call starts a new one.
+ */
+export class InterceptorError extends ClaudeCodeError {
+  override readonly code = "interceptor_failed";
+  constructor(
+    what: string,
+    details: ErrorDetails = {},
+  ) {
+    super(`${what} The runtime's calls run only through its interceptor, so this call was stopped; the next call starts a new interceptor. If it keeps failing, the stderr tail says why; \`wire: false\` turns the interceptor off (docs/isolation.md, "The wire check").`, details);
+  }
+}
+
 /** The caller required the subscription (`requireSubscription`) and the CLI would bill an API key; see docs/isolation.md. */
 export class SubscriptionRequiredError extends ClaudeCodeError {
   override readonly code = "subscription_required";

@@ -23,7 +23,7 @@ import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
 import { StepTracker } from "./steps.js";
 import { ToolSwitch } from "../pool/tool-switch.js";
-import type { WireInterceptor, WireSession } from "../wire/interceptor.js";
+import type { CallEnd, InterceptorProcess } from "../wire/interceptor-process.js";
 import type { RequestRecord } from "../wire/records.js";
 import { expectationOf, recordToolOutput, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
 
@@ -97,7 +97,7 @@ export interface RunSpec {
   /** A call that runs again after a usage-limit reset: its process is held for that retry (with reuse on). */
   retry?: RetryHandoff;
   /** The runtime's interceptor (first-party path): every process is started behind it and every call checked by it. */
-  wire?: WireInterceptor;
+  wire?: InterceptorProcess;
 }
 
 /** What a call's attempts hand each other (runtime.ts keeps it for the whole call). */
@@ -211,13 +211,11 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
   let result: ResultMessage | undefined;
   let failure: unknown;
   const session = wireSessionOf(proc);
-  // What the call's tools handed the CLI, by tool use id: the wire check tells a tool's own text from reminders the CLI adds.
-  const toolOutputs = new Map<string, string[]>();
-  let wireEnd: ReturnType<WireSession["endCall"]> | undefined;
+  let wireEnd: CallEnd | undefined;
   try {
     if (spec.wire && !session) throw new IsolationError(["wire: the process was started without the runtime's interceptor"]);
     try {
-      session?.beginCall(expectationOf(spec, toolOutputs), (error) => proc.failCall(error, "wire check"));
+      session?.beginCall(expectationOf(spec), (error) => proc.failCall(error, "wire check"));
     } catch (error) {
       proc.failCall(error as IsolationError, "wire check");
       throw error;
@@ -229,7 +227,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       keep: keep === true,
       endReason: keep === true ? undefined : keep,
       control: {
-        mcpMessage: tools.bridge ? (server, message, cancel) => tools.bridge!.handleMcpMessage(server, message, cancel).then((answer) => recordToolOutput(toolOutputs, message, answer)) : undefined,
+        // What the call's tools handed the CLI reaches the interceptor first: its check tells a tool's own text from reminders the CLI adds.
+        mcpMessage: tools.bridge ? (server, message, cancel) => (session ? tools.bridge!.handleMcpMessage(server, message, cancel).then((answer) => recordToolOutput(session, message, answer)) : tools.bridge!.handleMcpMessage(server, message, cancel)) : undefined,
         canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
       },
       onInitialized: (response) => {
@@ -249,7 +248,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     });
     result = end.result;
     if (session) {
-      wireEnd = session.endCall();
+      wireEnd = await session.endCall();
       if (wireEnd.refusals.length > 0) spec.logger.warn(`the interceptor refused: ${wireEnd.refusals.join(", ")}`);
       const unchecked = uncheckedTurns(state.steps.steps, wireEnd.forwarded);
       if (unchecked) {
@@ -268,7 +267,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     throw error;
   } finally {
     unbind();
-    wireEnd ??= session?.endCall();
+    // A call that failed still reports what its requests carried, when the interceptor can say.
+    wireEnd ??= await session?.endCall().catch(() => undefined);
     // A call the usage limit stopped keeps its process (rewound) for its retry after the reset.
     const holding = failure !== undefined && pool.reuse && spec.retry?.willRetry(failure) === true;
     const kept = holding ? pool.hold(entry) : pool.release(entry);

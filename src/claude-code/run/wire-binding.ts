@@ -8,15 +8,14 @@ import type { PooledProcess } from "../../session/pooled-process.js";
 import { interceptedEnv } from "../../transport/env.js";
 import type { CliProcessOptions } from "../../transport/process.js";
 import type { CallExpectation } from "../wire/check.js";
-import type { WireInterceptor, WireSession } from "../wire/interceptor.js";
+import type { HostWireSession, InterceptorProcess } from "../wire/interceptor-process.js";
 import type { RunSpec } from "./run.js";
 
-const sessions = new WeakMap<PooledProcess, WireSession>();
+const sessions = new WeakMap<PooledProcess, HostWireSession>();
 
 /** What the library built for the call: the interceptor forwards only requests made of exactly this. */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema">, toolOutputs?: ReadonlyMap<string, readonly string[]>): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema">): CallExpectation {
   return {
-    ...(toolOutputs ? { toolOutputs } : {}),
     model: spec.model,
     system: spec.system,
     prompt: spec.prompt,
@@ -26,15 +25,16 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
 }
 
 /**
- * Keeps the texts of a `tools/call` answer of the call's MCP server under the CLI's tool use id
- * (`_meta["claudecode/toolUseId"]`), results and errors alike; returns the answer unchanged.
+ * Hands the interceptor the texts of a `tools/call` answer of the call's MCP server under the CLI's tool
+ * use id (`_meta["claudecode/toolUseId"]`), results and errors alike, before the answer goes back to the
+ * CLI; returns the answer unchanged.
  */
-export function recordToolOutput<T>(outputs: Map<string, string[]>, message: unknown, answer: T): T {
+export async function recordToolOutput<T>(session: HostWireSession, message: unknown, answer: T): Promise<T> {
   const request = message as { method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
   const id = request?.method === "tools/call" ? request.params?._meta?.["claudecode/toolUseId"] : undefined;
   const content = (answer as { result?: { content?: unknown } } | undefined)?.result?.content;
   if (typeof id === "string" && Array.isArray(content)) {
-    outputs.set(id, (content as Array<{ type?: unknown; text?: unknown }>).filter((part) => part.type === "text" && typeof part.text === "string").map((part) => part.text as string));
+    await session.toolOutput(id, (content as Array<{ type?: unknown; text?: unknown }>).filter((part) => part.type === "text" && typeof part.text === "string").map((part) => part.text as string));
   }
   return answer;
 }
@@ -63,16 +63,18 @@ export function uncheckedTurns(responses: number, forwarded: number): IsolationE
  * Starts a process behind the interceptor when there is one. The session is the process's own (its name
  * is in its proxy URL) and is not part of the launch key, so spares still match.
  */
-export function spawnBehind(wire: WireInterceptor | undefined, launch: CliProcessOptions, make: (launch: CliProcessOptions) => PooledProcess): PooledProcess {
+export function spawnBehind(wire: InterceptorProcess | undefined, launch: CliProcessOptions, make: (launch: CliProcessOptions) => PooledProcess): PooledProcess {
   const session = wire?.newSession();
   const proc = make(session ? { ...launch, env: interceptedEnv(launch.env, session.env) } : launch);
   if (session) {
     sessions.set(proc, session);
+    // An idle process whose session broke (its interceptor is gone) must not serve another call.
+    session.onIdleBreak = () => void proc.retire("wire check");
     void proc.proc.exited.then(() => wire!.dropSession(session));
   }
   return proc;
 }
 
-export function wireSessionOf(proc: PooledProcess): WireSession | undefined {
+export function wireSessionOf(proc: PooledProcess): HostWireSession | undefined {
   return sessions.get(proc);
 }

@@ -36,7 +36,8 @@ const serial = () => Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).
 
 const pkcs8Pem = (key: webcrypto.CryptoKey): string => KeyObject.from(key).export({ type: "pkcs8", format: "pem" }) as string;
 
-export async function createMemoryCa(options: CaOptions): Promise<MemoryCa> {
+/** `onLeaf` sees each leaf's key and chain as they are made (issueLeaves). */
+export async function createMemoryCa(options: CaOptions, onLeaf?: (host: string, key: string, cert: string) => void): Promise<MemoryCa> {
   const validityMs = options.validityMs ?? 24 * 3600_000;
   // Back-dated a minute: a child whose clock is a little behind must still accept it.
   const notBefore = new Date(Date.now() - 60_000);
@@ -81,7 +82,10 @@ export async function createMemoryCa(options: CaOptions): Promise<MemoryCa> {
         await x509.AuthorityKeyIdentifierExtension.create(keys.publicKey),
       ],
     });
-    return createSecureContext({ key: pkcs8Pem(leafKeys.privateKey), cert: `${leaf.toString("pem")}\n${certPem}` });
+    const key = pkcs8Pem(leafKeys.privateKey);
+    const chain = `${leaf.toString("pem")}\n${certPem}`;
+    onLeaf?.(host, key, chain);
+    return createSecureContext({ key, cert: chain });
   };
 
   return {
@@ -98,4 +102,22 @@ export async function createMemoryCa(options: CaOptions): Promise<MemoryCa> {
       return context;
     },
   };
+}
+
+/** A CA's certificate and one leaf per host (key and chain, PEM), with the CA's key already dropped. */
+export interface IssuedLeaves {
+  certPem: string;
+  leaves: Record<string, { key: string; cert: string }>;
+}
+
+/**
+ * Makes a CA, signs a leaf for each of its hosts, and drops the CA's key: nothing can sign another
+ * certificate afterwards. The runtime does this and hands the leaves to its interceptor's process
+ * (issued.ts), which then needs no X.509 code of its own.
+ */
+export async function issueLeaves(options: CaOptions): Promise<IssuedLeaves> {
+  const leaves: IssuedLeaves["leaves"] = {};
+  const ca = await createMemoryCa(options, (host, key, cert) => (leaves[host] = { key, cert }));
+  await Promise.all(options.hosts.map((host) => ca.contextFor(host)));
+  return { certPem: ca.certPem, leaves };
 }

@@ -6,6 +6,10 @@
 import { isDeepStrictEqual } from "node:util";
 import type { WireShape } from "./shape.js";
 
+/** Advice for a request the check stopped. */
+export const WIRE_ADVICE =
+  "The CLI sent something the library did not build for this call, so the request was not forwarded and the CLI was retired. Look for what the named text comes from (a managed CLAUDE.md, a policy file, a wrapper); `wire: false` turns the check off (docs/isolation.md).";
+
 /** What the library built for the call now running on a process. */
 export interface CallExpectation {
   /** The model id the role resolves to. */
@@ -148,7 +152,7 @@ interface ToolResultBlock {
 /** A whole reminder as the CLI writes one: the tag on its own line, then the text, then the closing tag on its own line. */
 const REMINDER_IN_TEXT = /<system-reminder>\n([\s\S]*?)\n<\/system-reminder>/g;
 /** Anything that would read as a reminder tag to the model, well-formed or not (`<system-reminder id="…">`, `</ system-reminder>`). */
-const REMINDER_TAG = /<\s*\/?\s*system-reminder\b/i;
+export const REMINDER_TAG = /<\s*\/?\s*system-reminder\b/i;
 
 /**
  * Reminders inside a tool result. The CLI appends its own to a tool's output as whole text blocks

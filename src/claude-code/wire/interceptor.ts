@@ -6,46 +6,57 @@
  * the call running on its process (check.ts) and forwarded unchanged only when it passes; other
  * requests pass only when the version needs them (shape.ts); everything else is refused and named.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IsolationError } from "../../errors/index.js";
 import type { Env } from "../../transport/env.js";
-import { createMemoryCa } from "./ca.js";
-import { type CallExpectation, checkMessagesRequest, type WireRequest } from "./check.js";
+import type { IssuedLeaves } from "./ca.js";
+import { interceptorCaOptions } from "./ca-options.js";
+import { type CallExpectation, checkMessagesRequest, WIRE_ADVICE, type WireRequest } from "./check.js";
+
+export { WIRE_ADVICE };
 import { type RequestRecord, RequestMeter } from "./records.js";
 import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
+import { issuedCa } from "./issued.js";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
-import { type Upstream, type WireUpstream, callerCaPem, createUpstream } from "./upstream.js";
-
-/** Advice for a request the check stopped. */
-export const WIRE_ADVICE =
-  "The CLI sent something the library did not build for this call, so the request was not forwarded and the CLI was retired. Look for what the named text comes from (a managed CLAUDE.md, a policy file, a wrapper); `wire: false` turns the check off (docs/isolation.md).";
+import { callerCaPem, newWireSecret, sessionEnv, sessionPassword } from "./credentials.js";
+import type { Upstream, WireUpstream } from "./upstream.js";
 
 /** Response headers that belong to one connection: the interceptor's own connection to the CLI writes its own. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-authorization", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"]);
 /** Request headers never sent on: a proxy's own (never part of a request inside a tunnel) and a protocol switch, which is not relayed. */
 const NOT_FORWARDED = new Set(["proxy-authorization", "proxy-connection", "upgrade"]);
 
+/** How long a Messages request that arrived before its call was announced waits for it (the host's message and the CLI's request race only across processes). */
+const CALL_WAIT_MS = 2_000;
+
+type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[] };
+
 /** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
 export class WireSession {
   /** Refusals of anything but a call's Messages request (analytics, other hosts), kept for the transcript and status. */
   readonly refusals: string[] = [];
-  private call: { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[] } | undefined;
+  private call: CallState | undefined;
   /** A Messages request checked outside any call, or a stopped one: the process must not serve a call. */
   private broken: IsolationError | undefined;
+  /** Requests waiting for their call (see CALL_WAIT_MS). */
+  private readonly waiting = new Set<() => void>();
 
   constructor(
     readonly name: string,
     readonly env: Record<string, string>,
+    /** Told once when the session is stopped (the interceptor's process tells its host). */
+    private readonly onStop?: (error: IsolationError) => void,
   ) {}
 
   /** The next call on this process: its expectation and how to stop it. Throws when the process is already compromised. */
   beginCall(expectation: CallExpectation, fail: (error: IsolationError) => void): void {
     if (this.broken) throw this.broken;
     this.call = { expectation, fail, forwarded: 0, records: [] };
+    for (const resume of this.waiting) resume();
   }
 
   /** Ends the call: how many of its Messages requests were checked and forwarded, and what each carried. */
@@ -56,14 +67,29 @@ export class WireSession {
   }
 
   /** @internal the interceptor's side. */
-  messages(): { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[] } | undefined {
+  messages(): CallState | undefined {
     return this.call;
+  }
+
+  /** @internal runs `then` once a call runs, or after CALL_WAIT_MS without one. */
+  whenCall(then: () => void): void {
+    if (this.call || this.broken) return then();
+    const resume = () => {
+      clearTimeout(timer);
+      this.waiting.delete(resume);
+      then();
+    };
+    const timer = setTimeout(resume, CALL_WAIT_MS);
+    timer.unref();
+    this.waiting.add(resume);
   }
 
   /** @internal */
   stop(error: IsolationError): void {
+    const first = this.broken === undefined;
     this.broken ??= error;
     this.call?.fail(error);
+    if (first) this.onStop?.(error);
   }
 }
 
@@ -79,6 +105,12 @@ export interface WireInterceptorOptions {
    * `hosts` is handed to `onRequest` and forwarded. Never used by a runtime.
    */
   record?: { hosts: readonly string[]; onRequest(request: WireRecordedRequest): void };
+  /** Certificates its runtime made (the interceptor's process); without them, a CA is made here. */
+  issued?: IssuedLeaves;
+  /** The secret each session's proxy password is made from (default: made here); the interceptor's process gets its host's. */
+  secret?: string;
+  /** Told when a session is stopped (the interceptor's process passes it on to its host). */
+  onStop?(session: WireSession, error: IsolationError): void;
 }
 
 /** A request as the CLI sent it, for the shape recorder. */
@@ -89,20 +121,32 @@ export interface WireRecordedRequest extends WireRequest {
 
 export class WireInterceptor {
   private readonly sessions = new Map<string, WireSession>();
-  private readonly secret = randomBytes(18).toString("base64url");
+  private readonly secret: string;
   private closed = false;
 
   private constructor(
     private readonly proxy: TlsProxy,
     private readonly dir: string,
     readonly caFile: string,
-    private readonly upstream: Upstream,
     private readonly options: WireInterceptorOptions,
     private shape: WireShape | undefined,
-  ) {}
+  ) {
+    this.secret = options.secret ?? newWireSecret();
+    // The way out (undici) loads once the proxy is up, after its start is reported: a CLI takes longer
+    // to boot than that, and the interceptor's start is on its runtime's first call.
+    this.upstreamLoading = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => import("./upstream.js"))
+      .then(({ createUpstream }) => (this.upstream = createUpstream(options.env, options.upstream)));
+    this.upstreamLoading.catch(() => {});
+  }
+
+  private upstream: Upstream | undefined;
+  private readonly upstreamLoading: Promise<Upstream>;
 
   static async start(options: WireInterceptorOptions): Promise<WireInterceptor> {
-    const ca = await createMemoryCa({ name: "ktx-claude-code runtime interceptor", hosts: options.record?.hosts ?? WIRE_HOSTS, validityMs: 24 * 3600_000 });
+    const ca = options.issued
+      ? issuedCa(options.issued)
+      : await import("./ca.js").then(({ createMemoryCa }) => createMemoryCa(interceptorCaOptions(options.record?.hosts ?? WIRE_HOSTS)));
     // The child takes one CA file: the user's own extra CAs and ours, private to this runtime.
     const dir = mkdtempSync(join(tmpdir(), "ktx-wire-"));
     const caFile = join(dir, "ca.pem");
@@ -119,7 +163,7 @@ export class WireInterceptor {
         response.writeHead(session ? 403 : 407).end();
       },
     });
-    interceptor = new WireInterceptor(proxy, dir, caFile, createUpstream(options.env, options.upstream), options, undefined);
+    interceptor = new WireInterceptor(proxy, dir, caFile, options, undefined);
     return interceptor;
   }
 
@@ -134,25 +178,40 @@ export class WireInterceptor {
 
   /** A new process's session: the variables that point it at this proxy (HTTPS_PROXY with its credentials, the CA file). */
   newSession(): WireSession {
-    const name = randomUUID().slice(0, 8);
-    const url = `http://${name}:${this.secret}@127.0.0.1:${this.proxy.port}`;
-    const session = new WireSession(name, { HTTPS_PROXY: url, https_proxy: url, HTTP_PROXY: url, http_proxy: url, NODE_EXTRA_CA_CERTS: this.caFile });
-    this.sessions.set(name, session);
+    const { name, env } = sessionEnv(this.secret, this.proxy.port, this.caFile);
+    return this.openSession(name, env);
+  }
+
+  /** The session named in a process's proxy URL, made when first seen (the interceptor's process learns of its host's sessions that way). */
+  openSession(name: string, env: Record<string, string> = {}): WireSession {
+    let session = this.sessions.get(name);
+    if (!session) {
+      const made: WireSession = new WireSession(name, env, (error) => this.options.onStop?.(made, error));
+      this.sessions.set(name, made);
+      session = made;
+    }
     return session;
   }
 
-  dropSession(session: WireSession): void {
-    this.sessions.delete(session.name);
+  /** A session by name, when it exists (the interceptor's process). */
+  sessionNamed(name: string): WireSession | undefined {
+    return this.sessions.get(name);
+  }
+
+  dropSession(session: WireSession | string): void {
+    this.sessions.delete(typeof session === "string" ? session : session.name);
   }
 
   private sessionFor(credentials: string | undefined): WireSession | undefined {
     if (!credentials) return undefined;
     const colon = credentials.indexOf(":");
-    // Compared in constant time: another local process must not learn the secret byte by byte.
+    if (colon <= 0) return undefined;
+    const name = credentials.slice(0, colon);
+    // Compared in constant time: another local process must not learn a password byte by byte.
     const given = Buffer.from(credentials.slice(colon + 1));
-    const secret = Buffer.from(this.secret);
-    if (given.length !== secret.length || !timingSafeEqual(given, secret)) return undefined;
-    return this.sessions.get(credentials.slice(0, colon));
+    const expected = Buffer.from(sessionPassword(this.secret, name));
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    return this.openSession(name);
   }
 
   private connect(target: { host: string; port: number; credentials?: string }) {
@@ -172,38 +231,37 @@ export class WireInterceptor {
       const raw = Buffer.concat(chunks);
       const [path = "/", query = ""] = (incoming.url ?? "/").split(/\?(.*)/s);
       const method = incoming.method ?? "GET";
-      const refuse = (why: string) => {
-        response.writeHead(403, { "content-type": "application/json", "x-should-retry": "false" });
-        response.end(JSON.stringify({ type: "error", error: { type: "permission_error", message: `ktx-claude-code interceptor: ${why}` } }));
-      };
+      const request: Received = { incoming, response, raw, method, host, path, query, started };
       if (this.options.record) {
         this.options.record.onRequest({ method, host, path, query, headers: incoming.headers, rawHeaders: incoming.rawHeaders, body: parseJson(raw) });
-        return this.forward(incoming, raw, host, response, undefined);
+        return this.forward(request, undefined);
       }
-      const shape = this.shape;
-      if (method === "POST" && path === "/v1/messages") {
-        const call = session.messages();
-        const body = parseJson(raw);
-        const differences = !shape
-          ? ["the CLI version has no recorded first-party shape, so its requests cannot be checked"]
-          : !call
-            ? ["a Messages request was sent while no call ran on the process"]
-            : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body }, call.expectation, shape);
-        if (differences.length > 0) {
-          session.stop(new IsolationError(differences.map((difference) => `wire: ${difference}`), WIRE_ADVICE));
-          return refuse("the request differs from what the library built for the call");
-        }
-        call!.forwarded += 1;
-        const meter = new RequestMeter(raw, body, incoming.headers, started, this.options.bodies === true);
-        call!.records.push(meter.record);
-        return this.forward(incoming, raw, host, response, meter);
-      }
-      if (shape?.otherRequests.some((allowed) => allowed.method === method && allowed.host === host && allowed.path === path)) {
-        return this.forward(incoming, raw, host, response, undefined);
-      }
+      if (method === "POST" && path === "/v1/messages") return session.whenCall(() => this.checkMessages(request, session));
+      if (this.shape?.otherRequests.some((allowed) => allowed.method === method && allowed.host === host && allowed.path === path)) return this.forward(request, undefined);
       session.refusals.push(`${method} ${host}${path}`);
-      refuse(`${method} ${host}${path} is not a request this CLI version needs for a call`);
+      refuse(response, `${method} ${host}${path} is not a request this CLI version needs for a call`);
     });
+  }
+
+  /** A Messages request: forwarded only when it is what the library built for the call running on its process. */
+  private checkMessages(request: Received, session: WireSession): void {
+    const { incoming, raw, method, host, path, query } = request;
+    const shape = this.shape;
+    const call = session.messages();
+    const body = parseJson(raw);
+    const differences = !shape
+      ? ["the CLI version has no recorded first-party shape, so its requests cannot be checked"]
+      : !call
+        ? ["a Messages request was sent while no call ran on the process"]
+        : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body }, call.expectation, shape);
+    if (!call || differences.length > 0) {
+      session.stop(new IsolationError(differences.map((difference) => `wire: ${difference}`), WIRE_ADVICE));
+      return refuse(request.response, "the request differs from what the library built for the call");
+    }
+    call.forwarded += 1;
+    const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true);
+    call.records.push(meter.record);
+    this.forward(request, meter);
   }
 
   /**
@@ -211,7 +269,18 @@ export class WireInterceptor {
    * order) and its body bytes; only the proxy's own headers, which never belong past a proxy, and
    * `upgrade` are left out. The answer streams back as it arrives, its headers in the host's order.
    */
-  private forward(incoming: IncomingMessage, body: Buffer, host: string, response: ServerResponse, meter: RequestMeter | undefined): void {
+  private forward(request: Received, meter: RequestMeter | undefined): void {
+    const { incoming, raw: body, host, response } = request;
+    if (!this.upstream) {
+      this.upstreamLoading.then(
+        () => this.forward(request, meter),
+        (error: Error) => {
+          meter?.fail(error.message);
+          response.writeHead(502, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "api_error", message: `ktx-claude-code interceptor has no way out: ${error.message}` } }));
+        },
+      );
+      return;
+    }
     const rawHeaders: string[] = [];
     for (let index = 0; index < incoming.rawHeaders.length; index += 2) {
       if (!NOT_FORWARDED.has(incoming.rawHeaders[index]!.toLowerCase())) rawHeaders.push(incoming.rawHeaders[index]!, incoming.rawHeaders[index + 1]!);
@@ -230,8 +299,20 @@ export class WireInterceptor {
         }
         if (upstream.statusMessage) response.writeHead(upstream.statusCode, upstream.statusMessage, headers);
         else response.writeHead(upstream.statusCode, headers);
+        // What arrives in one turn of the event loop goes out in one write (the answer's last piece with
+        // the end of the chunked body): each write is a TLS record and a system call, the bytes are the same.
+        let corked = false;
+        const flush = () => {
+          corked = false;
+          response.uncork();
+        };
         upstream.body.on("data", (chunk: Buffer) => {
           meter?.chunk(chunk);
+          if (!corked) {
+            corked = true;
+            response.cork();
+            setImmediate(flush);
+          }
           if (!response.write(chunk)) {
             upstream.body.pause();
             response.once("drain", () => upstream.body.resume());
@@ -239,8 +320,9 @@ export class WireInterceptor {
         });
         upstream.body.on("end", () => {
           done = true;
-          meter?.end();
+          // The last piece goes out first; the record is made once the CLI has its answer.
           response.end();
+          meter?.end();
         });
         upstream.body.on("error", (error: Error) => {
           meter?.fail(error.message);
@@ -255,13 +337,35 @@ export class WireInterceptor {
     );
   }
 
+  /** Removes the CA file at once (the interceptor's process, exiting). */
+  removeFiles(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.proxy.close();
-    await this.upstream.close();
+    await (await this.upstreamLoading.catch(() => undefined))?.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** A request as it came, whole. */
+interface Received {
+  incoming: IncomingMessage;
+  response: ServerResponse;
+  raw: Buffer;
+  method: string;
+  host: string;
+  path: string;
+  query: string;
+  started: number;
+}
+
+function refuse(response: ServerResponse, why: string): void {
+  response.writeHead(403, { "content-type": "application/json", "x-should-retry": "false" });
+  response.end(JSON.stringify({ type: "error", error: { type: "permission_error", message: `ktx-claude-code interceptor: ${why}` } }));
 }
 
 function decodeBasic(header: string | string[] | undefined): string | undefined {

@@ -18,24 +18,13 @@
  * `host`, `connection` and `content-length` first, in lower case).
  */
 import { EventEmitter } from "node:events";
-import { readFileSync } from "node:fs";
 import { Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest } from "node:http";
 import type { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import { rootCertificates } from "node:tls";
 import { buildConnector, type Dispatcher, EnvHttpProxyAgent, ProxyAgent } from "undici";
 import type { Env } from "../../transport/env.js";
-
-/** The caller's extra CA file (`NODE_EXTRA_CA_CERTS`), read once; unreadable counts as none, as in node. */
-export function callerCaPem(env: Env): string {
-  const file = env.NODE_EXTRA_CA_CERTS;
-  if (!file) return "";
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return "";
-  }
-}
+import { callerCaPem } from "./credentials.js";
 
 /** An explicit way out (tests): every checked request goes through this proxy, trusting this CA. Never taken from the environment. */
 export interface WireUpstream {

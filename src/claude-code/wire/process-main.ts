@@ -1,0 +1,81 @@
+/**
+ * The interceptor's process (docs/isolation.md, "The wire check"): the runtime forks it with an empty
+ * environment and talks to it over IPC only (process-protocol.ts). It runs the interceptor
+ * (interceptor.ts): terminates each CLI's TLS, checks and forwards its requests, and tells the runtime
+ * what each call sent and when a request was stopped. It exits when the runtime's channel closes, so
+ * it never outlives its runtime, even one killed with SIGKILL.
+ */
+import type { IsolationError } from "../../errors/index.js";
+import type { FromProcess, ToProcess } from "./process-protocol.js";
+import { WireInterceptor, type WireSession } from "./interceptor.js";
+
+const send = (message: FromProcess) => process.send?.(message);
+
+if (!process.send) {
+  process.stderr.write("ktx-claude-code: the interceptor's process is started by the runtime, over IPC\n");
+  process.exit(2);
+}
+
+let interceptor: WireInterceptor | undefined;
+/** The call running on each session, and what its tools returned so far. */
+const calls = new Map<string, { call: number; toolOutputs: Map<string, string[]> }>();
+
+// Sessions are made when a CLI first connects or a call is announced, whichever comes first.
+const session = (name: string): WireSession => interceptor!.openSession(name);
+
+// The runtime closed its channel (close(), its exit, or SIGKILL): the CA file goes with it.
+process.on("disconnect", () => {
+  interceptor?.removeFiles();
+  process.exit(0);
+});
+process.on("message", (message: ToProcess) => {
+  switch (message.type) {
+    case "start":
+      WireInterceptor.start({
+        env: message.env,
+        bodies: message.bodies,
+        upstream: message.upstream,
+        secret: message.secret,
+        issued: message.issued,
+        onStop: (stopped, error) => send({ type: "stop", session: stopped.name, call: calls.get(stopped.name)?.call, differences: [...error.differences] }),
+      }).then(
+        (started) => {
+          interceptor = started;
+          send({ type: "ready", port: started.port, caFile: started.caFile });
+        },
+        (error: Error) => send({ type: "failed", message: error.message }),
+      );
+      return;
+    case "version":
+      interceptor?.useVersion(message.version);
+      return;
+    case "begin": {
+      const toolOutputs = new Map<string, string[]>();
+      calls.set(message.session, { call: message.call, toolOutputs });
+      try {
+        session(message.session).beginCall({ ...message.expectation, toolOutputs }, () => {});
+      } catch (error) {
+        // Stopped before: the runtime hears of it again, for this call.
+        send({ type: "stop", session: message.session, call: message.call, differences: [...(error as IsolationError).differences] });
+      }
+      return;
+    }
+    case "tool": {
+      const running = calls.get(message.session);
+      if (running?.call === message.call) running.toolOutputs.set(message.id, message.texts);
+      if (message.ack !== undefined) send({ type: "acked", reply: message.ack });
+      return;
+    }
+    case "end": {
+      const running = calls.get(message.session);
+      if (running?.call === message.call) calls.delete(message.session);
+      const ended = interceptor?.sessionNamed(message.session)?.endCall() ?? { forwarded: 0, records: [], refusals: [] };
+      send({ type: "ended", reply: message.reply, ...ended });
+      return;
+    }
+    case "drop":
+      calls.delete(message.session);
+      interceptor?.dropSession(message.session);
+      return;
+  }
+});

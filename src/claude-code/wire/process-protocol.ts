@@ -1,0 +1,38 @@
+/**
+ * The messages between a runtime and its interceptor's process (interceptor-process.ts, the host side;
+ * process-main.ts, the process). JSON over node's IPC channel; one channel, so each side sees the
+ * other's messages in the order they were sent.
+ */
+import type { IssuedLeaves } from "./ca.js";
+import type { WireUpstream } from "./upstream.js";
+import type { RequestRecord } from "./records.js";
+
+/** A call's expectation as it crosses: tool outputs go separately, as the call's tools return them. */
+export interface SentExpectation {
+  model: string;
+  system: string;
+  prompt: string;
+  tools: Array<{ name: string; inputSchema: unknown }>;
+  jsonSchema?: unknown;
+}
+
+export type ToProcess =
+  /** `issued`: the CA certificate and a leaf (key and chain) per host, made by the runtime; the CA's key never crosses. */
+  | { type: "start"; secret: string; env: Record<string, string>; bodies: boolean; issued: IssuedLeaves; upstream?: WireUpstream }
+  | { type: "version"; version: string }
+  | { type: "begin"; session: string; call: number; expectation: SentExpectation }
+  /** `ack`: reply when the output is in place (only outputs the check reads: those holding a reminder tag). */
+  | { type: "tool"; session: string; call: number; id: string; texts: string[]; ack?: number }
+  | { type: "end"; session: string; call: number; reply: number }
+  | { type: "drop"; session: string };
+
+export type FromProcess =
+  | { type: "ready"; port: number; caFile: string }
+  | { type: "failed"; message: string }
+  /** The session was stopped: `call` is the call that ran on it, if any. */
+  | { type: "stop"; session: string; call?: number; differences: string[] }
+  | { type: "acked"; reply: number }
+  | { type: "ended"; reply: number; forwarded: number; records: RequestRecord[]; refusals: string[] };
+
+/** The proxy and CA variables the process's way out reads (upstream.ts); nothing else of the runtime's env crosses. */
+export const WAY_OUT_ENV_NAMES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "NODE_EXTRA_CA_CERTS"] as const;
