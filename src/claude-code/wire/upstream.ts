@@ -18,7 +18,7 @@
  * `host`, `connection` and `content-length` first, in lower case).
  */
 import { EventEmitter } from "node:events";
-import { Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest } from "node:http";
+import { Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest, type RequestOptions } from "node:http";
 import type { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import { rootCertificates } from "node:tls";
@@ -157,7 +157,9 @@ class RawUpstream implements Upstream {
     let cancel = () => {};
     const response = new Promise<ForwardResponse>((resolve, reject) => {
       const { agent } = this.socketsFor(`https://${request.host}`);
-      const outgoing = httpRequest({ agent, host: request.host, port: 443, method: request.method, path: request.path, headers: request.rawHeaders, setHost: false });
+      // `servername` given: node:http would otherwise work it out per request (an IP test on the host name).
+      const options = { agent, host: request.host, servername: request.host, port: 443, method: request.method, path: request.path, headers: request.rawHeaders, setHost: false };
+      const outgoing = httpRequest(options as RequestOptions);
       cancel = () => outgoing.destroy();
       outgoing.on("error", reject);
       outgoing.on("response", (incoming) => resolve({ statusCode: incoming.statusCode ?? 502, statusMessage: incoming.statusMessage, rawHeaders: incoming.rawHeaders, headers: incoming.headers, body: incoming }));
