@@ -195,9 +195,9 @@ describe("progress and the CLI's retries", () => {
   });
 
   // On the first-party path with 529 (overloaded). Base URL for 503 on purpose: CLI 2.1.330 on the first-party
-  // path re-sends a request that got a 503 differently (with an `anthropic-dispatch-id` header, announcing the
-  // retry only once it has waited, as it sends it): the interceptor refuses that header (the recorded wire shape
-  // has no retry), and the budget stops the run one request later. docs/testing.md lists both.
+  // path first re-sends a 503'd request once without an api_retry line, with an `anthropic-dispatch-id` header
+  // (scripted-api.test.ts pins it): the interceptor refuses that header (the recorded wire shape has no retry),
+  // and without it the silent re-send is one request more than the announced retries. docs/testing.md lists both.
   for (const [status, path] of [[529, "first-party"], [503, "base URL"]] as const) {
     it(`reports each CLI retry, and stops a run retrying past apiRetryBudgetMs with the last API status (${status}, ${path})`, async () => {
       const api = path === "first-party" ? await firstPartyApi(() => turn.error(status, "scripted outage")) : await baseUrlApi(() => turn.error(status, "scripted outage"));
