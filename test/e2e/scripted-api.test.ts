@@ -9,7 +9,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 
 // The suite's CLI (docs/testing.md): KTX_CC_CLI's binary, else the bundled one.
@@ -63,7 +63,12 @@ async function run(path: Path, script: Script, { jsonSchema, env = {}, apiOption
   apis.push(api);
   const home = tempDir("home");
   // First party: a throwaway claude.ai login, and the front as the proxy and CA (any other host refused).
-  const route = path === "first party" ? { ...api.firstParty!.env(), HOME: api.firstParty!.login(home) } : { ANTHROPIC_BASE_URL: api.baseUrl, ANTHROPIC_API_KEY: "sk-test", HOME: home };
+  // Anything else goes to the suite's trap proxy (test/loopback-guard.ts), which fails the run.
+  const trap = inject("trapProxyUrl");
+  const route =
+    path === "first party"
+      ? { ...api.firstParty!.env(), HOME: api.firstParty!.login(home), HTTP_PROXY: trap, NO_PROXY: "127.0.0.1,localhost,::1" }
+      : { ANTHROPIC_BASE_URL: api.baseUrl, ANTHROPIC_API_KEY: "sk-test", HOME: home, HTTPS_PROXY: trap, HTTP_PROXY: trap, NO_PROXY: "127.0.0.1,localhost,::1" };
   const started = Date.now();
   const child = spawn(CLI, ARGS, {
     cwd: tempDir("cwd"),
