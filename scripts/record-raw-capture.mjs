@@ -4,7 +4,10 @@
  * stream-json --verbose > run.ndjson` — with the real CLI against the scripted Messages API on
  * 127.0.0.1 and an empty HOME (loopback only). The model delegates to a subagent (Task), which reads a
  * file, so the capture has subagent activity, tool results and a final result.
- * Usage: npm run build && node scripts/record-raw-capture.mjs <claude binary> <out.ndjson> [--partial]
+ * `--first-party`: as a logged-in user runs it (a throwaway claude.ai login in the HOME, api.anthropic.com
+ * through the scripted API's front on 127.0.0.1 as HTTPS_PROXY with its test CA; any other host refused);
+ * without it, at the scripted API's base URL with an API key (how the committed captures were made).
+ * Usage: npm run build && node scripts/record-raw-capture.mjs <claude binary> <out.ndjson> [--partial] [--first-party]
  */
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -14,7 +17,7 @@ import { startScriptedMessagesApi } from "../dist/testing/index.js";
 
 const [cliArg, outArg, ...flags] = process.argv.slice(2);
 if (!cliArg || !outArg) {
-  console.error("usage: node scripts/record-raw-capture.mjs <claude binary> <out.ndjson> [--partial]");
+  console.error("usage: node scripts/record-raw-capture.mjs <claude binary> <out.ndjson> [--partial] [--first-party]");
   process.exit(2);
 }
 const home = mkdtempSync(join(tmpdir(), "ktx-capture-home-"));
@@ -36,21 +39,23 @@ const api = await startScriptedMessagesApi((request) => {
   }
   // The subagent: read the file, then report.
   return sub++ === 0 ? { toolCalls: [{ name: "Read", input: { file_path: notes } }] } : { text: "The notes say: grain is the level of detail of one row." };
-});
+}, { firstParty: flags.includes("--first-party") });
+// First party: the login and the front (proxy and CA); the suite's trap proxy, when set, still takes plain HTTP.
+const route = api.firstParty
+  ? { ...api.firstParty.env(), HOME: api.firstParty.login(home) }
+  : { HOME: home, ANTHROPIC_BASE_URL: api.baseUrl, ANTHROPIC_API_KEY: "sk-test-scripted" };
 
 const args = ["-p", "What does grain mean in my notes? Use a subagent.", "--output-format", "stream-json", "--verbose", "--model", "sonnet", ...(flags.includes("--partial") ? ["--include-partial-messages"] : [])];
 const child = spawn(resolve(cliArg), args, {
   cwd: project,
   env: {
     PATH: process.env.PATH,
-    HOME: home,
-    ANTHROPIC_BASE_URL: api.baseUrl,
-    ANTHROPIC_API_KEY: "sk-test-scripted",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
     CLAUDE_CODE_MAX_RETRIES: "0",
     // Kept when set: the test suite's trap proxy, which proves the run stays on loopback.
     ...Object.fromEntries(["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "KTX_TEST_OWNER"].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
+    ...route,
   },
   stdio: ["ignore", "pipe", "inherit"],
 });
@@ -61,4 +66,4 @@ await new Promise((done) => out.end(done));
 await api.close();
 rmSync(home, { recursive: true, force: true });
 rmSync(project, { recursive: true, force: true });
-console.error(`exit ${code}; ${api.messageRequests.length} API requests (main ${main}, subagent ${sub}); wrote ${outArg}`);
+console.error(`exit ${code}; ${api.messageRequests.length} API requests (main ${main}, subagent ${sub})${api.firstParty ? `, first party (to ${[...new Set(api.requests.map((request) => request.host))].join(", ")}; refused: ${api.firstParty.refused.join(", ") || "none"})` : ""}; wrote ${outArg}`);

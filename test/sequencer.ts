@@ -29,13 +29,13 @@ const KNOWN_SECONDS: Record<string, number> = {
   "test/pack/zod-peer.test.ts": 24,
   "test/faults/process-faults.test.ts": 23,
   "test/e2e/cli-commands.test.ts": 19,
-  "test/e2e/scripted-api.test.ts": 20,
+  "test/e2e/scripted-api.test.ts": 40,
   "test/parity/differences.test.ts": 18,
   "test/e2e/agent-loop.test.ts": 17,
   "test/e2e/transcript-diff.test.ts": 14,
   "test/faults/shutdown.test.ts": 14,
   "test/e2e/reuse-soak.test.ts": 14,
-  "test/e2e/probe-facts.test.ts": 13,
+  "test/e2e/probe-facts.test.ts": 26,
 };
 
 export class LongestFirstSequencer extends BaseSequencer {

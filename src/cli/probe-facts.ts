@@ -55,21 +55,26 @@ interface RunResult {
   text: string[];
 }
 
-/** The facts of the binary at `cliPath` (seconds: about 30 on a busy 2-core machine). */
-export async function probeCliFacts(cliPath: string): Promise<ProbedFacts> {
+/**
+ * The facts of the binary at `cliPath` (seconds: about 30 on a busy 2-core machine). At the scripted API's
+ * base URL with an API key (what `fixtures verify` runs), or with `firstParty` as a logged-in user's CLI
+ * runs: a throwaway claude.ai login in each HOME, api.anthropic.com through the scripted API's front on
+ * 127.0.0.1 (its test CA; any other host refused). Either way nothing leaves loopback.
+ */
+export async function probeCliFacts(cliPath: string, options: { firstParty?: boolean } = {}): Promise<ProbedFacts> {
   const cli = resolve(cliPath);
-  const api = await startScriptedMessagesApi(() => ({ text: "ok" }));
+  const api = await startScriptedMessagesApi(() => ({ text: "ok" }), { firstParty: options.firstParty === true });
   const dirs: string[] = [];
   const temp = (prefix: string) => {
     const dir = mkdtempSync(join(tmpdir(), `ktx-probe-${prefix}-`));
     dirs.push(dir);
     return dir;
   };
+  const route = (): Record<string, string> =>
+    api.firstParty ? { HOME: api.firstParty.login(temp("home")), ...api.firstParty.env() } : { HOME: temp("home"), ANTHROPIC_BASE_URL: api.baseUrl, ANTHROPIC_API_KEY: "sk-test-scripted" };
   const env = (): Record<string, string> => ({
     PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: temp("home"),
-    ANTHROPIC_BASE_URL: api.baseUrl,
-    ANTHROPIC_API_KEY: "sk-test-scripted",
+    ...route(),
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
     CLAUDE_CODE_MAX_RETRIES: "0",

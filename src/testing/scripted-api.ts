@@ -20,6 +20,10 @@
  * - A stream that ends cleanly without `message_start` or without a completed content block,
  *   or a 404 on the streaming request: one immediate non-streaming retry (`stream: false`).
  *   A connection dropped mid-stream is retried streaming, with backoff.
+ * On the first-party path (the `firstParty` option: a claude.ai login, no base URL) two things differ:
+ * a 400 is not retried (one request); a 503 is first re-sent once about 0.6 s later without an
+ * `api_retry` line, with an `anthropic-dispatch-id` header, and only a further failure enters the
+ * announced retry loop (test/e2e/scripted-api.test.ts runs every case on both paths).
  *
  * Subscription mode: give the runtime `apiEndpoint: api.endpoint("subscription")` (an OAuth token
  * instead of an API key) and the real CLI behaves as a logged-in subscriber: it reads the

@@ -131,15 +131,18 @@ describe("ktx-claude-code transcript", () => {
     expect((await run("transcript", "import", loop)).exitCode).toBe(2);
   });
 
-  it("reads a capture recorded live from the pinned CLI (claude -p --output-format stream-json --verbose, scripted API, empty HOME)", async () => {
+  it("reads a capture recorded live from the pinned CLI (claude -p --output-format stream-json --verbose, scripted API first party, a claude.ai login in an empty HOME)", async () => {
     const capture = join(tempDir("capture"), "live.ndjson");
-    const recorded = await execa(process.execPath, [join(import.meta.dirname, "../../scripts/record-raw-capture.mjs"), realCli(), capture], { reject: false, env: testEnv() });
+    const recorded = await execa(process.execPath, [join(import.meta.dirname, "../../scripts/record-raw-capture.mjs"), realCli(), capture, "--first-party"], { reject: false, env: testEnv() });
     expect(recorded.exitCode, recorded.stderr).toBe(0);
-    expect(recorded.stderr).toMatch(/exit 0; 4 API requests \(main 2, subagent 2\)/);
+    expect(recorded.stderr).toMatch(/exit 0; 4 API requests \(main 2, subagent 2\), first party \(to api\.anthropic\.com; refused: none\)/);
     const summary = JSON.parse((await run("transcript", "summary", capture, "--json")).stdout);
     expect(summary).toMatchObject({ source: "stream-json", cliVersion: await cliVersionInUse(), subagentTurns: 1, end: { state: "ok" } });
     expect(summary.toolCalls).toEqual([{ name: "Read", isError: false, subagent: true }, { name: "Agent", isError: false }]);
-    const result = readFileSync(capture, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).find((message) => message.type === "result");
+    const messages = readFileSync(capture, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+    // The CLI ran as a logged-in user: no API key was its source.
+    expect(messages.find((message) => message.type === "system" && message.subtype === "init")).toMatchObject({ apiKeySource: "none" });
+    const result = messages.find((message) => message.type === "result");
     // Tokens over the cost's scope: the subagent's requests are billed with the run's, beyond the main thread's usage.
     const billed = Object.values(result.modelUsage as Record<string, { inputTokens: number; outputTokens: number; costUSD: number }>);
     expect(summary.tokens).toMatchObject({ input: billed.reduce((n, m) => n + m.inputTokens, 0), output: billed.reduce((n, m) => n + m.outputTokens, 0), source: "billed" });
@@ -149,9 +152,11 @@ describe("ktx-claude-code transcript", () => {
     const shown = await run("transcript", "show", capture);
     expect(shown.stdout).not.toContain("undefined");
     expect(shown.stdout).toMatch(/\(subagent\) tool_result Read ok/);
-    // Against the committed live capture: the same structure; only values such as paths and token counts may differ.
+    // Against the committed live capture (recorded at the base URL with an API key): the same structure; only
+    // values such as paths and token counts may differ, and a subscriber's CLI also reports its usage (rate_limit_event).
+    expect(shown.stdout).toMatch(/rate_limit_event/);
     const diff = JSON.parse((await run("transcript", "diff", join(import.meta.dirname, "../../fixtures/protocol-2.1.330/live_subagent.stdout.ndjson"), capture, "--json")).stdout);
-    expect(diff.addedMessageTypes).toEqual([]);
+    expect(diff.addedMessageTypes).toEqual(["rate_limit_event"]);
     expect(diff.removedMessageTypes).toEqual([]);
   });
 

@@ -1,12 +1,15 @@
 /**
  * The scripted Messages API against the real pinned CLI, spawned directly (no runtime code), and
- * what the CLI does on errors: these tests pin the retry behaviour the scripted API documents.
+ * what the CLI does on errors: these tests pin the retry behaviour the scripted API documents. Each
+ * runs on both paths the scripted API serves: at its base URL (`ANTHROPIC_BASE_URL`, an API key: the
+ * scripted API's base-URL mode itself, which fixture recording and the base-URL tests use) and first
+ * party (a claude.ai login, api.anthropic.com through its front), the path real users take.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 
 // The suite's CLI (docs/testing.md): KTX_CC_CLI's binary, else the bundled one.
@@ -53,17 +56,25 @@ interface Run {
 }
 
 /** Runs one prompt through the real CLI against a scripted API; resolves when the CLI exits. */
-async function run(script: Script, { jsonSchema, env = {}, apiOptions }: { jsonSchema?: object; env?: Record<string, string>; apiOptions?: ScriptedApiOptions } = {}): Promise<Run> {
-  const api = await startScriptedMessagesApi(script, apiOptions);
+type Path = "base URL" | "first party";
+
+async function run(path: Path, script: Script, { jsonSchema, env = {}, apiOptions }: { jsonSchema?: object; env?: Record<string, string>; apiOptions?: ScriptedApiOptions } = {}): Promise<Run> {
+  const api = await startScriptedMessagesApi(script, { ...apiOptions, firstParty: path === "first party" });
   apis.push(api);
+  const home = tempDir("home");
+  // First party: a throwaway claude.ai login, and the front as the proxy and CA (any other host refused).
+  // Anything else goes to the suite's trap proxy (test/loopback-guard.ts), which fails the run.
+  const trap = inject("trapProxyUrl");
+  const route =
+    path === "first party"
+      ? { ...api.firstParty!.env(), HOME: api.firstParty!.login(home), HTTP_PROXY: trap, NO_PROXY: "127.0.0.1,localhost,::1" }
+      : { ANTHROPIC_BASE_URL: api.baseUrl, ANTHROPIC_API_KEY: "sk-test", HOME: home, HTTPS_PROXY: trap, HTTP_PROXY: trap, NO_PROXY: "127.0.0.1,localhost,::1" };
   const started = Date.now();
   const child = spawn(CLI, ARGS, {
     cwd: tempDir("cwd"),
     env: {
       PATH: process.env.PATH,
-      HOME: tempDir("home"),
-      ANTHROPIC_BASE_URL: api.baseUrl,
-      ANTHROPIC_API_KEY: "sk-test",
+      ...route,
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       DISABLE_AUTOUPDATER: "1",
       ...env,
@@ -109,14 +120,16 @@ async function run(script: Script, { jsonSchema, env = {}, apiOptions }: { jsonS
 
 const retries = (lines: any[]) => lines.filter((line) => line.type === "system" && line.subtype === "api_retry");
 
-describe("the real CLI against the scripted Messages API", () => {
+describe.each(["base URL", "first party"] as const)("the real CLI against the scripted Messages API (%s)", (path) => {
   it("returns a text turn as the result and sends our system prompt", async () => {
-    const { api, result, exitCode } = await run([turn.text("hello from the script")]);
+    const { api, result, exitCode } = await run(path, [turn.text("hello from the script")]);
     expect(result).toMatchObject({ subtype: "success", is_error: false, result: "hello from the script" });
     expect(exitCode).toBe(0);
     expect(api.messageRequests).toHaveLength(1);
     const request = api.messageRequests[0]!;
     expect(request.path).toBe("/v1/messages");
+    expect(request.host).toBe(path === "first party" ? "api.anthropic.com" : `127.0.0.1:${api.port}`);
+    expect(request.headers[path === "first party" ? "authorization" : "x-api-key"]).toBe(path === "first party" ? "Bearer sk-ant-oat01-scripted-first-party-access" : "sk-test");
     expect(request.body.stream).toBe(true);
     expect(JSON.stringify(request.body.system)).toContain("You are a test.");
     expect(request.body.messages[0].content).toEqual(expect.arrayContaining([expect.objectContaining({ type: "text", text: "say hello" })]));
@@ -125,7 +138,7 @@ describe("the real CLI against the scripted Messages API", () => {
   it("ends with structured_output when the model calls StructuredOutput", async () => {
     const value = { answer: "forty-two", n: 42 };
     const jsonSchema = { type: "object", properties: { answer: { type: "string" }, n: { type: "number" } }, required: ["answer", "n"], additionalProperties: false };
-    const { api, result } = await run([turn.object(value)], { jsonSchema });
+    const { api, result } = await run(path, [turn.object(value)], { jsonSchema });
     expect(result.is_error).toBe(false);
     expect(result.structured_output).toEqual(value);
     expect(api.messageRequests[0]!.body.tools.map((tool: { name: string }) => tool.name)).toContain("StructuredOutput");
@@ -133,17 +146,19 @@ describe("the real CLI against the scripted Messages API", () => {
 
   it("runs text and tool-call turns through a tool round trip", async () => {
     // --tools= offers no tools, so the CLI answers an unknown tool with an error tool_result and asks again.
-    const { api, result } = await run([turn.tools({ name: "NoSuchTool", input: { q: 1 } }), turn.text("done after the tool")]);
+    const { api, result } = await run(path, [turn.tools({ name: "NoSuchTool", input: { q: 1 } }), turn.text("done after the tool")]);
     expect(result.result).toBe("done after the tool");
     expect(api.messageRequests).toHaveLength(2);
     const last = api.messageRequests[1]!.body.messages.at(-1);
     expect(last.content[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_scripted_0_0", is_error: true });
   });
 
-  it("400: fails with api_error_status after two immediate retries with fewer beta features", async () => {
-    const { api, result, lines } = await run(() => turn.error(400, "scripted bad request"));
+  it("400: fails with api_error_status, at a base URL after two immediate retries with fewer beta features, first party at once", async () => {
+    const { api, result, lines } = await run(path, () => turn.error(400, "scripted bad request"));
     expect(result).toMatchObject({ is_error: true, api_error_status: 400, result: "API Error: 400 scripted bad request" });
     expect(retries(lines)).toEqual([]);
+    // CLI 2.1.330 retries a 400 with fewer betas only at a base URL; first party it sends the request once.
+    if (path === "first party") return expect(api.messageRequests).toHaveLength(1);
     // Three requests for the same conversation, each with a shorter anthropic-beta list.
     expect(api.messageRequests).toHaveLength(3);
     const betas = api.messageRequests.map((r) => String(r.headers["anthropic-beta"]).split(","));
@@ -154,7 +169,7 @@ describe("the real CLI against the scripted Messages API", () => {
 
   it.each([429, 500, 529])("%i once, then text: one api_retry line, a retry about 0.5 s later that takes the next turn", async (status) => {
     // retry-after: 0 does not shorten the CLI's first backoff (0.5 s + up to 25 % jitter).
-    const { api, result, lines } = await run([turn.error(status, `scripted ${status}`, { "retry-after": "0" }), turn.text(`recovered from ${status}`)]);
+    const { api, result, lines } = await run(path, [turn.error(status, `scripted ${status}`, { "retry-after": "0" }), turn.text(`recovered from ${status}`)]);
     expect(result).toMatchObject({ is_error: false, result: `recovered from ${status}` });
     const [retry, ...more] = retries(lines);
     expect(more).toEqual([]);
@@ -167,39 +182,59 @@ describe("the real CLI against the scripted Messages API", () => {
     expect(api.messageRequests[1]!.body.stream).toBe(true);
   });
 
+  it("503 once, then text: the retry takes the next turn; at a base URL announced by api_retry, first party a silent re-send with anthropic-dispatch-id", async () => {
+    const { api, result, lines } = await run(path, [turn.error(503, "scripted 503"), turn.text("recovered from 503")]);
+    expect(result).toMatchObject({ is_error: false, result: "recovered from 503" });
+    expect(api.messageRequests).toHaveLength(2);
+    expect(api.messageRequests[0]!.headers["anthropic-dispatch-id"]).toBeUndefined();
+    if (path === "base URL") {
+      expect(retries(lines)).toEqual([expect.objectContaining({ attempt: 1, error_status: 503 })]);
+      expect(api.messageRequests[1]!.headers["anthropic-dispatch-id"]).toBeUndefined();
+    } else {
+      // CLI 2.1.330 first party re-sends a 503'd request once without an api_retry line, with a header that
+      // is not in its recorded wire shape (so the runtime's interceptor refuses that re-send: docs/testing.md);
+      // only a further failure enters the announced retry loop.
+      expect(retries(lines)).toEqual([]);
+      expect(api.messageRequests[1]!.headers["anthropic-dispatch-id"]).toBe("v2p");
+    }
+  });
+
   it("x-should-retry: false makes the CLI fail at once", async () => {
-    const { api, result, lines } = await run([turn.error(429, "no retry please", { "x-should-retry": "false" }), turn.text("never")]);
+    const { api, result, lines } = await run(path, [turn.error(429, "no retry please", { "x-should-retry": "false" }), turn.text("never")]);
     expect(result).toMatchObject({ is_error: true, api_error_status: 429 });
     expect(retries(lines)).toEqual([]);
     expect(api.messageRequests).toHaveLength(1);
   });
 
   it("CLAUDE_CODE_MAX_RETRIES=1 limits retries of a persistent 529", async () => {
-    const { api, result, lines } = await run(() => turn.error(529), { env: { CLAUDE_CODE_MAX_RETRIES: "1" } });
+    const { api, result, lines } = await run(path, () => turn.error(529), { env: { CLAUDE_CODE_MAX_RETRIES: "1" } });
     expect(result).toMatchObject({ is_error: true, api_error_status: 529 });
     expect(retries(lines)).toEqual([expect.objectContaining({ attempt: 1, max_retries: 1, error_status: 529 })]);
     expect(api.messageRequests).toHaveLength(2);
   });
 
   it("an exhausted script fails the run at once with 500 instead of a long retry loop", async () => {
-    const { api, result, lines, elapsedMs } = await run([]);
+    const { api, result, lines, elapsedMs } = await run(path, []);
     expect(result).toMatchObject({ is_error: true, api_error_status: 500 });
     expect(result.result).toContain("script exhausted after 0 turns");
     expect(retries(lines)).toEqual([]);
     expect(api.messageRequests).toHaveLength(0);
-    expect(api.requests).toHaveLength(1);
+    // First party, the CLI also fetches the login's OAuth profile (answered by the scripted API, no turn taken).
+    const login = api.requests.filter((request) => path === "first party" && request.method === "GET" && request.path === "/api/oauth/profile");
+    expect(login.length).toBeLessThanOrEqual(1);
+    expect(api.requests).toHaveLength(1 + login.length);
     expect(elapsedMs).toBeLessThan(10_000);
   });
 
   it("a broken stream is retried streaming after backoff, taking the next turn", async () => {
-    const { api, result, lines } = await run([{ brokenStream: true, text: "half an ans" }, turn.text("after the broken stream")]);
+    const { api, result, lines } = await run(path, [{ brokenStream: true, text: "half an ans" }, turn.text("after the broken stream")]);
     expect(result).toMatchObject({ is_error: false, result: "after the broken stream" });
     expect(retries(lines)).toEqual([expect.objectContaining({ attempt: 1, error_status: null })]);
     expect(api.messageRequests.map((r) => r.body.stream)).toEqual([true, true]);
   });
 
   it("a 404 on the streaming request makes the CLI retry once without streaming", async () => {
-    const { api, result, lines } = await run([turn.error(404), turn.text("served without streaming")]);
+    const { api, result, lines } = await run(path, [turn.error(404), turn.text("served without streaming")]);
     expect(result).toMatchObject({ is_error: false, result: "served without streaming" });
     expect(retries(lines)).toEqual([]);
     expect(api.messageRequests.map((r) => r.body.stream)).toEqual([true, false]);

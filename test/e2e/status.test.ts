@@ -1,7 +1,9 @@
 /**
- * `ktx-claude-code status` and `doctor` end to end: the real pinned CLI with an isolated HOME,
- * the scripted Messages API for the healthy case (hidden --api-base-url/--api-key), no session at
- * all for the failing case. Run through `node dist/cli/main.js` and by calling runStatus/runDoctor.
+ * `ktx-claude-code status` and `doctor` end to end: the real pinned CLI with an isolated HOME, the
+ * scripted Messages API on the first-party path for the healthy case (a claude.ai login in the test
+ * HOME, the front as the environment's proxy and CA, as a user behind a corporate proxy has: no flag,
+ * no base URL), no session at all for the failing case. Run through `node dist/cli/main.js` and by
+ * calling runStatus/runDoctor. The hidden `--api-base-url`/`--api-key` are tested as such, once.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,7 +11,8 @@ import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { runDoctor, runStatus } from "../../src/cli/status.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, cliArgs, cliVersionInUse, realCli, remainingChildren, script, scriptedApi, tempDir, testEnv } from "../support.js";
+import type { Script, ScriptedApiOptions } from "../../src/testing/scripted-api.js";
+import { baseUrlApi, cleanup, cliArgs, cliVersionInUse, firstPartyApi, firstPartyEnv, realCli, remainingChildren, script, tempDir, testEnv } from "../support.js";
 
 const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
 
@@ -51,14 +54,23 @@ function capture(extra: { stderrIsTTY?: boolean; env?: Record<string, string>; c
   };
 }
 
+/**
+ * The scripted API on the first-party path and the environment that reaches it: status and doctor take
+ * their CLI's environment from the caller (`io.env`, or the process's own for `node dist/cli/main.js`).
+ */
+async function firstParty(script: Script, options?: ScriptedApiOptions) {
+  const api = await firstPartyApi(script, options);
+  return { api, env: firstPartyEnv(api) };
+}
+
 const cli = (args: string[], options: { env?: Record<string, string>; cwd?: string } = {}) =>
   execa(process.execPath, [MAIN, ...args], { reject: false, env: options.env ?? testEnv(), extendEnv: false, cwd: options.cwd });
 
-describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
+describe("ktx-claude-code status (healthy: the first-party path)", () => {
   it("prints the CLI, the session check, the model per role, the isolation surface and the prompt-caching warnings", async () => {
-    const api = await scriptedApi([turn.text("OK")]);
+    const { api, env } = await firstParty([turn.text("OK")]);
     const dir = project();
-    const { exitCode, stdout, stderr } = await cli(["status", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted", ...cliArgs("--cli-path")]);
+    const { exitCode, stdout, stderr } = await cli(["status", "--project-dir", dir, ...cliArgs("--cli-path")], { env });
     expect(exitCode).toBe(0);
     expect(stdout).toContain(`project       ${dir}`);
     expect(stdout).toContain("backend       claude-code");
@@ -72,26 +84,31 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
     expect(stdout).toMatch(/tools {10}none/);
     expect(stdout).toMatch(/MCP servers {4}none/);
     expect(stdout).toMatch(/plugins {8}none/);
-    expect(stdout).toMatch(/apiKeySource {3}ANTHROPIC_API_KEY/);
+    // A claude.ai login: no API key is the CLI's source.
+    expect(stdout).toMatch(/apiKeySource {3}none/);
     expect(stdout).toMatch(/host-discovered, diagnostic only/);
-    // Which login the call billed to, and what can route its requests (the suite's loopback proxy).
-    expect(stdout).toMatch(/login {9}API key via ANTHROPIC_API_KEY \(from the probe's initialize reply\)/);
-    expect(stdout).toContain(`network       HTTPS_PROXY=${process.env.HTTPS_PROXY}`);
+    // Which login the call billed to, and what can route its requests (the first-party front and its CA).
+    expect(stdout).toMatch(/login {9}subscription \(OAuth\) via claude\.ai \(Claude Max\) \(from the probe's initialize reply\)/);
+    expect(stdout).toContain(`network       HTTPS_PROXY=${api.firstParty!.proxyUrl}`);
+    expect(stdout).toContain(`NODE_EXTRA_CA_CERTS=${api.firstParty!.caFile}`);
+    expect(stdout).toMatch(/egress {8}interceptor on .*; 1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.toolsTtl \("5m"\)/);
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.historyTtl \("1h"\)/);
     expect(stdout).not.toMatch(/problems/);
     // Not a terminal: one plain progress line on stderr, no spinner.
     expect(stderr).toBe("Checking the local Claude Code session (one short model call, the default model)..."); // execa strips the final newline
-    // status probes the default's model only.
+    // status probes the default's model only, at api.anthropic.com (through the front), and nothing else left.
     expect(api.messageRequests).toHaveLength(1);
     expect(api.messageRequests[0]!.body.model).toBe("claude-sonnet-4-6");
+    expect(api.messageRequests[0]!.host).toBe("api.anthropic.com");
+    expect(api.firstParty!.refused).toEqual([]);
   });
 
   it("reports the same as JSON", async () => {
-    const api = await scriptedApi([turn.text("OK")]);
+    const { env } = await firstParty([turn.text("OK")]);
     const dir = project();
-    const out = capture();
-    const code = await runStatus(["--json", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted", ...cliArgs("--cli-path")], out.io);
+    const out = capture({ env });
+    const code = await runStatus(["--json", "--project-dir", dir, ...cliArgs("--cli-path")], out.io);
     expect(code).toBe(0);
     const report = JSON.parse(out.stdout);
     expect(report).toMatchObject({
@@ -101,8 +118,10 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
       configPath: join(dir, "ktx.yaml"),
       backend: "claude-code",
       cli: { path: realCli(), version: await cliVersionInUse(), verified: true },
-      session: { ok: true, model: "claude-sonnet-4-6", apiKeySource: "ANTHROPIC_API_KEY" },
-      isolation: { tools: [], mcpServers: [], plugins: [], apiKeySource: "ANTHROPIC_API_KEY" },
+      session: { ok: true, model: "claude-sonnet-4-6", apiKeySource: "none" },
+      isolation: { tools: [], mcpServers: [], plugins: [], apiKeySource: "none" },
+      network: { interceptor: "on" },
+      egress: { requests: 1, refused: [] },
       failures: [],
     });
     expect(report.isolation.hostDiscovered).toEqual({ slashCommands: expect.any(Array), skills: expect.any(Array), agents: expect.any(Array) });
@@ -113,38 +132,56 @@ describe("ktx-claude-code status (healthy: scripted endpoint)", () => {
   });
 
   it("finds the nearest ktx.yaml walking up from the working directory", async () => {
-    const api = await scriptedApi([turn.text("OK")]);
+    const { env } = await firstParty([turn.text("OK")]);
     const dir = project();
     const nested = join(dir, "docs", "deep");
     mkdirSync(nested, { recursive: true });
-    const { exitCode, stdout } = await cli(["status", "--json", "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], { cwd: nested });
+    const { exitCode, stdout } = await cli(["status", "--json"], { cwd: nested, env });
     expect(exitCode).toBe(0);
     expect(JSON.parse(stdout).projectDir).toBe(dir);
   });
 
   it("shows a spinner on a terminal and clears it when the probe ends", async () => {
-    const api = await scriptedApi([turn.text("OK")]);
-    const out = capture({ stderrIsTTY: true });
-    expect(await runStatus(["--project-dir", project(), "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], out.io)).toBe(0);
+    const { env } = await firstParty([turn.text("OK")]);
+    const out = capture({ stderrIsTTY: true, env });
+    expect(await runStatus(["--project-dir", project()], out.io)).toBe(0);
     expect(out.stderr).toMatch(/^\r⠋ Checking the local Claude Code session/);
     expect(out.stderr.endsWith("\r\x1b[2K")).toBe(true);
     expect(out.stderr).not.toContain("\n");
+  });
+
+  // Base URL on purpose: the hidden test flags themselves (an explicit endpoint, never read from the
+  // environment), which every other test here leaves unused. With them the CLI is an API-key client
+  // and the interceptor is off.
+  it("with the hidden --api-base-url and --api-key, probes that base URL as an API-key client", async () => {
+    const api = await baseUrlApi([turn.text("OK")]);
+    const out = capture();
+    expect(await runStatus(["--project-dir", project(), "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted", ...cliArgs("--cli-path")], out.io)).toBe(0);
+    expect(out.stdout).toMatch(/session {7}ok: the local session answered \(model claude-sonnet-4-6\)/);
+    expect(out.stdout).toMatch(/apiKeySource {3}ANTHROPIC_API_KEY/);
+    expect(out.stdout).toMatch(/login {9}API key via ANTHROPIC_API_KEY \(from the probe's initialize reply\)/);
+    expect(out.stdout).toContain(`network       HTTPS_PROXY=${process.env.HTTPS_PROXY}`);
+    expect(out.stdout).toMatch(/interceptor off \(an apiEndpoint: the CLI talks to its base URL directly\)/);
+    expect(api.messageRequests).toHaveLength(1);
+    expect(api.messageRequests[0]!.host).toBe(`127.0.0.1:${api.port}`);
+    expect(api.messageRequests[0]!.headers["x-api-key"]).toBe("sk-test-scripted");
   });
 });
 
 describe("ktx-claude-code doctor", () => {
   it("passes with a working session (exit 0), probing every distinct model", async () => {
-    const api = await scriptedApi([turn.text("OK"), turn.text("OK")]);
-    const { exitCode, stdout } = await cli(["doctor", "--project-dir", project(), "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"]);
+    const { api, env } = await firstParty([turn.text("OK"), turn.text("OK")]);
+    const { exitCode, stdout } = await cli(["doctor", "--project-dir", project()], { env });
     expect(exitCode).toBe(0);
     expect(stdout).toMatch(/ok {3}Claude Code CLI 2\.1\.330 \(verified\)/);
     expect(stdout).toMatch(/ok {3}local Claude Code session answered \(model claude-sonnet-4-6\)/);
     expect(stdout).toMatch(/ok {3}model sonnet -> claude-sonnet-4-6 \(default, candidateExtraction, curator, reconcile, repair\) answered/);
     expect(stdout).toMatch(/ok {3}model haiku -> claude-haiku-4-5 \(triage\) answered/);
     expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-4-6", "claude-haiku-4-5"]);
+    expect(api.messageRequests.map((request) => request.host)).toEqual(["api.anthropic.com", "api.anthropic.com"]);
     expect(stdout).toMatch(/ok {3}isolation: tools none; MCP servers none; plugins none/);
-    expect(stdout).toMatch(/info login: API key via ANTHROPIC_API_KEY/);
-    expect(stdout).toMatch(/info network: HTTPS_PROXY=http:\/\/127\.0\.0\.1/);
+    expect(stdout).toMatch(/info login: subscription \(OAuth\) via claude\.ai \(Claude Max\)/);
+    expect(stdout).toContain(`info network: HTTPS_PROXY=${api.firstParty!.proxyUrl}`);
     expect(stdout).toMatch(/warn claude-code ignores llm\.promptCaching\.toolsTtl/);
     expect(stdout).toMatch(/doctor: all checks passed$/);
   });
@@ -172,10 +209,10 @@ describe("ktx-claude-code doctor", () => {
   });
 
   it("fails on another backend without calling any model, and names the fix", async () => {
-    const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
+    const { api, env } = await firstParty([turn.text("OK")], { onExhausted: "repeat-last" });
     const dir = project("llm:\n  provider:\n    backend: anthropic\n  models:\n    default: claude-sonnet-5-5\n");
-    const out = capture();
-    expect(await runDoctor(["--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], out.io)).toBe(1);
+    const out = capture({ env });
+    expect(await runDoctor(["--project-dir", dir], out.io)).toBe(1);
     expect(out.stdout).toMatch(/FAIL llm\.provider\.backend is "anthropic".*\n\s+fix: Set llm\.provider\.backend: claude-code/);
     expect(out.stdout).toMatch(/skip local Claude Code session not checked \(the backend is not claude-code\)/);
     expect(api.messageRequests).toHaveLength(0);
@@ -193,10 +230,10 @@ describe("ktx-claude-code doctor", () => {
 
   it("fails on a model the API does not know, naming the role, the value and the ktx.yaml, without blaming the session", async () => {
     // The default answers; the curator's model gets the API's 404 (the CLI tries twice, then reports unrecognized_model).
-    const api = await scriptedApi([turn.text("OK"), turn.error(404, "model: claude-opus-9-9"), turn.error(404, "model: claude-opus-9-9")]);
+    const { env } = await firstParty([turn.text("OK"), turn.error(404, "model: claude-opus-9-9"), turn.error(404, "model: claude-opus-9-9")]);
     const dir = project("llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n    curator: claude-opus-9-9\n");
-    const out = capture();
-    expect(await runDoctor(["--json", "--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], out.io)).toBe(1);
+    const out = capture({ env });
+    expect(await runDoctor(["--json", "--project-dir", dir], out.io)).toBe(1);
     const report = JSON.parse(out.stdout);
     expect(report.session).toMatchObject({ ok: true });
     expect(report.failures).toEqual([
@@ -210,23 +247,23 @@ describe("ktx-claude-code doctor", () => {
   });
 
   it("fails before any model call on a model claude-code cannot pin, and on a missing default", async () => {
-    const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
-    const bad = capture();
+    const { api, env } = await firstParty([turn.text("OK")], { onExhausted: "repeat-last" });
+    const bad = capture({ env });
     const dir = project("llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n    triage: gpt-4o-mini\n");
-    expect(await runDoctor(["--project-dir", dir, "--api-base-url", api.baseUrl, "--api-key", "k"], bad.io)).toBe(1);
+    expect(await runDoctor(["--project-dir", dir], bad.io)).toBe(1);
     expect(bad.stdout).toContain(`FAIL Unsupported Claude Code model in ${join(dir, "ktx.yaml")}:\n  - llm.models.triage in ${join(dir, "ktx.yaml")}: "gpt-4o-mini"`);
     expect(bad.stdout).toMatch(/skip local Claude Code session not checked \(the configured models cannot be used\)/);
-    const missing = capture();
-    expect(await runDoctor(["--project-dir", project("llm:\n  provider:\n    backend: claude-code\n  models:\n    triage: haiku\n"), "--api-base-url", api.baseUrl, "--api-key", "k"], missing.io)).toBe(1);
+    const missing = capture({ env });
+    expect(await runDoctor(["--project-dir", project("llm:\n  provider:\n    backend: claude-code\n  models:\n    triage: haiku\n")], missing.io)).toBe(1);
     expect(missing.stdout).toMatch(/FAIL llm\.models\.default is missing in .*ktx\.yaml.*\n\s+fix: Add llm\.models\.default: sonnet/);
     expect(api.messageRequests).toHaveLength(0);
   });
 
   it("fails on an unverified CLI version without running it for a model call", async () => {
-    const api = await scriptedApi([turn.text("OK")], { onExhausted: "repeat-last" });
+    const { api, env } = await firstParty([turn.text("OK")], { onExhausted: "repeat-last" });
     const future = script("claude-future", `case "$1" in --version) echo "9.9.9 (Claude Code)";; *) exec '${realCli()}' "$@";; esac`);
-    const out = capture();
-    expect(await runDoctor(["--json", "--project-dir", project(), "--cli-path", future, "--api-base-url", api.baseUrl, "--api-key", "k"], out.io)).toBe(1);
+    const out = capture({ env });
+    expect(await runDoctor(["--json", "--project-dir", project(), "--cli-path", future], out.io)).toBe(1);
     const report = JSON.parse(out.stdout);
     expect(report.cli).toMatchObject({ path: future, version: "9.9.9", verified: false });
     expect(report.failures[0]).toMatchObject({ check: "cli", message: expect.stringMatching(/9\.9\.9.*2\.1\.330/s), fix: expect.stringMatching(/npm ci/) });
@@ -235,10 +272,10 @@ describe("ktx-claude-code doctor", () => {
   });
 
   it("fails when the CLI starts with a wider surface than asked for, and shows what init reported", async () => {
-    const api = await scriptedApi([turn.text("OK")]);
+    const { env } = await firstParty([turn.text("OK")]);
     const widened = script("claude-widened", `for a; do shift; case "$a" in --tools=*|--disallowedTools=*) ;; *) set -- "$@" "$a";; esac; done\nexec '${realCli()}' "$@"`);
-    const out = capture();
-    expect(await runDoctor(["--project-dir", project(), "--cli-path", widened, "--api-base-url", api.baseUrl, "--api-key", "k"], out.io)).toBe(1);
+    const out = capture({ env });
+    expect(await runDoctor(["--project-dir", project(), "--cli-path", widened], out.io)).toBe(1);
     expect(out.stdout).toMatch(/FAIL The Claude Code check failed: The Claude Code CLI did not start with the isolated surface.*tools were .*Bash/);
     expect(out.stdout).toMatch(/fix: Use the pinned Claude Code CLI/);
   });

@@ -1,6 +1,7 @@
 /**
- * `transcript diff` of two runs of one program (real CLI, scripted API): each run has its own pid,
- * temp dirs, HOME, times and ids, and the two still diff as equal (exit 0), so a diff can gate CI.
+ * `transcript diff` of two runs of one program (real CLI, scripted API on the first-party path, behind the
+ * runtime's interceptor, as real use runs): each run has its own pid, temp dirs, HOME, times and ids, and
+ * the two still diff as equal (exit 0), so a diff can gate CI.
  */
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -8,7 +9,7 @@ import { execa } from "execa";
 import { afterEach, expect, it } from "vitest";
 import { diffTranscripts, isEmptyDiff, renderDiff, summarizeTranscript } from "../../src/transcripts/inspect.js";
 import { loadTranscript } from "../../src/transcripts/reader.js";
-import { cleanup, tempDir } from "../support.js";
+import { callRecords, cleanup, tempDir } from "../support.js";
 
 const PROGRAM = join(import.meta.dirname, "../fixtures/diff-program.mjs");
 const MAIN = join(import.meta.dirname, "../../dist/cli/main.js");
@@ -45,6 +46,8 @@ it("two runs of one program in different temp roots and with different HOMEs dif
     expect(ids(a).length).toBeGreaterThan(0);
     expect(ids(a)[0]).not.toBe(ids(b)[0]);
     expect(readFileSync(a, "utf8")).not.toContain(loadTranscript(b).header.cwd);
+    // Both runs went first party: every request of the call passed the runtime's interceptor.
+    for (const path of [a, b]) expect(callRecords(path).flatMap((call) => call.requests).map((request) => request.status)).toEqual(file === "2-loop.jsonl" ? [200, 200] : [200]);
     const diff = diffTranscripts(loadTranscript(a), loadTranscript(b));
     expect(isEmptyDiff(diff), `${file}:\n${renderDiff(diff).join("\n")}`).toBe(true);
     const cli = await execa(process.execPath, [MAIN, "transcript", "diff", a, b], { reject: false });
