@@ -1,6 +1,6 @@
 /**
  * `ktx-claude-code fixtures record-wire (--version X | --cli PATH)`: records a CLI version's
- * first-party wire shape (src/testing/wire-recorder.ts) into `fixtures/transcripts/<X>/wire-shape.json`,
+ * first-party wire shape (src/testing/wire-recorder.ts, wire-shape-derive.ts) into `fixtures/transcripts/<X>/wire-shape.json`,
  * the file the runtime's interceptor checks that version's requests against. Also a phase of
  * `fixtures verify`. `--check` compares with the committed file instead of writing it.
  */
@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { type WireShapeFile, validateWireShapeFile } from "../claude-code/wire/shape-file.js";
 import { wireShapePath } from "../claude-code/wire/shape.js";
-import { deriveWireShape, recordWire, wireShapeText } from "../testing/wire-recorder.js";
+import { recordWire } from "../testing/wire-recorder.js";
+import { deriveWireShape, wireShapeText } from "../testing/wire-shape-derive.js";
 import type { Io } from "./fixtures.js";
 
 /** The differences between two shape files, one line each (the recording date and call list aside). */

@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import { wireShapeChanges } from "../../src/cli/record-wire.js";
 import { wireShapePath } from "../../src/claude-code/wire/shape.js";
 import { validateWireShapeFile } from "../../src/claude-code/wire/shape-file.js";
-import { deriveWireShape, recordWire } from "../../src/testing/wire-recorder.js";
+import { recordWire } from "../../src/testing/wire-recorder.js";
+import { deriveWireShape } from "../../src/testing/wire-shape-derive.js";
 import { realCli } from "../support.js";
 
 describe("the recorded first-party shape", () => {

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
 import { billingRegExp, loadWireShape, templateRegExp, validateWireShapeFile, WireShapeFileError, type WireShapeFile } from "../../src/claude-code/wire/shape-file.js";
 import { loadWireShapes, WIRE_HOSTS, WIRE_VERSIONS, wireShapeFor, wireShapePath } from "../../src/claude-code/wire/shape.js";
-import { templateOf } from "../../src/testing/wire-recorder.js";
+import { templateOf } from "../../src/testing/wire-shape-derive.js";
 import { wireShapeChanges } from "../../src/cli/record-wire.js";
 
 const committed = (version: string): WireShapeFile => JSON.parse(readFileSync(wireShapePath(version), "utf8"));

@@ -37,21 +37,41 @@ export function loadWireShapes(root = WIRE_SHAPE_ROOT): { shapes: Record<string,
   return { shapes, problems };
 }
 
-const LOADED = loadWireShapes();
-const SHAPES = LOADED.shapes;
+/** The package's own shapes, loaded once; replaced only by `withdrawUnloadableWireShapes` (tests). */
+let loaded = loadWireShapes();
+
+const versionsOf = (shapes: Record<string, WireShape>) => Object.keys(shapes).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
 
 /** The check's shape of a version, undefined when none is recorded (or its file did not load). */
 export function wireShapeFor(version: string): WireShape | undefined {
-  return Object.hasOwn(SHAPES, version) ? SHAPES[version] : undefined;
+  return Object.hasOwn(loaded.shapes, version) ? loaded.shapes[version] : undefined;
 }
 
 /** Why a version's shape file did not load, when it did not. */
 export function wireShapeProblem(version: string): string | undefined {
-  return Object.hasOwn(LOADED.problems, version) ? LOADED.problems[version] : undefined;
+  return Object.hasOwn(loaded.problems, version) ? loaded.problems[version] : undefined;
 }
 
 /** The versions whose first-party shape is recorded. */
-export const WIRE_VERSIONS: readonly string[] = Object.keys(SHAPES).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+export let WIRE_VERSIONS: readonly string[] = versionsOf(loaded.shapes);
 
 /** The hosts any recorded version connects to: what the runtime's CA is constrained to. */
-export const WIRE_HOSTS: readonly string[] = [...new Set(Object.values(SHAPES).flatMap((shape) => shape.hosts))].sort();
+export const WIRE_HOSTS: readonly string[] = [...new Set(Object.values(loaded.shapes).flatMap((shape) => shape.hosts))].sort();
+
+/**
+ * Tests only (the package does not export it): a broken shape file without touching the package's. Each
+ * version whose file under `root` does not load loses its shape, with that file's problem, as if its
+ * own file were broken; a file that loads changes nothing. It can only take shapes away (more refused,
+ * never less), so it cannot loosen anyone's check. Returns the undo.
+ */
+export function withdrawUnloadableWireShapes(root: string): () => void {
+  const before = loaded;
+  const { problems } = loadWireShapes(root);
+  const shapes = Object.fromEntries(Object.entries(before.shapes).filter(([version]) => !Object.hasOwn(problems, version)));
+  loaded = { shapes, problems: { ...before.problems, ...problems } };
+  WIRE_VERSIONS = versionsOf(shapes);
+  return () => {
+    loaded = before;
+    WIRE_VERSIONS = versionsOf(before.shapes);
+  };
+}

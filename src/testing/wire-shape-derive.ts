@@ -1,0 +1,241 @@
+/**
+ * A version's shape file made from what the recorder (wire-recorder.ts) captured: each text the CLI
+ * varies by machine, call or day made a placeholder (shape-file.ts), everything else kept literal, and
+ * anything the recorder cannot explain refused, so the shape lets through only what was seen.
+ */
+import { hostname, release, tmpdir } from "node:os";
+import { checkMessagesRequest } from "../claude-code/wire/check.js";
+import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WireShapeFile } from "../claude-code/wire/shape-file.js";
+import { CHATTY, type RecordedWireRequest, type WireRecording } from "./wire-recorder.js";
+
+/** A recording that cannot become a shape: names what the recorder could not explain. */
+export class WireRecordingError extends Error {
+  override readonly name = "WireRecordingError";
+}
+
+const REMINDER = /^<system-reminder>\n([\s\S]*)\n<\/system-reminder>\n*$/;
+
+/** Known requests besides Messages, with why the version needs them. */
+const KNOWN_OTHER_REQUESTS: Record<string, string> = {
+  "GET api.anthropic.com/api/oauth/profile": "the OAuth profile, asked once per process",
+  "POST platform.claude.com/v1/oauth/token": "the OAuth token refresh",
+};
+
+/** Reminder kinds by how their text starts (a name for people reading the file and the check's messages). */
+const REMINDER_KINDS: ReadonlyArray<[RegExp, string]> = [
+  [/^# Environment\n/, "environment"],
+  [/^You are powered by the model/, "model identity"],
+  [/^Today's date is/, "date"],
+  [/^<total_tokens>/, "token budget"],
+];
+
+/** Parts whose text varies by machine, call or model: the label (group 1) stays, the rest (group 2) becomes the placeholder. */
+const LABELLED: ReadonlyArray<[RegExp, string]> = [
+  [/^( - Is a git repository: )(true|false)$/gm, "bool"],
+  [/^( - Platform: )(.+)$/gm, "platform"],
+  [/^( - Shell: )(.+)$/gm, "shell"],
+  [/^( - OS Version: )(.+)$/gm, "osVersion"],
+  [/(You are powered by the model named )(.+?)(?=\. The exact model ID is )/g, "modelName"],
+  [/(knowledge cutoff is )([A-Z][a-z]+ \d{4})(?=\.)/g, "monthYear"],
+  [/(<total_tokens>)(\d+)(?= tokens left<\/total_tokens>)/g, "count"],
+];
+
+/** A text the CLI wrote as a template: machine, call and day values made placeholders (on the text itself, so a value never hits a placeholder's name). */
+export function templateOf(text: string, values: { cwd: string; email: string; date: string; modelId: string }): string {
+  const spans: Array<{ start: number; end: number; name: string }> = [];
+  const free = (start: number, end: number) => spans.every((span) => end <= span.start || start >= span.end);
+  for (const [pattern, name] of LABELLED) {
+    for (const match of text.matchAll(pattern)) {
+      const start = match.index + match[1]!.length;
+      const end = start + match[2]!.length;
+      if (free(start, end)) spans.push({ start, end, name });
+    }
+  }
+  for (const [name, value] of Object.entries(values)) {
+    if (!value) continue;
+    for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + value.length)) if (free(at, at + value.length)) spans.push({ start: at, end: at + value.length, name });
+  }
+  spans.sort((a, b) => a.start - b.start);
+  let template = "";
+  let at = 0;
+  for (const span of spans) {
+    template += `${literalTemplate(text.slice(at, span.start))}{${span.name}}`;
+    at = span.end;
+  }
+  template += literalTemplate(text.slice(at));
+  if (!templateRegExp(template).test(text)) throw new WireRecordingError(`the template made of ${JSON.stringify(text.slice(0, 80))} does not match it`);
+  return template;
+}
+
+/** Values of this machine that must never stay literal in a template (it would not match elsewhere). */
+function machineValues(recording: WireRecording): string[] {
+  const values = [release(), recording.values.date, recording.values.email, "ktx-wire-", tmpdir()];
+  const host = hostname();
+  if (host.length >= 4) values.push(host);
+  return values.filter((value) => value.length >= 3);
+}
+
+const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
+
+/** The shape file of a recording; throws `WireRecordingError` for anything it cannot explain. */
+export function deriveWireShape(recording: WireRecording, now = new Date()): WireShapeFile {
+  const callOf = new Map(recording.calls.map((call) => [call.name, call]));
+  const messages = recording.requests.filter((request) => request.method === "POST" && request.path === "/v1/messages");
+  if (messages.length === 0) throw new WireRecordingError("the CLI sent no Messages request");
+  const problems: string[] = [];
+  const headers = new Set<string>();
+  const betas = new Set<string>();
+  const bodyFields = new Set<string>();
+  const billingFields = new Set<string>();
+  const billingTemplates = new Set<string>();
+  const preambles = new Set<string>();
+  const reminders = new Map<string, { kind: string; template: string }>();
+  const heads = new Set<string>();
+  const tails = new Set<string>();
+  const sections = new Map<string, { name: string; template: string }>();
+  const synthetic = new Set<string>();
+  const queries = new Set<string>();
+
+  const addReminder = (text: string, values: Parameters<typeof templateOf>[1], where: string) => {
+    const head = /^[^\n]*:\n(?=# \S+\n)/.exec(text)?.[0];
+    if (head) {
+      // The context reminder: its head line, "# name" sections, and a tail after the last section's first blank line.
+      const lastHeader = [...text.matchAll(/^# \S+\n/gm)].at(-1)!;
+      const tailAt = text.indexOf("\n\n", lastHeader.index);
+      const tail = tailAt < 0 ? "" : text.slice(tailAt);
+      heads.add(head);
+      tails.add(tail);
+      for (const section of text.slice(head.length, text.length - tail.length).split(/^# (?=\S+\n)/m).slice(1)) {
+        const newline = section.indexOf("\n");
+        const name = section.slice(0, newline);
+        const template = templateOf(section.slice(newline + 1).replace(/\n+$/, ""), values);
+        sections.set(`${name}\0${template}`, { name, template });
+      }
+      return;
+    }
+    const kind = REMINDER_KINDS.find(([pattern]) => pattern.test(text))?.[1];
+    if (!kind) problems.push(`a <system-reminder> of a kind the recorder does not know (${where}): ${JSON.stringify(text.slice(0, 160))}; name it in REMINDER_KINDS if the CLI sends it on its own`);
+    const template = templateOf(text, values);
+    reminders.set(template, { kind: kind ?? "unnamed", template });
+  };
+
+  for (const request of messages) {
+    const call = callOf.get(request.call);
+    const where = `call "${request.call}"`;
+    if (!call) throw new WireRecordingError(`a Messages request outside any call (${where})`);
+    queries.add(request.query);
+    for (const name of Object.keys(request.headers)) headers.add(name.toLowerCase());
+    const beta = request.headers["anthropic-beta"];
+    for (const value of (Array.isArray(beta) ? beta.join(",") : (beta ?? "")).split(",")) if (value.trim()) betas.add(value.trim());
+    const body = request.body as Record<string, any> | undefined;
+    if (!body || typeof body !== "object") {
+      problems.push(`a Messages request whose body is not JSON (${where})`);
+      continue;
+    }
+    for (const field of Object.keys(body)) bodyFields.add(field);
+    const values = { cwd: call.projectDir, email: recording.values.email, date: recording.values.date, modelId: String(body.model) };
+    // system: the billing line, the preamble, the call's own system prompt.
+    const system: string[] = Array.isArray(body.system) ? body.system.map((block: any) => String(block?.text)) : [];
+    const billing = /^(x-anthropic-billing-header: cc_version=)([^;]+)(; cc_entrypoint=[^;]+;)((?: [A-Za-z0-9_]+=[^;]*;)*)$/.exec(system[0] ?? "");
+    if (!billing) problems.push(`the first system block is not a billing line the recorder knows (${where}): ${JSON.stringify(system[0]?.slice(0, 120))}`);
+    else {
+      const suffix = billing[2]!.startsWith(`${recording.version}.`) ? billing[2]!.slice(recording.version.length + 1) : undefined;
+      if (suffix === undefined || !/^[0-9a-f]+$/.test(suffix)) problems.push(`cc_version ${billing[2]} is not ${recording.version}.<hex> (${where})`);
+      billingTemplates.add(`${billing[1]}${literalTemplate(recording.version)}.{hex}${literalTemplate(billing[3]!)}`);
+      for (const pair of billing[4]!.matchAll(/ ([A-Za-z0-9_]+)=/g)) billingFields.add(pair[1]!);
+    }
+    if (system[1] !== undefined) preambles.add(system[1]);
+    const own = system.slice(2);
+    if (JSON.stringify(own) !== JSON.stringify(call.system ? [call.system] : [])) problems.push(`the system blocks after the preamble were ${JSON.stringify(own)}, not the call's system prompt (${where})`);
+    // user turns: reminders, the prompt, texts the CLI adds; reminders inside tool results too.
+    for (const [index, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
+      if (message?.role !== "user") continue;
+      const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+      for (const block of blocks) {
+        if (block?.type === "tool_result") {
+          const texts = typeof block.content === "string" ? [block.content] : Array.isArray(block.content) ? block.content.filter((part: any) => part?.type === "text").map((part: any) => String(part.text)) : [];
+          for (const text of texts) for (const found of text.matchAll(/<system-reminder>\n([\s\S]*?)\n<\/system-reminder>/g)) addReminder(found[1]!, values, `${where}, a tool result`);
+          continue;
+        }
+        if (block?.type !== "text") continue;
+        const text = String(block.text);
+        const reminder = REMINDER.exec(text);
+        if (reminder) addReminder(reminder[1]!, values, where);
+        else if (index === 0 && text === call.prompt) continue;
+        else if (index > 0) synthetic.add(text);
+        else problems.push(`user turn ${index} held text that is neither the prompt nor a reminder (${where}): ${JSON.stringify(text.slice(0, 160))}`);
+      }
+    }
+  }
+  if (preambles.size !== 1) problems.push(`the preamble (second system block) was not one text: ${JSON.stringify([...preambles])}`);
+  if (billingTemplates.size > 1) problems.push(`billing lines of ${billingTemplates.size} forms: ${JSON.stringify([...billingTemplates])}`);
+  if (heads.size > 1 || tails.size > 1) problems.push(`context reminders with ${heads.size} heads and ${tails.size} tails: ${JSON.stringify([...heads, ...tails])}`);
+  if ([...queries].some((query) => query !== "beta=true")) problems.push(`Messages requests with the query ${JSON.stringify([...queries])}, not "beta=true"`);
+
+  const others = new Map<string, { method: string; host: string; path: string; why: string }>();
+  for (const request of recording.requests) {
+    if (request.method === "POST" && request.path === "/v1/messages") continue;
+    if (request.call === CHATTY) continue;
+    const key = `${request.method} ${request.host}${request.path}`;
+    const why = KNOWN_OTHER_REQUESTS[key];
+    if (!why) problems.push(`${key} (call "${request.call}") is a request the recorder does not know; if the version needs it for a call, name it in KNOWN_OTHER_REQUESTS with why`);
+    else others.set(key, { method: request.method, host: request.host, path: request.path, why });
+  }
+  for (const refused of recording.refused) if (refused.call !== CHATTY) problems.push(`the CLI tried ${refused.what} (call "${refused.call}"), which the recording could not serve`);
+
+  const file: WireShapeFile = {
+    format: WIRE_SHAPE_FORMAT,
+    version: recording.version,
+    recorded: {
+      date: now.toISOString().slice(0, 10),
+      by: "ktx-claude-code fixtures record-wire (src/testing/wire-recorder.ts)",
+      calls: recording.calls.map(
+        (call) =>
+          `${call.name}: ${describeRequests(recording.requests.filter((request) => request.call === call.name), call.name === CHATTY)}${call.ok ? "" : ` (the call failed: ${call.error})`}`,
+      ),
+    },
+    hosts: sorted(recording.requests.map((request) => request.host)),
+    messagesRequest: MESSAGES_REQUEST,
+    headers: sorted(headers),
+    betas: sorted(betas),
+    bodyFields: sorted(bodyFields),
+    billingLine: { template: [...billingTemplates][0] ?? "", fields: sorted(billingFields) },
+    preamble: [...preambles][0] ?? "",
+    reminders: [...reminders.values()].sort((a, b) => a.kind.localeCompare(b.kind) || a.template.localeCompare(b.template)),
+    context: { head: [...heads][0] ?? "", tail: [...tails][0] ?? "", sections: [...sections.values()].sort((a, b) => a.name.localeCompare(b.name) || a.template.localeCompare(b.template)) },
+    syntheticUserTexts: sorted(synthetic),
+    otherRequests: [...others.values()].sort((a, b) => `${a.host}${a.path}`.localeCompare(`${b.host}${b.path}`)),
+  };
+  // Nothing of this machine may stay literal: the shape must match any user's requests.
+  const text = JSON.stringify({ ...file, recorded: undefined });
+  for (const value of machineValues(recording)) if (text.includes(JSON.stringify(value).slice(1, -1))) problems.push(`a value of this machine stayed literal in the shape: ${JSON.stringify(value)}`);
+  if (problems.length > 0) throw new WireRecordingError(`the recording of ${recording.version} cannot become a shape:\n- ${[...new Set(problems)].join("\n- ")}`);
+  // The shape must pass every request it was made of.
+  const shape = loadWireShape(file, recording.version);
+  for (const request of messages) {
+    const call = callOf.get(request.call)!;
+    const body = request.body as Record<string, any>;
+    const tools: Array<{ name: string; input_schema: unknown }> = Array.isArray(body.tools) ? body.tools : [];
+    const structured = tools.find((tool) => tool.name === "StructuredOutput");
+    const differences = checkMessagesRequest(
+      { method: request.method, host: request.host, path: request.path, query: request.query, headers: request.headers, body },
+      { model: String(body.model), system: call.system, prompt: call.prompt, tools: tools.filter((tool) => tool !== structured).map((tool) => ({ name: tool.name, inputSchema: tool.input_schema })), ...(structured ? { jsonSchema: structured.input_schema } : {}) },
+      shape,
+    );
+    if (differences.length > 0) problems.push(`call "${request.call}": ${differences.join("; ")}`);
+  }
+  if (problems.length > 0) throw new WireRecordingError(`the shape made of the recording of ${recording.version} refuses its own requests:\n- ${[...new Set(problems)].join("\n- ")}`);
+  return file;
+}
+
+/** A call's requests in order; a chatty call's non-essential ones (ids in their paths) only counted. */
+function describeRequests(requests: readonly RecordedWireRequest[], chatty: boolean): string {
+  const needed = requests.filter((request) => !chatty || (request.method === "POST" && request.path === "/v1/messages") || KNOWN_OTHER_REQUESTS[`${request.method} ${request.host}${request.path}`]);
+  const listed = needed.map((request) => `${request.method} ${request.host}${request.path}`).join(", ") || "no request";
+  return chatty ? `${listed}; and ${requests.length - needed.length} non-essential request(s), which the interceptor refuses in use` : listed;
+}
+
+/** The file's text: stable key order, two-space JSON, a final newline (diffable). */
+export function wireShapeText(file: WireShapeFile): string {
+  return `${JSON.stringify(file, null, 2)}\n`;
+}
