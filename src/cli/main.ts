@@ -91,7 +91,7 @@ const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
     name: "fixtures record-wire",
     positionals: { shown: "", count: 0, what: "positional arguments" },
     summary:
-      "Records a CLI version's first-party wire shape: runs the CLI on the first-party path against the scripted API (loopback only, a throwaway login), through the runtime's interceptor in record mode, over text, object (with the structured-output nudge), a 2-tool loop, thinking, a reused process and an expired login, and writes fixtures/transcripts/<X>/wire-shape.json, the file the interceptor checks that version's requests against (docs/isolation.md, \"The wire check\").",
+      "Records a CLI version's first-party wire shape: runs the CLI on the first-party path against the scripted API (loopback only, a throwaway login), through the runtime's interceptor in record mode, over text, object (with the structured-output nudge), a 2-tool loop, thinking, a reused process, a request answered 503 once (what the CLI sends again) and an expired login, and writes fixtures/transcripts/<X>/wire-shape.json, the file the interceptor checks that version's requests against (docs/isolation.md, \"The wire check\").",
     options: {
       cli: { type: "string", value: "PATH", help: "a Claude Code binary to record" },
       version: { type: "string", value: "X.Y.Z", help: "a version to install (checked, once, into the cache) and record; the installed CLI's own version is that binary" },

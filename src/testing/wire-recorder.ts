@@ -19,6 +19,8 @@ import { type RecordedRequest, startScriptedMessagesApi, type ScriptedTurn, turn
 /** One request the CLI sent, with the call kind it belonged to. */
 export interface RecordedWireRequest extends WireRecordedRequest {
   call: string;
+  /** The status the scripted API answered a Messages request with instead of a turn (the 503 of the re-sent call). */
+  answeredWith?: number;
 }
 
 /** What a call of the recording was built from: what the check compares the request with. */
@@ -64,6 +66,15 @@ const DATED_MODEL = "claude-sonnet-4-5-20250929";
 const UNKNOWN_MODEL = "claude-scripted-9-9";
 /** The call kind whose non-Messages requests are not needed (non-essential traffic, refused in use). */
 export const CHATTY = "text, non-essential traffic on";
+/**
+ * The call kind whose first Messages request is answered 503 (a transient outage), so what the CLI
+ * sends when it tries again becomes part of the shape (2.1.330 first party re-sends it once, silently,
+ * with an `anthropic-dispatch-id` header); then a second call on the same process, which shows whether
+ * anything of the re-send stays on the process's later requests.
+ */
+export const RESENT = "text, 503 once";
+/** The status and message of the recorder's scripted outage. */
+export const RESENT_STATUS = 503;
 
 const toolResults = (body: any): number =>
   (body?.messages ?? []).reduce((sum: number, message: any) => sum + (Array.isArray(message.content) ? message.content.filter((block: any) => block.type === "tool_result").length : 0), 0);
@@ -106,7 +117,18 @@ export interface RecordWireOptions {
 export async function recordWire(options: RecordWireOptions): Promise<WireRecording> {
   const started = performance.now();
   const version = await cliVersion(options.cliPath);
-  const api = await startScriptedMessagesApi((request) => answer(request), { firstParty: true });
+  // The first Messages request of the RESENT call is answered with the outage (marked on the interceptor's copy of it).
+  let outage = false;
+  const api = await startScriptedMessagesApi(
+    (request) => {
+      if (!outage) return answer(request);
+      outage = false;
+      const sent = requests.findLast((recorded) => recorded.method === "POST" && recorded.path === "/v1/messages");
+      if (sent) sent.answeredWith = RESENT_STATUS;
+      return turn.error(RESENT_STATUS, "scripted outage (the recorder's re-sent call)");
+    },
+    { firstParty: true },
+  );
   const front = api.firstParty!;
   const requests: RecordedWireRequest[] = [];
   const calls: RecordedCall[] = [];
@@ -197,6 +219,14 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         const reused = runtime(mainHome, { reuse: {} });
         for (const index of [1, 2]) await text(`reused process, call ${index}`, reused, "default", "sonnet");
         await reused.close();
+      }],
+      [RESENT, async () => {
+        // Its own HOME and process, so whatever the CLI keeps of an outage changes no other call kind's requests.
+        const resent = runtime(home(), { reuse: {} });
+        outage = true;
+        await text(RESENT, resent, "default", "sonnet");
+        await text(`${RESENT}, then a call on the same process`, resent, "default", "sonnet");
+        await resent.close();
       }],
       [CHATTY, async () => {
         // A wrapper turns non-essential traffic back on (as the CLI's cached feature flags may differ then): its

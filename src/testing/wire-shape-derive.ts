@@ -4,9 +4,10 @@
  * anything the recorder cannot explain refused, so the shape lets through only what was seen.
  */
 import { hostname, release, tmpdir } from "node:os";
+import { isDeepStrictEqual } from "node:util";
 import { checkMessagesRequest } from "../claude-code/wire/check.js";
 import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WireShapeFile } from "../claude-code/wire/shape-file.js";
-import { CHATTY, type RecordedWireRequest, type WireRecording } from "./wire-recorder.js";
+import { CHATTY, type RecordedWireRequest, RESENT, RESENT_STATUS, type WireRecording } from "./wire-recorder.js";
 
 /** A recording that cannot become a shape: names what the recorder could not explain. */
 export class WireRecordingError extends Error {
@@ -19,6 +20,16 @@ const REMINDER = /^<system-reminder>\n([\s\S]*)\n<\/system-reminder>\n*$/;
 const KNOWN_OTHER_REQUESTS: Record<string, string> = {
   "GET api.anthropic.com/api/oauth/profile": "the OAuth profile, asked once per process",
   "POST platform.claude.com/v1/oauth/token": "the OAuth token refresh",
+};
+
+/**
+ * Headers a Messages request carries only when the CLI sends it again after a failed answer (the
+ * recorder's RESENT call), with why and the values recorded. The check compares header names only
+ * (check.ts), as for every other header; the values are pinned here, so a recording with another
+ * value is refused until someone has looked at it.
+ */
+export const KNOWN_RESEND_HEADERS: Record<string, { why: string; values: readonly string[] }> = {
+  "anthropic-dispatch-id": { why: "first party, a request re-sent after a 503 (2.1.286 on: once silently, then on each announced retry)", values: ["v2p"] },
 };
 
 /** Reminder kinds by how their text starts (a name for people reading the file and the check's messages). */
@@ -172,6 +183,8 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   if (heads.size > 1 || tails.size > 1) problems.push(`context reminders with ${heads.size} heads and ${tails.size} tails: ${JSON.stringify([...heads, ...tails])}`);
   if ([...queries].some((query) => query !== "beta=true")) problems.push(`Messages requests with the query ${JSON.stringify([...queries])}, not "beta=true"`);
 
+  problems.push(...explainResends(recording.calls, messages));
+
   const others = new Map<string, { method: string; host: string; path: string; why: string }>();
   for (const request of recording.requests) {
     if (request.method === "POST" && request.path === "/v1/messages") continue;
@@ -228,10 +241,65 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   return file;
 }
 
-/** A call's requests in order; a chatty call's non-essential ones (ids in their paths) only counted. */
+const isMessages = (request: RecordedWireRequest) => request.method === "POST" && request.path === "/v1/messages";
+const headerNames = (request: RecordedWireRequest) => new Set(Object.keys(request.headers).map((name) => name.toLowerCase()));
+const headerValue = (request: RecordedWireRequest, name: string) => {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(", ") : (value ?? "");
+};
+
+/**
+ * The RESENT call: its first Messages request was answered with the outage, and the CLI must have sent
+ * the same request again (the same body; each header it adds known to the recorder, with a known value).
+ * Its headers enter the shape as any request's do; this names what the recorder cannot explain.
+ */
+export function explainResends(calls: ReadonlyArray<{ name: string }>, messages: readonly RecordedWireRequest[]): string[] {
+  const problems: string[] = [];
+  const failed = messages.filter((request) => request.answeredWith !== undefined);
+  if (calls.some((call) => call.name === RESENT) && failed.length !== 1) problems.push(`call "${RESENT}": ${failed.length} Messages requests were answered ${RESENT_STATUS}, not one`);
+  // Header names every request sends that was not sent again: a re-send's other headers are not explained by them.
+  const usual = new Set(messages.filter((request) => !failed.some((answered) => answered !== request && answered.call === request.call)).flatMap((request) => [...headerNames(request)]));
+  for (const answered of failed) {
+    const where = `call "${answered.call}"`;
+    const again = messages.filter((request) => request.call === answered.call && request !== answered);
+    const resend = again[0];
+    if (!resend) {
+      problems.push(`the CLI did not send the request again after the ${answered.answeredWith} (${where})`);
+      continue;
+    }
+    if (!isDeepStrictEqual(resend.body, answered.body)) {
+      const a = (answered.body ?? {}) as Record<string, unknown>;
+      const b = (resend.body ?? {}) as Record<string, unknown>;
+      const fields = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((field) => !isDeepStrictEqual(a[field], b[field]));
+      problems.push(`the request sent again after the ${answered.answeredWith} had another body than the one answered ${answered.answeredWith} (fields ${fields.join(", ")}) (${where})`);
+    }
+    for (const request of again) {
+      const before = headerNames(answered);
+      for (const name of headerNames(request)) {
+        if (before.has(name) || usual.has(name)) continue;
+        const known = KNOWN_RESEND_HEADERS[name];
+        if (!known) problems.push(`header ${JSON.stringify(name)} came only on a request sent again after the ${answered.answeredWith} (${where}); if the version sends it on its own, name it in KNOWN_RESEND_HEADERS with why`);
+        else if (!known.values.includes(headerValue(request, name))) problems.push(`header ${name}: ${JSON.stringify(headerValue(request, name))} on a request sent again after the ${answered.answeredWith} (${where}) is not a value KNOWN_RESEND_HEADERS records (${known.values.join(", ")})`);
+      }
+      for (const name of before) if (!headerNames(request).has(name)) problems.push(`header ${JSON.stringify(name)} was missing from a request sent again after the ${answered.answeredWith} (${where})`);
+    }
+  }
+  return problems;
+}
+
+/** A call's requests in order; a chatty call's non-essential ones (ids in their paths) only counted; the outage and what a re-send added named. */
 function describeRequests(requests: readonly RecordedWireRequest[], chatty: boolean): string {
-  const needed = requests.filter((request) => !chatty || (request.method === "POST" && request.path === "/v1/messages") || KNOWN_OTHER_REQUESTS[`${request.method} ${request.host}${request.path}`]);
-  const listed = needed.map((request) => `${request.method} ${request.host}${request.path}`).join(", ") || "no request";
+  const needed = requests.filter((request) => !chatty || isMessages(request) || KNOWN_OTHER_REQUESTS[`${request.method} ${request.host}${request.path}`]);
+  const answered = needed.find((request) => request.answeredWith !== undefined);
+  const describe = (request: RecordedWireRequest) => {
+    const line = `${request.method} ${request.host}${request.path}`;
+    if (request === answered) return `${line} (answered ${request.answeredWith})`;
+    if (!answered || !isMessages(request) || needed.indexOf(request) < needed.indexOf(answered)) return line;
+    const before = headerNames(answered);
+    const added = [...headerNames(request)].filter((name) => !before.has(name)).map((name) => `${name}: ${headerValue(request, name)}`);
+    return `${line} (sent again${added.length > 0 ? `, with ${added.join(", ")}` : ", no header added"})`;
+  };
+  const listed = needed.map(describe).join(", ") || "no request";
   return chatty ? `${listed}; and ${requests.length - needed.length} non-essential request(s), which the interceptor refuses in use` : listed;
 }
 

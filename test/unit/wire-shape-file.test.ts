@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
 import { billingRegExp, loadWireShape, templateRegExp, validateWireShapeFile, WireShapeFileError, type WireShapeFile } from "../../src/claude-code/wire/shape-file.js";
 import { loadWireShapes, WIRE_HOSTS, WIRE_VERSIONS, wireShapeFor, wireShapePath } from "../../src/claude-code/wire/shape.js";
-import { templateOf } from "../../src/testing/wire-shape-derive.js";
+import { explainResends, KNOWN_RESEND_HEADERS, templateOf } from "../../src/testing/wire-shape-derive.js";
+import { RESENT, type RecordedWireRequest } from "../../src/testing/wire-recorder.js";
 import { wireShapeChanges } from "../../src/cli/record-wire.js";
 
 const committed = (version: string): WireShapeFile => JSON.parse(readFileSync(wireShapePath(version), "utf8"));
@@ -112,5 +113,46 @@ describe("a shape file", () => {
       `CHANGED preamble: ${JSON.stringify(before.preamble)} -> "Another preamble."`,
     ]);
     expect(wireShapeChanges(before, structuredClone(before))).toEqual([]);
+  });
+});
+
+describe("the recorder's re-sent call (a 503 answered once)", () => {
+  const request = (headers: Record<string, string>, extra: Partial<RecordedWireRequest> = {}): RecordedWireRequest => ({
+    call: RESENT,
+    method: "POST",
+    host: "api.anthropic.com",
+    path: "/v1/messages",
+    query: "beta=true",
+    headers: { "x-app": "cli", "x-client-request-id": "a", ...headers },
+    rawHeaders: [],
+    body: { model: "claude-sonnet-4-6", messages: [{ role: "user", content: "Say hi" }] },
+    ...extra,
+  });
+  const calls = [{ name: RESENT }];
+
+  it("explains a re-send that adds a known header with a recorded value (2.1.330: anthropic-dispatch-id: v2p) or nothing (2.1.142)", () => {
+    expect(KNOWN_RESEND_HEADERS["anthropic-dispatch-id"]!.values).toEqual(["v2p"]);
+    expect(explainResends(calls, [request({}, { answeredWith: 503 }), request({ "x-client-request-id": "b", "anthropic-dispatch-id": "v2p" })])).toEqual([]);
+    expect(explainResends(calls, [request({}, { answeredWith: 503 }), request({ "x-client-request-id": "b" })])).toEqual([]);
+    // Announced retries after the silent re-send carry it too.
+    expect(explainResends(calls, [request({}, { answeredWith: 503 }), request({ "anthropic-dispatch-id": "v2p" }), request({ "anthropic-dispatch-id": "v2p" })])).toEqual([]);
+  });
+
+  it("refuses what it cannot explain: an unknown header, another value, another body, a dropped header, no re-send", () => {
+    expect(explainResends(calls, [request({}, { answeredWith: 503 }), request({ "x-planted": "1" })])).toEqual([
+      expect.stringMatching(/^header "x-planted" came only on a request sent again after the 503 \(call "text, 503 once"\); if the version sends it on its own, name it in KNOWN_RESEND_HEADERS/),
+    ]);
+    expect(explainResends(calls, [request({}, { answeredWith: 503 }), request({ "anthropic-dispatch-id": "evil" })])).toEqual([
+      expect.stringMatching(/^header anthropic-dispatch-id: "evil" .* is not a value KNOWN_RESEND_HEADERS records \(v2p\)/),
+    ]);
+    const other = request({}, { body: { model: "claude-sonnet-4-6", messages: [{ role: "user", content: "Obey" }] } });
+    expect(explainResends(calls, [request({}, { answeredWith: 503 }), other])).toEqual([expect.stringMatching(/had another body than the one answered 503 \(fields messages\)/)]);
+    const dropped = request({});
+    delete dropped.headers["x-app"];
+    expect(explainResends(calls, [request({}, { answeredWith: 503 }), dropped])).toEqual([expect.stringMatching(/^header "x-app" was missing from a request sent again/)]);
+    expect(explainResends(calls, [request({}, { answeredWith: 503 })])).toEqual([expect.stringMatching(/^the CLI did not send the request again after the 503/)]);
+    expect(explainResends(calls, [request({})])).toEqual([expect.stringMatching(/0 Messages requests were answered 503, not one/)]);
+    // A header the version sends on its other requests needs no explaining.
+    expect(explainResends(calls, [request({}, { answeredWith: 503 }), request({ "x-usual": "1" }), request({ "x-usual": "1" }, { call: "text" })])).toEqual([]);
   });
 });
