@@ -21,9 +21,11 @@
  *   or a 404 on the streaming request: one immediate non-streaming retry (`stream: false`).
  *   A connection dropped mid-stream is retried streaming, with backoff.
  * On the first-party path (the `firstParty` option: a claude.ai login, no base URL) two things differ:
- * a 400 is not retried (one request); a 503 is first re-sent once about 0.6 s later without an
- * `api_retry` line, with an `anthropic-dispatch-id` header, and only a further failure enters the
- * announced retry loop (test/e2e/scripted-api.test.ts runs every case on both paths).
+ * a 400 is not retried (one request); a 503 is first re-sent once 0.04–1 s later without an
+ * `api_retry` line, with an `anthropic-dispatch-id: v2p` header (2.1.286 on; 2.1.142 and 2.1.200
+ * announce it as at a base URL), and only a further failure enters the announced retry loop
+ * (test/e2e/scripted-api.test.ts runs every case on both paths). The recorded wire shapes have that
+ * re-send (wire-recorder.ts answers one call's first request 503), so the interceptor passes it.
  *
  * Subscription mode: give the runtime `apiEndpoint: api.endpoint("subscription")` (an OAuth token
  * instead of an API key) and the real CLI behaves as a logged-in subscriber: it reads the

@@ -194,13 +194,12 @@ describe("progress and the CLI's retries", () => {
     expect(text).toBe("The grain table is curated.");
   });
 
-  // On the first-party path with 529 (overloaded). Base URL for 503 on purpose: CLI 2.1.330 on the first-party
-  // path first re-sends a 503'd request once without an api_retry line, with an `anthropic-dispatch-id` header
-  // (scripted-api.test.ts pins it): the interceptor refuses that header (the recorded wire shape has no retry),
-  // and without it the silent re-send is one request more than the announced retries. docs/testing.md lists both.
-  for (const [status, path] of [[529, "first-party"], [503, "base URL"]] as const) {
-    it(`reports each CLI retry, and stops a run retrying past apiRetryBudgetMs with the last API status (${status}, ${path})`, async () => {
-      const api = path === "first-party" ? await firstPartyApi(() => turn.error(status, "scripted outage")) : await baseUrlApi(() => turn.error(status, "scripted outage"));
+  // Both on the first-party path, behind the interceptor. A 503 is first re-sent once without an api_retry line
+  // (2.1.286 on, with an `anthropic-dispatch-id` header that the version's recorded wire shape has from the
+  // recorder's re-sent call, so the check passes it): one request more than the announced retries.
+  for (const status of [529, 503] as const) {
+    it(`reports each CLI retry, and stops a run retrying past apiRetryBudgetMs with the last API status (${status}, first party)`, async () => {
+      const api = await firstPartyApi(() => turn.error(status, "scripted outage"));
       const events: KtxProgressEvent[] = [];
       const runtime = runtimeFor(api, { apiRetryBudgetMs: 2_000, rateLimitGovernor: new RateLimitGovernor(), onEvent: (event) => events.push(event) });
       const error = await runtime.generateText({ prompt: "hi" }).catch((caught: unknown) => caught);
@@ -209,7 +208,10 @@ describe("progress and the CLI's retries", () => {
       const retries = events.filter((event) => event.type === "cli_retry");
       expect(retries.length).toBeGreaterThanOrEqual(2);
       expect(retries[0]).toMatchObject({ attempt: 1, status, delayMs: expect.any(Number) });
-      expect(api.messageRequests.length).toBe(retries.length);
+      // The silent re-send (the second request, with the header) is the one request more; 2.1.142 and 2.1.200 announce theirs.
+      const silent = status === 503 && api.messageRequests[1]?.headers["anthropic-dispatch-id"] !== undefined;
+      expect(api.messageRequests.length).toBe(retries.length + (silent ? 1 : 0));
+      if (silent) expect(api.messageRequests.slice(1).map((request) => request.headers["anthropic-dispatch-id"])).toEqual(Array(retries.length).fill("v2p"));
     });
   }
 });

@@ -191,9 +191,9 @@ describe.each(["base URL", "first party"] as const)("the real CLI against the sc
       expect(retries(lines)).toEqual([expect.objectContaining({ attempt: 1, error_status: 503 })]);
       expect(api.messageRequests[1]!.headers["anthropic-dispatch-id"]).toBeUndefined();
     } else {
-      // CLI 2.1.330 first party re-sends a 503'd request once without an api_retry line, with a header that
-      // is not in its recorded wire shape (so the runtime's interceptor refuses that re-send: docs/testing.md);
-      // only a further failure enters the announced retry loop.
+      // CLI 2.1.330 first party re-sends a 503'd request once without an api_retry line, with a header its
+      // recorded wire shape has from the recorder's re-sent call (so the runtime's interceptor passes it:
+      // wire.test.ts); only a further failure enters the announced retry loop.
       expect(retries(lines)).toEqual([]);
       expect(api.messageRequests[1]!.headers["anthropic-dispatch-id"]).toBe("v2p");
     }

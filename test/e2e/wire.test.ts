@@ -12,7 +12,7 @@ import { createMemoryCa } from "../../src/claude-code/wire/ca.js";
 import type { ScriptedMessagesApi } from "../../src/testing/scripted-api.js";
 import { FIRST_PARTY_HOSTS, SCRIPTED_ACCESS_TOKEN, SCRIPTED_REFRESH_TOKEN } from "../../src/testing/first-party.js";
 import { runStatus } from "../../src/cli/status.js";
-import { WIRE_VERSIONS } from "../../src/claude-code/wire/shape.js";
+import { WIRE_VERSIONS, wireShapeFor } from "../../src/claude-code/wire/shape.js";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,7 +23,7 @@ import { IsolationError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { cliMessage, createScriptedCli } from "../../src/testing/scripted-cli.js";
 import { roughTokens } from "../../src/testing/scripted-turns.js";
-import { callRecords, cleanup, failure, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, realCli, runtimeFor, script, tempDir, testEnv } from "../support.js";
+import { callRecords, cleanup, cliVersionInUse, failure, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, realCli, runtimeFor, script, tempDir, testEnv } from "../support.js";
 
 afterEach(cleanup);
 
@@ -136,6 +136,33 @@ describe("the runtime's interceptor on the first-party path", () => {
       expect(callRecords(result.transcriptPath!)[0].requests).toHaveLength(1);
     }
     expect(api.messageRequests).toHaveLength(2);
+  }, 120_000);
+
+  it("a call that meets one 503 succeeds: what the CLI sends again (2.1.286 on: anthropic-dispatch-id: v2p) is in the version's recorded shape and passes the check", async () => {
+    const api = await firstPartyApi([turn.error(503, "scripted outage"), turn.text("after the outage")]);
+    const transcripts = tempDir("transcripts");
+    const events: string[] = [];
+    const runtime = firstPartyRuntimeFor(api, { transcript: { dir: transcripts }, onEvent: (event) => events.push(event.type) });
+    const result = await runtime.generateTextResult({ prompt: "hi" });
+    expect(result.text).toBe("after the outage");
+    // Both requests passed the check and reached the API; the call record holds both, the 503 and the 200.
+    expect(api.messageRequests).toHaveLength(2);
+    expect(callRecords(result.transcriptPath!).flatMap((call) => call.requests.map((request: { status?: number }) => request.status))).toEqual([503, 200]);
+    const [failed, again] = api.messageRequests;
+    expect(failed!.headers["anthropic-dispatch-id"]).toBeUndefined();
+    expect(again!.body).toEqual(failed!.body);
+    // The recorder's re-sent call (fixtures record-wire, "text, 503 once") put the header in the shape of each version that sends it.
+    const shape = wireShapeFor(await cliVersionInUse())!;
+    if (again!.headers["anthropic-dispatch-id"] !== undefined) {
+      expect(again!.headers["anthropic-dispatch-id"]).toBe("v2p");
+      expect(shape.headers.has("anthropic-dispatch-id")).toBe(true);
+      // Silent: no cli_retry event for the re-send (2.1.142 and 2.1.200 announce theirs, without the header).
+      expect(events).not.toContain("cli_retry");
+    } else {
+      expect(events).toContain("cli_retry");
+    }
+    for (const request of api.messageRequests) for (const name of Object.keys(request.headers)) expect(shape.headers.has(name)).toBe(true);
+    await runtime.close();
   }, 120_000);
 
   it("fails a call whose model turns went around the interceptor instead of succeeding unchecked", async () => {
