@@ -8,6 +8,7 @@ import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../src/index.j
 import { cliVersion, locateBundledCli } from "../src/binary/locate.js";
 import { type CliVersionFacts, factsFor } from "../src/binary/versions.js";
 import { HOST_DEATH_WATCHER_MARK } from "../src/transport/host-death.js";
+import { INTERCEPTOR_SCRIPT } from "../src/claude-code/wire/interceptor-process.js";
 import { RateLimitGovernor } from "../src/limits/governor.js";
 import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi } from "../src/testing/scripted-api.js";
 
@@ -190,17 +191,29 @@ function isHostDeathWatcher(pid: number): boolean {
   }
 }
 
-/** Live direct children of this test process: how many CLIs run at once (the host-death watcher is not one). */
+/**
+ * A runtime's interceptor process (src/claude-code/wire/process-main.ts): no CLI, and by design alive until
+ * its runtime closes or this process ends (test/e2e/wire-process.test.ts checks that it never outlives it).
+ */
+function isInterceptor(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(INTERCEPTOR_SCRIPT);
+  } catch {
+    return false;
+  }
+}
+
+/** Live direct children of this test process: how many CLIs run at once (the host-death watcher and interceptors are not CLIs). */
 export function childPids(): number[] {
   return liveProcesses()
-    .filter((entry) => entry.ppid === process.pid && !isHostDeathWatcher(entry.pid))
+    .filter((entry) => entry.ppid === process.pid && !isHostDeathWatcher(entry.pid) && !isInterceptor(entry.pid))
     .map((entry) => entry.pid);
 }
 
 /** Every live process this test started: all descendants at any depth, plus marked orphans re-parented away. */
 export function leftoverPids(): number[] {
   const processes = liveProcesses();
-  const descendants = descendantsOf(process.pid, processes);
+  const descendants = descendantsOf(process.pid, processes).filter((pid) => !isInterceptor(pid));
   const known = new Set(descendants);
   const orphans = processes.filter((entry) => !known.has(entry.pid) && entry.pid !== process.pid && carriesMarker(entry)).map((entry) => entry.pid);
   return [...descendants, ...orphans].sort((a, b) => a - b);
@@ -215,6 +228,16 @@ export async function remainingChildren(timeoutMs = 3_000): Promise<number[]> {
     pids = leftoverPids();
   }
   return pids;
+}
+
+/** Whether a process with this id is still there (signal 0: nothing is sent). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function cleanup(): Promise<void> {

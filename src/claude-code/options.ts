@@ -77,7 +77,8 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   /**
    * The runtime's interceptor on the first-party path (docs/isolation.md, "The wire check"): every
    * request the CLI sends is checked against what the library built for the call before it is forwarded,
-   * and everything else it would send is refused. **Opt-in** (`true`, or an object): not on by default
+   * and everything else it would send is refused. The interceptor runs in a process of its own, started
+   * with the first call (`InterceptorError` if it cannot start or dies). **Opt-in** (`true`, or an object): not on by default
    * until the bench's reuse goals hold with it on (docs/performance.md, "The first-party path"). Never
    * used with an `apiEndpoint` (a base URL the CLI talks to directly). Only CLI versions whose
    * first-party shape is recorded can run with it (every verified version's is); another is refused

@@ -5,20 +5,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { IsolationError } from "../../src/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { baseUrlApi, childPids, cleanup, firstPartyApi, realCli, remainingChildren, runtimeFor, script, tempDir } from "../support.js";
+import { baseUrlApi, childPids, cleanup, firstPartyApi, realCli, remainingChildren, runtimeFor, script, tempDir, pidAlive } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -68,7 +60,7 @@ describe("warm pool", () => {
     await runtime.generateTextResult({ prompt: "one" });
     const [pid] = runtime.warmIdlePids;
     expect(pid).toBeDefined();
-    expect(await waitFor(() => !alive(pid!))).toBe(true);
+    expect(await waitFor(() => !pidAlive(pid!))).toBe(true);
     expect(runtime.warmIdlePids).toEqual([]);
     expect(await remainingChildren()).toEqual([]);
   });
@@ -162,7 +154,7 @@ describe("warm pool", () => {
       if (mode === "kill") host.kill("SIGKILL");
       const result = await host;
       expect(mode === "kill" ? result.signal : result.exitCode).toBe(mode === "kill" ? "SIGKILL" : 0);
-      expect(await waitFor(() => idle.every((pid) => !alive(pid)))).toBe(true);
+      expect(await waitFor(() => idle.every((pid) => !pidAlive(pid)))).toBe(true);
     });
   }
 });

@@ -8,30 +8,23 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { INTERCEPTOR_SCRIPT } from "../../src/claude-code/wire/interceptor-process.js";
 import { InterceptorError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, failure, firstPartyApi, firstPartyRuntimeFor, tempDir } from "../support.js";
+import { cleanup, failure, firstPartyApi, firstPartyRuntimeFor, tempDir, pidAlive } from "../support.js";
 
 afterEach(cleanup);
 
 const PROCESS_HOST = fileURLToPath(new URL("../../dist/claude-code/wire/interceptor-process.js", import.meta.url));
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function gone(pid: number, withinMs = 5_000): Promise<boolean> {
   const until = Date.now() + withinMs;
   while (Date.now() < until) {
-    if (!alive(pid)) return true;
+    if (!pidAlive(pid)) return true;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  return !alive(pid);
+  return !pidAlive(pid);
 }
 
 describe("the interceptor's own process", () => {
@@ -48,7 +41,7 @@ describe("the interceptor's own process", () => {
     // Only the variables node itself sets for the IPC channel.
     expect(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean).map((entry) => entry.split("=")[0]).sort()).toEqual(["NODE_CHANNEL_FD", "NODE_CHANNEL_SERIALIZATION_MODE"]);
     // No Node flags of the host's either (vitest runs its workers with some).
-    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).slice(1)).toEqual([PROCESS_HOST.replace("interceptor-process.js", "process-main.js")]);
+    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).slice(1)).toEqual([INTERCEPTOR_SCRIPT]);
     await runtime.close();
     expect(await gone(pid)).toBe(true);
   });
@@ -108,7 +101,7 @@ describe("the interceptor's own process", () => {
       host.once("exit", (code) => reject(new Error(`host exited ${code}`)));
     });
     const { pid, caFile } = JSON.parse(line) as { pid: number; caFile: string };
-    expect(alive(pid)).toBe(true);
+    expect(pidAlive(pid)).toBe(true);
     expect(existsSync(caFile)).toBe(true);
     host.kill("SIGKILL");
     expect(await gone(pid)).toBe(true);

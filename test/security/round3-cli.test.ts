@@ -15,7 +15,7 @@ import { runStatus } from "../../src/cli/status.js";
 import { terminalText } from "../../src/cli/terminal-text.js";
 import { transcriptCommand } from "../../src/cli/transcript.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { realCli, script, scriptedApi, tempDir, testEnv } from "../support.js";
+import { realCli, script, scriptedApi, tempDir, testEnv, pidAlive } from "../support.js";
 import { endSuiteAfterAll } from "./harness.js";
 
 endSuiteAfterAll(() => undefined);
@@ -34,14 +34,6 @@ const HOSTILE = {
   BUN_OPTIONS: "--preload=/tmp/evil.js",
 };
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
   const end = Date.now() + timeoutMs;
@@ -78,14 +70,14 @@ describe("login runs through the allowlisted environment and is reaped when we a
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     it(`login gets the allowlisted environment, and a ${signal} to our process ends it too: none left orphaned`, async () => {
       const login = await startLogin();
-      expect(alive(login.pid)).toBe(true);
+      expect(pidAlive(login.pid)).toBe(true);
       // Its environment: none of the hostile variables, the library's own settings, the terminal's kind.
       for (const name of Object.keys(HOSTILE)) expect(login.env, name).not.toHaveProperty(name);
       expect(login.env).toMatchObject({ DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", TERM: "xterm-256color" });
       expect(login.env.HOME).toBeTruthy();
       login.main.kill(signal);
       const exit = await login.exited;
-      expect(await until(() => !alive(login.pid), 5_000), `claude auth login (pid ${login.pid}) outlived ${signal}`).toBe(true);
+      expect(await until(() => !pidAlive(login.pid), 5_000), `claude auth login (pid ${login.pid}) outlived ${signal}`).toBe(true);
       // The command reports the login's end by the signal passed on.
       expect(exit.code).toBe(128 + ({ SIGTERM: 15, SIGINT: 2, SIGHUP: 1 } as const)[signal]);
     });
