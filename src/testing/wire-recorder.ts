@@ -68,12 +68,12 @@ const UNKNOWN_MODEL = "claude-scripted-9-9";
 export const CHATTY = "text, non-essential traffic on";
 /**
  * The call kind whose first Messages request is answered 503 (a transient outage), so what the CLI
- * sends when it tries again becomes part of the shape (2.1.330 first party re-sends it once, silently,
- * with an `anthropic-dispatch-id` header); then a second call on the same process, which shows whether
+ * sends when it tries again becomes part of the shape (2.1.286 on, first party, re-send it once, silently,
+ * with `anthropic-dispatch-id: v2p`; 2.1.142 and 2.1.200 retry it announced, with nothing new); then a second call on the same process, which shows whether
  * anything of the re-send stays on the process's later requests.
  */
 export const RESENT = "text, 503 once";
-/** The status and message of the recorder's scripted outage. */
+/** The status of the recorder's scripted outage. */
 export const RESENT_STATUS = 503;
 
 const toolResults = (body: any): number =>
