@@ -142,7 +142,11 @@ describe("the runtime's interceptor on the first-party path", () => {
     const api = await firstPartyApi([turn.error(503, "scripted outage"), turn.text("after the outage")]);
     const transcripts = tempDir("transcripts");
     const events: string[] = [];
-    const runtime = firstPartyRuntimeFor(api, { transcript: { dir: transcripts }, onEvent: (event) => events.push(event.type) });
+    // A login used before (its account cached): with a fresh one the OAuth profile can come back between the
+    // 503 and the re-send, and the re-send then carries the account id the first request lacked.
+    const env = firstPartyEnv(api);
+    api.firstParty!.login(env.HOME!, { usedBefore: true });
+    const runtime = runtimeFor(api, { env, transcript: { dir: transcripts }, onEvent: (event) => events.push(event.type) });
     const result = await runtime.generateTextResult({ prompt: "hi" });
     expect(result.text).toBe("after the outage");
     // Both requests passed the check and reached the API; the call record holds both, the 503 and the 200.
