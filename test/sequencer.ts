@@ -9,33 +9,36 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Seconds per file, roughly: the last full CI run (2 workers), scaled by the CPU the speed-ups of
- * 2026-11-26 saved where they apply; only files over ~10 s matter. A missing or stale entry costs balance, never correctness.
+ * Seconds per file, roughly: the last full CI run on a fresh clone (2 workers, 2026-11-26, 990 tests); only
+ * files over ~10 s matter. A missing or stale entry costs balance, never correctness.
  */
 const KNOWN_SECONDS: Record<string, number> = {
-  "test/e2e/warm.test.ts": 46,
-  "test/replay/fixtures.test.ts": 34,
-  "test/e2e/cli-tool.test.ts": 37,
-  "test/e2e/wire.test.ts": 38,
-  "test/faults/tool-and-api-faults.test.ts": 36,
+  "test/e2e/rate-limits.test.ts": 59,
+  "test/e2e/warm.test.ts": 56,
+  "test/e2e/scripted-api.test.ts": 56,
+  "test/replay/fixtures.test.ts": 56,
+  "test/e2e/wire.test.ts": 54,
+  "test/faults/tool-and-api-faults.test.ts": 40,
+  "test/pack/footprint.test.ts": 36,
+  "test/e2e/cli-tool.test.ts": 34,
+  "test/e2e/probe-facts.test.ts": 34,
+  "test/e2e/status.test.ts": 33,
   "test/ktx/call-sites.test.ts": 32,
-  "test/e2e/rate-limits.test.ts": 31,
-  "test/pack/footprint.test.ts": 28,
-  "test/faults/close.test.ts": 27,
+  "test/e2e/core.test.ts": 31,
   "test/parity/conformance.test.ts": 27,
-  "test/e2e/status.test.ts": 26,
-  "test/e2e/core.test.ts": 24,
-  "test/e2e/reuse.test.ts": 24,
-  "test/pack/zod-peer.test.ts": 24,
-  "test/faults/process-faults.test.ts": 23,
-  "test/e2e/cli-commands.test.ts": 19,
-  "test/e2e/scripted-api.test.ts": 40,
-  "test/parity/differences.test.ts": 18,
-  "test/e2e/agent-loop.test.ts": 17,
-  "test/e2e/transcript-diff.test.ts": 14,
-  "test/faults/shutdown.test.ts": 14,
-  "test/e2e/reuse-soak.test.ts": 14,
-  "test/e2e/probe-facts.test.ts": 26,
+  "test/faults/close.test.ts": 26,
+  "test/e2e/agent-loop.test.ts": 24,
+  "test/pack/zod-peer.test.ts": 23,
+  "test/parity/differences.test.ts": 22,
+  "test/faults/process-faults.test.ts": 22,
+  "test/e2e/reuse.test.ts": 21,
+  "test/e2e/reuse-soak.test.ts": 18,
+  "test/faults/shutdown.test.ts": 15,
+  "test/e2e/telemetry-spans.test.ts": 14,
+  "test/e2e/wire-process.test.ts": 13,
+  "test/e2e/transcript-diff.test.ts": 13,
+  "test/e2e/cli-commands.test.ts": 11,
+  "test/e2e/thinking.test.ts": 11,
 };
 
 export class LongestFirstSequencer extends BaseSequencer {
