@@ -2,7 +2,9 @@
  * A certificate authority made in memory: the interceptor's per-runtime CA (docs/isolation.md, "The
  * wire check") and the test harness's CA (src/testing/first-party.ts). Certificates come from
  * `@peculiar/x509` (a maintained X.509 library) over node's WebCrypto; nothing here writes ASN.1 by hand.
- * The private keys never leave memory: node:tls takes them as PEM strings.
+ * The private keys are never written: node:tls takes them as PEM strings. The runtime's CA key stays in
+ * the runtime and is dropped after signing (issueLeaves); the leaves' keys reach its interceptor's
+ * process over IPC only.
  */
 import "reflect-metadata"; // @peculiar/x509's dependency injection (tsyringe) needs the Reflect metadata API.
 import { KeyObject, webcrypto } from "node:crypto";

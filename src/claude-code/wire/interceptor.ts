@@ -1,7 +1,8 @@
 /**
- * The runtime's own interceptor (docs/isolation.md, "The wire check"): every CLI the runtime starts
- * reaches the network only through this proxy on 127.0.0.1, authenticated by a per-runtime secret
- * and a per-process name in the proxy URL, trusting one CA made for the runtime (ca.ts; key in
+ * The runtime's own interceptor (docs/isolation.md, "The wire check"), run in a process of its own
+ * (process-main.ts; the shape recorder runs it in the recorder's process): every CLI the runtime starts
+ * reaches the network only through this proxy on 127.0.0.1, authenticated by a per-process name and a
+ * password made from the runtime's secret, trusting one CA made for the runtime (ca.ts; key in
  * memory, one day, constrained to the hosts it signs for). Each Messages request is checked against
  * the call running on its process (check.ts) and forwarded unchanged only when it passes; other
  * requests pass only when the version needs them (shape.ts); everything else is refused and named.
@@ -15,83 +16,21 @@ import { IsolationError } from "../../errors/index.js";
 import type { Env } from "../../transport/env.js";
 import type { IssuedLeaves } from "./ca.js";
 import { interceptorCaOptions } from "./ca-options.js";
-import { type CallExpectation, checkMessagesRequest, WIRE_ADVICE, type WireRequest } from "./check.js";
-
-export { WIRE_ADVICE };
-import { type RequestRecord, RequestMeter } from "./records.js";
-import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
-import { issuedCa } from "./issued.js";
-import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
+import { checkMessagesRequest, WIRE_ADVICE, type WireRequest } from "./check.js";
 import { callerCaPem, newWireSecret, sessionEnv, sessionPassword } from "./credentials.js";
+import { issuedCa } from "./issued.js";
+import { RequestMeter } from "./records.js";
+import { WireSession } from "./session.js";
+import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
+import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
 import type { Upstream, WireUpstream } from "./upstream.js";
+
+export { WireSession };
 
 /** Response headers that belong to one connection: the interceptor's own connection to the CLI writes its own. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-authorization", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"]);
 /** Request headers never sent on: a proxy's own (never part of a request inside a tunnel) and a protocol switch, which is not relayed. */
 const NOT_FORWARDED = new Set(["proxy-authorization", "proxy-connection", "upgrade"]);
-
-/** How long a Messages request that arrived before its call was announced waits for it (the host's message and the CLI's request race only across processes). */
-const CALL_WAIT_MS = 2_000;
-
-type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[] };
-
-/** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
-export class WireSession {
-  /** Refusals of anything but a call's Messages request (analytics, other hosts), kept for the transcript and status. */
-  readonly refusals: string[] = [];
-  private call: CallState | undefined;
-  /** A Messages request checked outside any call, or a stopped one: the process must not serve a call. */
-  private broken: IsolationError | undefined;
-  /** Requests waiting for their call (see CALL_WAIT_MS). */
-  private readonly waiting = new Set<() => void>();
-
-  constructor(
-    readonly name: string,
-    readonly env: Record<string, string>,
-    /** Told once when the session is stopped (the interceptor's process tells its host). */
-    private readonly onStop?: (error: IsolationError) => void,
-  ) {}
-
-  /** The next call on this process: its expectation and how to stop it. Throws when the process is already compromised. */
-  beginCall(expectation: CallExpectation, fail: (error: IsolationError) => void): void {
-    if (this.broken) throw this.broken;
-    this.call = { expectation, fail, forwarded: 0, records: [] };
-    for (const resume of this.waiting) resume();
-  }
-
-  /** Ends the call: how many of its Messages requests were checked and forwarded, and what each carried. */
-  endCall(): { forwarded: number; records: RequestRecord[]; refusals: string[] } {
-    const call = this.call;
-    this.call = undefined;
-    return { forwarded: call?.forwarded ?? 0, records: call?.records ?? [], refusals: this.refusals.splice(0) };
-  }
-
-  /** @internal the interceptor's side. */
-  messages(): CallState | undefined {
-    return this.call;
-  }
-
-  /** @internal runs `then` once a call runs, or after CALL_WAIT_MS without one. */
-  whenCall(then: () => void): void {
-    if (this.call || this.broken) return then();
-    const resume = () => {
-      clearTimeout(timer);
-      this.waiting.delete(resume);
-      then();
-    };
-    const timer = setTimeout(resume, CALL_WAIT_MS);
-    timer.unref();
-    this.waiting.add(resume);
-  }
-
-  /** @internal */
-  stop(error: IsolationError): void {
-    const first = this.broken === undefined;
-    this.broken ??= error;
-    this.call?.fail(error);
-    if (first) this.onStop?.(error);
-  }
-}
 
 export interface WireInterceptorOptions {
   /** The runtime's environment: the user's proxy and CA settings for the way out. */
@@ -123,6 +62,8 @@ export class WireInterceptor {
   private readonly sessions = new Map<string, WireSession>();
   private readonly secret: string;
   private closed = false;
+  private upstream: Upstream | undefined;
+  private readonly upstreamLoading: Promise<Upstream>;
 
   private constructor(
     private readonly proxy: TlsProxy,
@@ -139,9 +80,6 @@ export class WireInterceptor {
       .then(({ createUpstream }) => (this.upstream = createUpstream(options.env, options.upstream)));
     this.upstreamLoading.catch(() => {});
   }
-
-  private upstream: Upstream | undefined;
-  private readonly upstreamLoading: Promise<Upstream>;
 
   static async start(options: WireInterceptorOptions): Promise<WireInterceptor> {
     const ca = options.issued

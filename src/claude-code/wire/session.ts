@@ -1,0 +1,70 @@
+/**
+ * One CLI process's session on the interceptor (interceptor.ts): the call running on it, what that
+ * call's Messages requests carried, what was refused, and whether the process may serve a call at all.
+ */
+import type { IsolationError } from "../../errors/index.js";
+import type { CallExpectation } from "./check.js";
+import type { RequestRecord } from "./records.js";
+
+/** How long a Messages request that arrived before its call was announced waits for it (the host's message and the CLI's request race only across processes). */
+const CALL_WAIT_MS = 2_000;
+
+type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[] };
+
+/** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
+export class WireSession {
+  /** Refusals of anything but a call's Messages request (analytics, other hosts), kept for the transcript and status. */
+  readonly refusals: string[] = [];
+  private call: CallState | undefined;
+  /** A Messages request checked outside any call, or a stopped one: the process must not serve a call. */
+  private broken: IsolationError | undefined;
+  /** Requests waiting for their call (see CALL_WAIT_MS). */
+  private readonly waiting = new Set<() => void>();
+
+  constructor(
+    readonly name: string,
+    readonly env: Record<string, string>,
+    /** Told once when the session is stopped (the interceptor's process tells its host). */
+    private readonly onStop?: (error: IsolationError) => void,
+  ) {}
+
+  /** The next call on this process: its expectation and how to stop it. Throws when the process is already compromised. */
+  beginCall(expectation: CallExpectation, fail: (error: IsolationError) => void): void {
+    if (this.broken) throw this.broken;
+    this.call = { expectation, fail, forwarded: 0, records: [] };
+    for (const resume of this.waiting) resume();
+  }
+
+  /** Ends the call: how many of its Messages requests were checked and forwarded, and what each carried. */
+  endCall(): { forwarded: number; records: RequestRecord[]; refusals: string[] } {
+    const call = this.call;
+    this.call = undefined;
+    return { forwarded: call?.forwarded ?? 0, records: call?.records ?? [], refusals: this.refusals.splice(0) };
+  }
+
+  /** @internal the interceptor's side. */
+  messages(): CallState | undefined {
+    return this.call;
+  }
+
+  /** @internal runs `then` once a call runs, or after CALL_WAIT_MS without one. */
+  whenCall(then: () => void): void {
+    if (this.call || this.broken) return then();
+    const resume = () => {
+      clearTimeout(timer);
+      this.waiting.delete(resume);
+      then();
+    };
+    const timer = setTimeout(resume, CALL_WAIT_MS);
+    timer.unref();
+    this.waiting.add(resume);
+  }
+
+  /** @internal */
+  stop(error: IsolationError): void {
+    const first = this.broken === undefined;
+    this.broken ??= error;
+    this.call?.fail(error);
+    if (first) this.onStop?.(error);
+  }
+}
