@@ -14,7 +14,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InterceptorError, IsolationError } from "../../errors/index.js";
 import type { Env } from "../../transport/env.js";
-import { type CallExpectation, REMINDER_TAG, WIRE_ADVICE } from "./check.js";
+import { REMINDER_TAG, WIRE_ADVICE } from "./check.js";
 import { newWireSecret, sessionEnv } from "./credentials.js";
 import { interceptorCaOptions } from "./ca-options.js";
 import { WIRE_HOSTS } from "./shape.js";
@@ -58,12 +58,11 @@ export class HostWireSession {
   ) {}
 
   /** The next call on this process. Throws when the process is already compromised or the interceptor is gone. */
-  beginCall(expectation: CallExpectation, fail: (error: IsolationError | InterceptorError) => void): void {
+  beginCall(expectation: SentExpectation, fail: (error: IsolationError | InterceptorError) => void): void {
     if (this.broken) throw this.broken;
     const id = this.owner.nextCallId();
     this.call = { id, fail };
-    const { toolOutputs: _sentAsTheyCome, ...rest } = expectation;
-    this.owner.post({ type: "begin", session: this.name, call: id, expectation: rest as SentExpectation });
+    this.owner.post({ type: "begin", session: this.name, call: id, expectation });
   }
 
   /**

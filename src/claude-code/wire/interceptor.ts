@@ -95,8 +95,8 @@ export class WireInterceptor {
       ca,
       onConnect: (target) => interceptor!.connect(target),
       onRequest: (request, response, connection) => interceptor!.request(request, response, connection.host, connection.tag),
-      onPlainRequest: (request, response) => {
-        const session = interceptor!.sessionFor(decodeBasic(request.headers["proxy-authorization"]));
+      onPlainRequest: (request, response, credentials) => {
+        const session = interceptor!.sessionFor(credentials);
         session?.refusals.push(`plain HTTP ${request.method} ${request.url}`);
         response.writeHead(session ? 403 : 407).end();
       },
@@ -304,11 +304,6 @@ interface Received {
 function refuse(response: ServerResponse, why: string): void {
   response.writeHead(403, { "content-type": "application/json", "x-should-retry": "false" });
   response.end(JSON.stringify({ type: "error", error: { type: "permission_error", message: `ktx-claude-code interceptor: ${why}` } }));
-}
-
-function decodeBasic(header: string | string[] | undefined): string | undefined {
-  const match = /^Basic\s+(\S+)$/i.exec(typeof header === "string" ? header : "");
-  return match ? Buffer.from(match[1]!, "base64").toString("utf8") : undefined;
 }
 
 function parseJson(raw: Buffer): unknown {

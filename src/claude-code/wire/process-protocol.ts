@@ -4,17 +4,12 @@
  * other's messages in the order they were sent.
  */
 import type { IssuedLeaves } from "./ca.js";
+import type { CallExpectation } from "./check.js";
 import type { WireUpstream } from "./upstream.js";
 import type { RequestRecord } from "./records.js";
 
 /** A call's expectation as it crosses: tool outputs go separately, as the call's tools return them. */
-export interface SentExpectation {
-  model: string;
-  system: string;
-  prompt: string;
-  tools: Array<{ name: string; inputSchema: unknown }>;
-  jsonSchema?: unknown;
-}
+export type SentExpectation = Omit<CallExpectation, "toolOutputs">;
 
 export type ToProcess =
   /** `issued`: the CA certificate and a leaf (key and chain) per host, made by the runtime; the CA's key never crosses. */

@@ -24,8 +24,8 @@ export interface TlsProxyOptions<Tag> {
   onConnect(target: ConnectTarget): ConnectDecision<Tag>;
   /** Each decrypted request, with the CONNECT's host and tag. */
   onRequest(request: IncomingMessage, response: ServerResponse, connection: { host: string; port: number; tag: Tag }): void;
-  /** A plain (non-CONNECT) proxy request: `http://…` through the proxy. Default: 403. */
-  onPlainRequest?(request: IncomingMessage, response: ServerResponse): void;
+  /** A plain (non-CONNECT) proxy request: `http://…` through the proxy, with its decoded `Proxy-Authorization`. Default: 403. */
+  onPlainRequest?(request: IncomingMessage, response: ServerResponse, credentials: string | undefined): void;
 }
 
 export interface TlsProxy {
@@ -56,7 +56,7 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     options.onRequest(request, response, connection);
   });
   const outer = createServer((request, response) => {
-    if (options.onPlainRequest) return options.onPlainRequest(request, response);
+    if (options.onPlainRequest) return options.onPlainRequest(request, response, decodeCredentials(request.headers["proxy-authorization"]));
     response.writeHead(403).end("plain HTTP is not proxied\n");
   });
   outer.on("connection", track);
