@@ -2,20 +2,23 @@
  * The runtime's interceptor (src/claude-code/wire/): what it costs.
  * - start: InterceptorProcess.start per runtime (a Node process, its CA and key, the proxy, the CA file),
  *   as the runtime starts it; and WireInterceptor.start, the same in the bench's own process;
- * - per request, after the connection is up: one Messages request of a real call's shape (2.9 KB,
+ * - per request, after the connection is up: one Messages request of a real call's shape (2.2 KB,
  *   streamed answer) sent over a kept-alive tunnel through the interceptor (checked, then forwarded
- *   over a kept-alive tunnel to the scripted API's first-party front, its head as the client wrote it:
- *   the bench checks that the front sees the same header lines both ways) against the same request sent
- *   straight to that front. Time added = the difference of the p50s. The interceptor runs in its own
- *   process, as a runtime runs it: CPU is counted for this process (client and scripted API alike, so
- *   the difference is what the interceptor adds to its host: the IPC of a call's start and end) and
- *   for the interceptor's process (from /proc, per request);
+ *   over a kept-alive tunnel to the scripted API's first-party front) against the same request sent
+ *   straight to that front. Time added = the difference of the p50s. Three processes, as in real use:
+ *   this one (the client, standing in for the CLI), the scripted API and its front (lib/api-server.mjs,
+ *   standing in for Anthropic's side), and the interceptor's own (forked by InterceptorProcess as a
+ *   runtime forks it). Before the timing, a scripted API in this process checks that the front sees
+ *   the same header lines both ways (the head as the client wrote it). CPU is counted for this process
+ *   (the client: the difference is what the interceptor adds to its host, the IPC of a call's start
+ *   and end) and for the interceptor's process (from /proc, per request);
  * - the check alone (checkMessagesRequest), per request.
  *
  *   node bench/wire.mjs [--requests 200] [--starts 10]
  */
 import { loadavg } from "node:os";
-import { argValue, cpuTicks, dist, emit, log, summarize } from "./lib/common.mjs";
+import { readFileSync } from "node:fs";
+import { argValue, cpuTicks, dist, emit, log, startApiProcess, summarize } from "./lib/common.mjs";
 
 const requests = Number(argValue("requests", 200));
 const starts = Number(argValue("starts", 10));
@@ -88,16 +91,37 @@ for (let index = 0; index < 2000; index += 1) {
   if (differences.length > 0) throw new Error(`the bench request fails the check: ${differences.join("; ")}`);
 }
 
-const api = await startScriptedMessagesApi([turn.text("Yes: it lists invoices and payment terms.")], { firstParty: true, onExhausted: "repeat-last" });
-const interceptor = await InterceptorProcess.start({ env: {}, upstream: { proxy: api.firstParty.proxyUrl, ca: api.firstParty.caPem } });
+// The head check: a scripted API in this process sees one request each way.
+const headApi = await startScriptedMessagesApi([turn.text("Yes: it lists invoices and payment terms.")], { firstParty: true, onExhausted: "repeat-last" });
+const headInterceptor = await InterceptorProcess.start({ env: {}, upstream: { proxy: headApi.firstParty.proxyUrl, ca: headApi.firstParty.caPem } });
+headInterceptor.useVersion("2.1.330");
+const headSession = headInterceptor.newSession();
+headSession.beginCall(expectation, () => {});
+const viaProxy = (proxyUrl, ca) => {
+  // Loopback only: every way out below is a proxy on 127.0.0.1, checked before any request is sent.
+  if (new URL(proxyUrl).hostname !== "127.0.0.1") throw new Error(`not a loopback proxy: ${proxyUrl}`);
+  return new ProxyAgent({ uri: proxyUrl, requestTls: { ca } });
+};
+for (const dispatcher of [viaProxy(headApi.firstParty.proxyUrl, headApi.firstParty.caPem), viaProxy(headSession.env.HTTPS_PROXY, readFileSync(headSession.env.NODE_EXTRA_CA_CERTS, "utf8"))]) {
+  await once(dispatcher);
+  await dispatcher.close();
+}
+// The interceptor forwards the head as it came: the front sees the same header lines, in the same case and order, both ways.
+const [directHead, throughHead] = headApi.messageRequests.slice(0, 2).map((request) => request.rawHeaders.join("\n"));
+const sameHead = directHead === throughHead;
+if (!sameHead) throw new Error(`the interceptor changed the request head:\n${directHead}\n---\n${throughHead}`);
+await headSession.endCall();
+await headInterceptor.close();
+await headApi.close();
+
+// The timing: the scripted API and its front in a process of their own.
+const api = await startApiProcess({ firstParty: true });
+const apiCa = readFileSync(api.firstParty.caFile, "utf8");
+const interceptor = await InterceptorProcess.start({ env: {}, upstream: { proxy: api.firstParty.proxyUrl, ca: apiCa } });
 interceptor.useVersion("2.1.330");
 const session = interceptor.newSession();
-const { readFileSync } = await import("node:fs");
-const interceptorCa = readFileSync(session.env.NODE_EXTRA_CA_CERTS, "utf8");
-// Loopback only: both ways out below are proxies on 127.0.0.1, checked before any request is sent.
-for (const url of [api.firstParty.proxyUrl, session.env.HTTPS_PROXY]) if (new URL(url).hostname !== "127.0.0.1") throw new Error(`not a loopback proxy: ${url}`);
-const direct = new ProxyAgent({ uri: api.firstParty.proxyUrl, requestTls: { ca: api.firstParty.caPem } });
-const through = new ProxyAgent({ uri: session.env.HTTPS_PROXY, requestTls: { ca: interceptorCa } });
+const direct = viaProxy(api.firstParty.proxyUrl, apiCa);
+const through = viaProxy(session.env.HTTPS_PROXY, readFileSync(session.env.NODE_EXTRA_CA_CERTS, "utf8"));
 
 // Both dispatchers are proxies on 127.0.0.1 (the scripted API's first-party front, or the interceptor in front of it):
 // "https://api.anthropic.com" is only the name the TLS front answers for, never a connection off this machine.
@@ -116,15 +140,11 @@ const throughMs = [];
 // Connections up first; then alternate, so load drifts hit both alike.
 await once(direct);
 await once(through);
-// The interceptor forwards the head as it came: the front sees the same header lines, in the same case and order, both ways.
-const [directHead, throughHead] = api.messageRequests.slice(0, 2).map((request) => request.rawHeaders.join("\n"));
-const sameHead = directHead === throughHead;
-if (!sameHead) throw new Error(`the interceptor changed the request head:\n${directHead}\n---\n${throughHead}`);
 for (let index = 0; index < requests; index += 1) {
   directMs.push(await once(direct));
   throughMs.push(await once(through));
 }
-// CPU of this process (client, interceptor and scripted API alike) per request, each path on its own: the
+// CPU of this process (the client) per request, each path on its own: the
 // difference is the interceptor's work. On a loaded machine wall time stretches CPU work by the load; CPU does not.
 const cpuPerRequest = async (dispatcher) => {
   const before = process.cpuUsage();
@@ -142,8 +162,7 @@ const ended = await session.endCall();
 await direct.close();
 await through.close();
 await interceptor.close();
-const frontConnects = api.firstParty.connects;
-await api.close();
+const frontConnects = (await api.close()).connects;
 
 const result = {
   requests,

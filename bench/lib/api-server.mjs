@@ -3,7 +3,7 @@
  * its own process. With `--first-party` it also runs its first-party front (src/testing/first-party.ts):
  * an HTTPS proxy on 127.0.0.1 answering for api.anthropic.com with a test CA, the way a logged-in CLI
  * reaches the API. Prints `{"baseUrl": ..., "firstParty"?: {"proxyUrl", "caFile"}}` once listening;
- * exits when its stdin closes.
+ * exits when its stdin closes, after printing `{"connects": n}` (the first-party front's CONNECTs).
  */
 import { dist } from "./common.mjs";
 import { scriptedTurn } from "./workloads.mjs";
@@ -22,6 +22,7 @@ process.stdout.write(`${JSON.stringify({ baseUrl: api.baseUrl, ...(api.firstPart
 process.stdin.resume();
 process.stdin.on("end", async () => {
   clearInterval(forget);
+  process.stdout.write(`${JSON.stringify({ connects: api.firstParty?.connects ?? 0 })}\n`);
   await api.close();
   process.exit(0);
 });

@@ -142,9 +142,12 @@ export async function startApiProcess({ firstParty = benchPath() === "first-part
     baseUrl,
     firstParty: front,
     pid: child.pid,
+    /** Ends the process; resolves with what it reports at its end (`connects`). */
     async close() {
+      const last = new Promise((resolve) => lines.once("line", (line) => resolve(JSON.parse(line))));
       child.stdin.end();
       await exited;
+      return Promise.race([last, Promise.resolve({})]);
     },
   };
 }

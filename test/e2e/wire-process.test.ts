@@ -3,15 +3,16 @@
  * what that process gets from its host, what happens when it dies, and that it never outlives the host.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { INTERCEPTOR_SCRIPT } from "../../src/claude-code/wire/interceptor-process.js";
+import { INTERCEPTOR_SCRIPT, InterceptorProcess } from "../../src/claude-code/wire/interceptor-process.js";
+import type { ToProcess } from "../../src/claude-code/wire/process-protocol.js";
 import { InterceptorError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { cleanup, failure, firstPartyApi, firstPartyRuntimeFor, tempDir, pidAlive } from "../support.js";
+import { callRecords, cleanup, failure, firstPartyApi, firstPartyRuntimeFor, tempDir, pidAlive } from "../support.js";
 
 afterEach(cleanup);
 
@@ -28,6 +29,32 @@ async function gone(pid: number, withinMs = 5_000): Promise<boolean> {
 }
 
 describe("the interceptor's own process", () => {
+  it("pushes each request's record as its answer ends: a reused call's end asks it nothing, and every request is still recorded", async () => {
+    const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__echo", input: { text: "a" } }), turn.text("done"), turn.text("again")]);
+    const transcripts = tempDir("transcripts");
+    const runtime = firstPartyRuntimeFor(api, { reuse: {}, transcript: { dir: transcripts } });
+    const asked: Array<ToProcess["type"]> = [];
+    const original = InterceptorProcess.prototype.ask;
+    const ask = vi.spyOn(InterceptorProcess.prototype, "ask").mockImplementation(function (this: InterceptorProcess, make: (reply: number) => ToProcess) {
+      asked.push(make(0).type);
+      return original.call(this, make);
+    });
+    try {
+      const echo = { name: "echo", description: "Echoes", inputSchema: z.object({ text: z.string() }), execute: async ({ text }: { text: string }) => text };
+      const loop = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "Use echo.", userPrompt: "go", toolSet: [echo], stepBudget: 3, telemetryTags: {} });
+      expect(loop.stopReason).toBe("natural");
+      expect(await runtime.generateText({ role: "default", prompt: "again" })).toBe("again");
+    } finally {
+      ask.mockRestore();
+    }
+    // A record read only after the CLI's result (a loaded machine) makes that call ask instead: never both calls.
+    expect(asked.filter((type) => type === "end").length).toBeLessThan(2);
+    await runtime.close();
+    const records = readdirSync(transcripts).flatMap((file) => callRecords(join(transcripts, file)).flatMap((call) => call.requests ?? []));
+    expect(records.map((record) => record.bytes.total).sort()).toEqual(api.messageRequests.map((request) => Buffer.byteLength(request.rawBody)).sort());
+    expect(records.every((record) => record.status === 200 && record.usage !== undefined)).toBe(true);
+  });
+
   it("is a child of the runtime with an empty environment and no Node flags (its way out crosses in its start message)", async () => {
     const api = await firstPartyApi([turn.text("hello")]);
     // A NODE_OPTIONS that would stop any Node started with it: the interceptor's process must not see it.

@@ -248,7 +248,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     });
     result = end.result;
     if (session) {
-      wireEnd = await session.endCall();
+      wireEnd = await session.endCall(state.steps.steps);
       if (wireEnd.refusals.length > 0) spec.logger.warn(`the interceptor refused: ${wireEnd.refusals.join(", ")}`);
       const unchecked = uncheckedTurns(state.steps.steps, wireEnd.forwarded);
       if (unchecked) {

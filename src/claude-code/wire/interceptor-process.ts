@@ -46,7 +46,9 @@ export interface CallEnd {
 
 /** One CLI process's session on the interceptor, as the runtime sees it. */
 export class HostWireSession {
-  private call: { id: number; fail: (error: IsolationError | InterceptorError) => void } | undefined;
+  private call: { id: number; fail: (error: IsolationError | InterceptorError) => void; records: RequestRecord[] } | undefined;
+  /** Refusals pushed by the process since the last call's end. */
+  private readonly refusals: string[] = [];
   private broken: IsolationError | InterceptorError | undefined;
   /** Told when the session breaks while no call runs on it (its process must then not serve one). */
   onIdleBreak?: () => void;
@@ -61,7 +63,7 @@ export class HostWireSession {
   beginCall(expectation: SentExpectation, fail: (error: IsolationError | InterceptorError) => void): void {
     if (this.broken) throw this.broken;
     const id = this.owner.nextCallId();
-    this.call = { id, fail };
+    this.call = { id, fail, records: [] };
     this.owner.post({ type: "begin", session: this.name, call: id, expectation });
   }
 
@@ -80,14 +82,36 @@ export class HostWireSession {
     return this.owner.ask((reply) => ({ ...message, ack: reply })).then(() => undefined);
   }
 
-  /** Ends the call: how many of its Messages requests passed, what each carried, and what was refused. */
-  async endCall(): Promise<CallEnd> {
+  /**
+   * Ends the call: how many of its Messages requests passed, what each carried, and what was refused.
+   * The process pushes each request's record as its answer ends, before the CLI can have read that
+   * answer, so with `responses` (the model responses the call got) already matched by records, the end
+   * needs no round trip. Otherwise (a failed call, or records still on their way) the process is asked,
+   * and its answer is the whole list: pushed messages come before it on the one channel.
+   */
+  async endCall(responses?: number): Promise<CallEnd> {
     const call = this.call;
-    this.call = undefined;
-    if (!call) return { forwarded: 0, records: [], refusals: [] };
+    if (!call) return { forwarded: 0, records: [], refusals: this.refusals.splice(0) };
+    // The last record left the process as the CLI got its answer, but may be read after the CLI's result: one turn to read it.
+    if (responses !== undefined && call.records.length < responses) await new Promise((resolve) => setImmediate(resolve));
+    if (this.call === call) this.call = undefined;
+    if (responses !== undefined && call.records.length >= responses) {
+      this.owner.post({ type: "end", session: this.name, call: call.id });
+      return { forwarded: call.records.length, records: call.records, refusals: this.refusals.splice(0) };
+    }
     const ended = await this.owner.ask((reply) => ({ type: "end", session: this.name, call: call.id, reply }));
     if (ended.type !== "ended") throw new InterceptorError(`The runtime's interceptor answered a call's end with ${ended.type}.`);
-    return { forwarded: ended.forwarded, records: ended.records, refusals: ended.refusals };
+    return { forwarded: ended.forwarded, records: ended.records, refusals: this.refusals.splice(0) };
+  }
+
+  /** @internal pushed by the process: a request of `call` finished. */
+  recorded(call: number, record: RequestRecord): void {
+    if (this.call?.id === call) this.call.records.push(record);
+  }
+
+  /** @internal pushed by the process: a request that no call needs was refused. */
+  refused(what: string): void {
+    this.refusals.push(what);
   }
 
   /** @internal the process stopped this session (`call`: the call it ran, when it knew of one). */
@@ -212,6 +236,8 @@ export class InterceptorProcess {
   }
 
   private receive(message: FromProcess): void {
+    if (message.type === "record") return this.sessions.get(message.session)?.recorded(message.call, message.record);
+    if (message.type === "refused") return this.sessions.get(message.session)?.refused(message.what);
     if (message.type === "stop") {
       this.sessions.get(message.session)?.stopped(message.call, new IsolationError(message.differences, WIRE_ADVICE));
       return;

@@ -20,7 +20,7 @@ import { checkMessagesRequest, WIRE_ADVICE, type WireRequest } from "./check.js"
 import { callerCaPem, newWireSecret, sessionEnv, sessionPassword } from "./credentials.js";
 import { issuedCa } from "./issued.js";
 import { RequestMeter } from "./records.js";
-import { WireSession } from "./session.js";
+import { type SessionEvents, WireSession } from "./session.js";
 import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
 import type { Upstream, WireUpstream } from "./upstream.js";
@@ -48,8 +48,8 @@ export interface WireInterceptorOptions {
   issued?: IssuedLeaves;
   /** The secret each session's proxy password is made from (default: made here); the interceptor's process gets its host's. */
   secret?: string;
-  /** Told when a session is stopped (the interceptor's process passes it on to its host). */
-  onStop?(session: WireSession, error: IsolationError): void;
+  /** What happens on each session, as it happens (the interceptor's process passes it on to its host). */
+  events?(session: string): SessionEvents;
 }
 
 /** A request as the CLI sent it, for the shape recorder. */
@@ -97,7 +97,7 @@ export class WireInterceptor {
       onRequest: (request, response, connection) => interceptor!.request(request, response, connection.host, connection.tag),
       onPlainRequest: (request, response, credentials) => {
         const session = interceptor!.sessionFor(credentials);
-        session?.refusals.push(`plain HTTP ${request.method} ${request.url}`);
+        session?.refuse(`plain HTTP ${request.method} ${request.url}`);
         response.writeHead(session ? 403 : 407).end();
       },
     });
@@ -124,9 +124,8 @@ export class WireInterceptor {
   openSession(name: string, env: Record<string, string> = {}): WireSession {
     let session = this.sessions.get(name);
     if (!session) {
-      const made: WireSession = new WireSession(name, env, (error) => this.options.onStop?.(made, error));
-      this.sessions.set(name, made);
-      session = made;
+      session = new WireSession(name, env, this.options.events?.(name) ?? {});
+      this.sessions.set(name, session);
     }
     return session;
   }
@@ -156,7 +155,7 @@ export class WireInterceptor {
     const session = this.sessionFor(target.credentials);
     if (!session) return { accept: false as const, status: 407, reason: "Proxy Authentication Required" };
     if (target.port === 443 && (this.options.record?.hosts ?? WIRE_HOSTS).includes(target.host)) return { accept: true as const, tag: session };
-    session.refusals.push(`CONNECT ${target.host}:${target.port}`);
+    session.refuse(`CONNECT ${target.host}:${target.port}`);
     return { accept: false as const, status: 403, reason: "Forbidden by the ktx-claude-code interceptor" };
   }
 
@@ -176,7 +175,7 @@ export class WireInterceptor {
       }
       if (method === "POST" && path === "/v1/messages") return session.whenCall(() => this.checkMessages(request, session));
       if (this.shape?.otherRequests.some((allowed) => allowed.method === method && allowed.host === host && allowed.path === path)) return this.forward(request, undefined);
-      session.refusals.push(`${method} ${host}${path}`);
+      session.refuse(`${method} ${host}${path}`);
       refuse(response, `${method} ${host}${path} is not a request this CLI version needs for a call`);
     });
   }
@@ -197,7 +196,7 @@ export class WireInterceptor {
       return refuse(request.response, "the request differs from what the library built for the call");
     }
     call.forwarded += 1;
-    const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true);
+    const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (record) => session.recorded(record, call));
     call.records.push(meter.record);
     this.forward(request, meter);
   }
@@ -237,29 +236,36 @@ export class WireInterceptor {
         }
         if (upstream.statusMessage) response.writeHead(upstream.statusCode, upstream.statusMessage, headers);
         else response.writeHead(upstream.statusCode, headers);
-        // What arrives in one turn of the event loop goes out in one write (the answer's last piece with
-        // the end of the chunked body): each write is a TLS record and a system call, the bytes are the same.
-        let corked = false;
-        const flush = () => {
-          corked = false;
-          response.uncork();
+        // What arrives in one turn of the event loop goes out in one write, and the answer's last piece
+        // with the end of the chunked body: each write is a TLS record and a system call that, on
+        // loopback, also delivers to the reader (the profile's largest item); the bytes are the same.
+        let pending: Buffer[] = [];
+        let scheduled: NodeJS.Immediate | undefined;
+        const take = () => {
+          const bytes = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+          pending = [];
+          return bytes;
         };
-        upstream.body.on("data", (chunk: Buffer) => {
-          meter?.chunk(chunk);
-          if (!corked) {
-            corked = true;
-            response.cork();
-            setImmediate(flush);
-          }
-          if (!response.write(chunk)) {
+        const flush = () => {
+          scheduled = undefined;
+          if (pending.length > 0 && !response.write(take())) {
             upstream.body.pause();
             response.once("drain", () => upstream.body.resume());
           }
+        };
+        upstream.body.on("data", (chunk: Buffer) => {
+          meter?.chunk(chunk);
+          pending.push(chunk);
+          scheduled ??= setImmediate(flush);
         });
         upstream.body.on("end", () => {
           done = true;
-          // The last piece goes out first; the record is made once the CLI has its answer.
-          response.end();
+          if (scheduled) clearImmediate(scheduled);
+          // The last piece goes out first; the record is made once the CLI has its answer. Corked, so
+          // the end of the chunked body goes in one write with what is left (end() uncorks it fully).
+          response.socket?.cork();
+          if (pending.length > 0) response.end(take());
+          else response.end();
           meter?.end();
         });
         upstream.body.on("error", (error: Error) => {

@@ -37,7 +37,14 @@ process.on("message", (message: ToProcess) => {
         upstream: message.upstream,
         secret: message.secret,
         issued: message.issued,
-        onStop: (stopped, error) => send({ type: "stop", session: stopped.name, call: calls.get(stopped.name)?.call, differences: [...error.differences] }),
+        events: (name) => ({
+          onStop: (error) => send({ type: "stop", session: name, call: calls.get(name)?.call, differences: [...error.differences] }),
+          onRefusal: (what) => send({ type: "refused", session: name, what }),
+          onRecord: (record) => {
+            const call = calls.get(name)?.call;
+            if (call !== undefined) send({ type: "record", session: name, call, record });
+          },
+        }),
       }).then(
         (started) => {
           interceptor = started;
@@ -69,8 +76,8 @@ process.on("message", (message: ToProcess) => {
     case "end": {
       const running = calls.get(message.session);
       if (running?.call === message.call) calls.delete(message.session);
-      const ended = interceptor?.sessionNamed(message.session)?.endCall() ?? { forwarded: 0, records: [], refusals: [] };
-      send({ type: "ended", reply: message.reply, ...ended });
+      const ended = interceptor?.sessionNamed(message.session)?.endCall() ?? { forwarded: 0, records: [] };
+      if (message.reply !== undefined) send({ type: "ended", reply: message.reply, forwarded: ended.forwarded, records: ended.records });
       return;
     }
     case "drop":

@@ -18,7 +18,8 @@ export type ToProcess =
   | { type: "begin"; session: string; call: number; expectation: SentExpectation }
   /** `ack`: reply when the output is in place (only outputs the check reads: those holding a reminder tag). */
   | { type: "tool"; session: string; call: number; id: string; texts: string[]; ack?: number }
-  | { type: "end"; session: string; call: number; reply: number }
+  /** `reply`: answer with the call's records (without it, the call's end is only noted: the host had them all). */
+  | { type: "end"; session: string; call: number; reply?: number }
   | { type: "drop"; session: string };
 
 export type FromProcess =
@@ -27,7 +28,11 @@ export type FromProcess =
   /** The session was stopped: `call` is the call that ran on it, if any. */
   | { type: "stop"; session: string; call?: number; differences: string[] }
   | { type: "acked"; reply: number }
-  | { type: "ended"; reply: number; forwarded: number; records: RequestRecord[]; refusals: string[] };
+  /** Pushed as they happen, so a call's end needs no round trip: a forwarded request's finished record, a refusal. */
+  | { type: "record"; session: string; call: number; record: RequestRecord }
+  | { type: "refused"; session: string; what: string }
+  /** The whole of a call's records (refusals were all pushed before it). */
+  | { type: "ended"; reply: number; forwarded: number; records: RequestRecord[] };
 
 /** The proxy and CA variables the process's way out reads (upstream.ts); nothing else of the runtime's env crosses. */
 export const WAY_OUT_ENV_NAMES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "NODE_EXTRA_CA_CERTS"] as const;

@@ -14,6 +14,7 @@ export class RequestMeter {
   readonly record: RequestRecord;
   private readonly chunks: Buffer[] = [];
   private streamed = false;
+  private done = false;
 
   /** `parsed` is the body the check already parsed (undefined when it was not JSON). */
   constructor(
@@ -22,6 +23,8 @@ export class RequestMeter {
     headers: Record<string, string | string[] | undefined>,
     private readonly started: number,
     bodies: boolean,
+    /** Told once, when the record is complete. */
+    private readonly onDone?: (record: RequestRecord) => void,
   ) {
     const body = parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>) : undefined;
     const system = size(body?.system);
@@ -49,8 +52,20 @@ export class RequestMeter {
   }
 
   end(): void {
+    if (this.done) return;
     this.record.lastByteMs = Math.round((performance.now() - this.started) * 10) / 10;
-    // Parsed once, after the answer has passed on: nothing is added on the stream's path.
+    this.readUsage();
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.onDone?.(this.record);
+  }
+
+  /** Parsed once, after the answer has passed on: nothing is added on the stream's path. */
+  private readUsage(): void {
     const text = Buffer.concat(this.chunks).toString("utf8");
     this.chunks.length = 0;
     try {
@@ -73,7 +88,9 @@ export class RequestMeter {
   }
 
   fail(message: string): void {
+    if (this.done) return;
     this.record.error = message;
     this.record.lastByteMs = Math.round((performance.now() - this.started) * 10) / 10;
+    this.finish();
   }
 }

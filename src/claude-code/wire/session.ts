@@ -9,11 +9,17 @@ import type { RequestRecord } from "./records.js";
 /** How long a Messages request that arrived before its call was announced waits for it (the host's message and the CLI's request race only across processes). */
 const CALL_WAIT_MS = 2_000;
 
-type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[] };
+export interface SessionEvents {
+  onStop?(error: IsolationError): void;
+  onRefusal?(what: string): void;
+  onRecord?(record: RequestRecord): void;
+}
+
+export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[] };
 
 /** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
 export class WireSession {
-  /** Refusals of anything but a call's Messages request (analytics, other hosts), kept for the transcript and status. */
+  /** Refusals of anything but a call's Messages request (analytics, other hosts), kept for the transcript and status (see refuse()). */
   readonly refusals: string[] = [];
   private call: CallState | undefined;
   /** A Messages request checked outside any call, or a stopped one: the process must not serve a call. */
@@ -24,9 +30,20 @@ export class WireSession {
   constructor(
     readonly name: string,
     readonly env: Record<string, string>,
-    /** Told once when the session is stopped (the interceptor's process tells its host). */
-    private readonly onStop?: (error: IsolationError) => void,
+    /** What the interceptor's process tells its host as it happens: a stop (once), each refusal, each request's finished record. */
+    private readonly events: SessionEvents = {},
   ) {}
+
+  /** A request refused because no call needs it: kept for the call's end, and told at once. */
+  refuse(what: string): void {
+    this.refusals.push(what);
+    this.events.onRefusal?.(what);
+  }
+
+  /** @internal a forwarded request's record is complete (its answer passed on, or it failed); told only while its call runs. */
+  recorded(record: RequestRecord, call: CallState): void {
+    if (call === this.call) this.events.onRecord?.(record);
+  }
 
   /** The next call on this process: its expectation and how to stop it. Throws when the process is already compromised. */
   beginCall(expectation: CallExpectation, fail: (error: IsolationError) => void): void {
@@ -65,6 +82,6 @@ export class WireSession {
     const first = this.broken === undefined;
     this.broken ??= error;
     this.call?.fail(error);
-    if (first) this.onStop?.(error);
+    if (first) this.events.onStop?.(error);
   }
 }

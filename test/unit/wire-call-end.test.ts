@@ -1,0 +1,71 @@
+/**
+ * A call's end on the host's side of the interceptor (src/claude-code/wire/interceptor-process.ts,
+ * HostWireSession): the process pushes each request's record as its answer ends, so a call whose model
+ * responses are all matched by records ends without a round trip; otherwise the process is asked, and
+ * its answer is the whole list.
+ */
+import { describe, expect, it } from "vitest";
+import { HostWireSession, type InterceptorProcess } from "../../src/claude-code/wire/interceptor-process.js";
+import type { FromProcess, ToProcess } from "../../src/claude-code/wire/process-protocol.js";
+import type { RequestRecord } from "../../src/claude-code/wire/records.js";
+
+const record = (total: number): RequestRecord => ({ bytes: { total, system: 0, messages: 0, tools: 0, rest: total }, betas: [] });
+const expectation = { model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [] };
+
+/** A stand-in for the process's host side: what the session posts and asks, and the process's answer to an end. */
+function fakeOwner(answer: { forwarded: number; records: RequestRecord[] }) {
+  const posted: ToProcess[] = [];
+  const asked: ToProcess[] = [];
+  let call = 0;
+  const owner = {
+    nextCallId: () => ++call,
+    post: (message: ToProcess) => posted.push(message),
+    ask: async (make: (reply: number) => ToProcess): Promise<FromProcess> => {
+      const message = make(7);
+      asked.push(message);
+      return { type: "ended", reply: 7, ...answer };
+    },
+  };
+  return { owner: owner as unknown as InterceptorProcess, posted, asked };
+}
+
+describe("a call's end on the host's side of the interceptor", () => {
+  it("needs no round trip when the pushed records match the call's model responses, and notes the end", async () => {
+    const { owner, posted, asked } = fakeOwner({ forwarded: 0, records: [] });
+    const session = new HostWireSession("s1", {}, owner);
+    session.beginCall(expectation, () => {});
+    session.recorded(1, record(100));
+    session.recorded(1, record(200));
+    session.refused("POST api.anthropic.com/api/event_logging/v2/batch");
+    const ended = await session.endCall(2);
+    expect(asked).toEqual([]);
+    expect(ended).toEqual({ forwarded: 2, records: [record(100), record(200)], refusals: ["POST api.anthropic.com/api/event_logging/v2/batch"] });
+    // The process still hears of the end (its call state goes), without being asked for an answer.
+    expect(posted.at(-1)).toEqual({ type: "end", session: "s1", call: 1 });
+  });
+
+  it("asks the process when records are missing (still on their way, or a request went around it), and takes its whole list", async () => {
+    const { owner, asked } = fakeOwner({ forwarded: 2, records: [record(100), record(200)] });
+    const session = new HostWireSession("s1", {}, owner);
+    session.beginCall(expectation, () => {});
+    session.recorded(1, record(100));
+    const ended = await session.endCall(2);
+    expect(asked).toEqual([{ type: "end", session: "s1", call: 1, reply: 7 }]);
+    expect(ended.forwarded).toBe(2);
+    expect(ended.records).toEqual([record(100), record(200)]);
+  });
+
+  it("asks at a failed call's end (no count of responses), and keeps a record of another call out", async () => {
+    const { owner, asked } = fakeOwner({ forwarded: 0, records: [] });
+    const session = new HostWireSession("s1", {}, owner);
+    session.beginCall(expectation, () => {});
+    await session.endCall();
+    expect(asked).toHaveLength(1);
+    session.beginCall(expectation, () => {});
+    // A late record of call 1 arrives while call 2 runs: it is not call 2's.
+    session.recorded(1, record(100));
+    const ended = await session.endCall(1);
+    expect(asked).toHaveLength(2);
+    expect(ended.records).toEqual([]);
+  });
+});
