@@ -84,9 +84,9 @@ export class HostWireSession {
 
   /**
    * Ends the call: how many of its Messages requests passed, what each carried, and what was refused.
-   * The process pushes each request's record as its answer ends, before the CLI can have read that
-   * answer, so with `responses` (the model responses the call got) already matched by records, the end
-   * needs no round trip. Otherwise (a failed call, or records still on their way) the process is asked,
+   * The process pushes the call's records when an answer ends the model's turn, before the CLI can
+   * have read that answer, so with `responses` (the model responses the call got) already matched by
+   * records, the end needs no round trip. Otherwise (a failed call, or records still on their way) the process is asked,
    * and its answer is the whole list: pushed messages come before it on the one channel.
    */
   async endCall(responses?: number): Promise<CallEnd> {
@@ -104,9 +104,9 @@ export class HostWireSession {
     return { forwarded: ended.forwarded, records: ended.records, refusals: this.refusals.splice(0) };
   }
 
-  /** @internal pushed by the process: a request of `call` finished. */
-  recorded(call: number, record: RequestRecord): void {
-    if (this.call?.id === call) this.call.records.push(record);
+  /** @internal pushed by the process: finished requests of `call`. */
+  recorded(call: number, records: RequestRecord[]): void {
+    if (this.call?.id === call) this.call.records.push(...records);
   }
 
   /** @internal pushed by the process: a request that no call needs was refused. */
@@ -236,7 +236,7 @@ export class InterceptorProcess {
   }
 
   private receive(message: FromProcess): void {
-    if (message.type === "record") return this.sessions.get(message.session)?.recorded(message.call, message.record);
+    if (message.type === "records") return this.sessions.get(message.session)?.recorded(message.call, message.records);
     if (message.type === "refused") return this.sessions.get(message.session)?.refused(message.what);
     if (message.type === "stop") {
       this.sessions.get(message.session)?.stopped(message.call, new IsolationError(message.differences, WIRE_ADVICE));

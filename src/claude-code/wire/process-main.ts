@@ -40,9 +40,9 @@ process.on("message", (message: ToProcess) => {
         events: (name) => ({
           onStop: (error) => send({ type: "stop", session: name, call: calls.get(name)?.call, differences: [...error.differences] }),
           onRefusal: (what) => send({ type: "refused", session: name, what }),
-          onRecord: (record) => {
+          onRecords: (records) => {
             const call = calls.get(name)?.call;
-            if (call !== undefined) send({ type: "record", session: name, call, record });
+            if (call !== undefined) send({ type: "records", session: name, call, records });
           },
         }),
       }).then(

@@ -28,8 +28,11 @@ export type FromProcess =
   /** The session was stopped: `call` is the call that ran on it, if any. */
   | { type: "stop"; session: string; call?: number; differences: string[] }
   | { type: "acked"; reply: number }
-  /** Pushed as they happen, so a call's end needs no round trip: a forwarded request's finished record, a refusal. */
-  | { type: "record"; session: string; call: number; record: RequestRecord }
+  /**
+   * Pushed as they happen, so a call's end needs no round trip: the call's finished records when an
+   * answer ends the model's turn (those since the last push), a refusal.
+   */
+  | { type: "records"; session: string; call: number; records: RequestRecord[] }
   | { type: "refused"; session: string; what: string }
   /** The whole of a call's records (refusals were all pushed before it). */
   | { type: "ended"; reply: number; forwarded: number; records: RequestRecord[] };

@@ -15,6 +15,11 @@ export class RequestMeter {
   private readonly chunks: Buffer[] = [];
   private streamed = false;
   private done = false;
+  /**
+   * The answer ends the model's turn: a stop reason other than `tool_use`, or a `StructuredOutput` call
+   * (the CLI's last request of an object call). Unknown (a failed request, an error answer): false.
+   */
+  endsTurn = false;
 
   /** `parsed` is the body the check already parsed (undefined when it was not JSON). */
   constructor(
@@ -24,7 +29,7 @@ export class RequestMeter {
     private readonly started: number,
     bodies: boolean,
     /** Told once, when the record is complete. */
-    private readonly onDone?: (record: RequestRecord) => void,
+    private readonly onDone?: (record: RequestRecord, endsTurn: boolean) => void,
   ) {
     const body = parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>) : undefined;
     const system = size(body?.system);
@@ -61,7 +66,7 @@ export class RequestMeter {
   private finish(): void {
     if (this.done) return;
     this.done = true;
-    this.onDone?.(this.record);
+    this.onDone?.(this.record, this.endsTurn);
   }
 
   /** Parsed once, after the answer has passed on: nothing is added on the stream's path. */
@@ -70,18 +75,24 @@ export class RequestMeter {
     this.chunks.length = 0;
     try {
       if (!this.streamed) {
-        const usage = (JSON.parse(text) as { usage?: Record<string, unknown> }).usage;
-        if (usage) this.record.usage = usage;
+        const message = JSON.parse(text) as { usage?: Record<string, unknown>; stop_reason?: unknown; content?: Array<{ type?: unknown; name?: unknown }> };
+        if (message.usage) this.record.usage = message.usage;
+        this.endsTurn = endsTurn(message.stop_reason, (message.content ?? []).some(isStructuredOutput));
         return;
       }
       let usage: Record<string, unknown> | undefined;
+      let stopReason: unknown;
+      let structured = false;
       for (const line of text.split("\n")) {
         if (!line.startsWith("data: ")) continue;
-        const event = JSON.parse(line.slice(6)) as { type?: string; message?: { usage?: Record<string, unknown> }; usage?: Record<string, unknown> };
+        const event = JSON.parse(line.slice(6)) as StreamEvent;
         if (event.type === "message_start" && event.message?.usage) usage = { ...event.message.usage };
         if (event.type === "message_delta" && event.usage) usage = { ...usage, ...event.usage };
+        if (event.type === "message_delta") stopReason = event.delta?.stop_reason;
+        if (event.type === "content_block_start" && isStructuredOutput(event.content_block)) structured = true;
       }
       if (usage) this.record.usage = usage;
+      this.endsTurn = endsTurn(stopReason, structured);
     } catch {
       // An answer that is not what the API sends has no usage to show.
     }
@@ -94,3 +105,15 @@ export class RequestMeter {
     this.finish();
   }
 }
+
+type StreamEvent = {
+  type?: string;
+  message?: { usage?: Record<string, unknown> };
+  usage?: Record<string, unknown>;
+  delta?: { stop_reason?: unknown };
+  content_block?: { type?: unknown; name?: unknown };
+};
+
+const isStructuredOutput = (block: { type?: unknown; name?: unknown } | undefined) => block?.type === "tool_use" && block.name === "StructuredOutput";
+
+const endsTurn = (stopReason: unknown, structured: boolean) => (typeof stopReason === "string" && stopReason !== "tool_use") || structured;

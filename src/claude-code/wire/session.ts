@@ -12,10 +12,11 @@ const CALL_WAIT_MS = 2_000;
 export interface SessionEvents {
   onStop?(error: IsolationError): void;
   onRefusal?(what: string): void;
-  onRecord?(record: RequestRecord): void;
+  /** A call's records not told yet, told together when an answer ends the model's turn (one message per call, not per request). */
+  onRecords?(records: RequestRecord[]): void;
 }
 
-export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[] };
+export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[]; told: number };
 
 /** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
 export class WireSession {
@@ -40,15 +41,23 @@ export class WireSession {
     this.events.onRefusal?.(what);
   }
 
-  /** @internal a forwarded request's record is complete (its answer passed on, or it failed); told only while its call runs. */
-  recorded(record: RequestRecord, call: CallState): void {
-    if (call === this.call) this.events.onRecord?.(record);
+  /**
+   * @internal a forwarded request's record is complete (its answer passed on, or it failed). When its
+   * answer ends the model's turn, the call's records so far are told (only while that call runs).
+   */
+  recorded(call: CallState, endsTurn: boolean): void {
+    if (call !== this.call || !endsTurn || !this.events.onRecords) return;
+    // Only complete records: one still streaming is told with a later turn's end, or asked for at the call's end.
+    const complete = call.records.slice(call.told);
+    if (complete.some((record) => record.lastByteMs === undefined)) return;
+    call.told = call.records.length;
+    this.events.onRecords(complete);
   }
 
   /** The next call on this process: its expectation and how to stop it. Throws when the process is already compromised. */
   beginCall(expectation: CallExpectation, fail: (error: IsolationError) => void): void {
     if (this.broken) throw this.broken;
-    this.call = { expectation, fail, forwarded: 0, records: [] };
+    this.call = { expectation, fail, forwarded: 0, records: [], told: 0 };
     for (const resume of this.waiting) resume();
   }
 
