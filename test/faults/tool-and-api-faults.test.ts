@@ -114,7 +114,8 @@ describe("a prompt over the context window", () => {
 });
 
 describe("concurrency", () => {
-  it("finishes 16 agent loops started at once, never running more CLIs than maxConcurrentRuns", async () => {
+  // 8 loops on 2 slots: each slot serves four loops in turn.
+  it("finishes 8 agent loops started at once, never running more CLIs than maxConcurrentRuns", async () => {
     const api = await scriptedApi((request) => {
       const prompt = String(request.body.messages[0].content.at(-1).text);
       const hasResult = JSON.stringify(request.body.messages).includes("tool_result");
@@ -124,7 +125,7 @@ describe("concurrency", () => {
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, childPids().length)), 20);
     const results = await Promise.all(
-      Array.from({ length: 16 }, (_, index) => runtime.runAgentLoop({ ...loop([lookup]), userPrompt: `unit-${index}`, telemetryTags: { unitKey: `u${index}` } })),
+      Array.from({ length: 8 }, (_, index) => runtime.runAgentLoop({ ...loop([lookup]), userPrompt: `unit-${index}`, telemetryTags: { unitKey: `u${index}` } })),
     );
     clearInterval(sampler);
     results.forEach((result, index) => {
