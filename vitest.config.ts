@@ -3,6 +3,11 @@ import { LongestFirstSequencer } from "./test/sequencer.js";
 
 /** The unit tests: in-process only (no CLI, no child left), each file restoring what it changes (timers, TMPDIR). */
 const UNIT = "test/unit/**/*.test.ts";
+/**
+ * Files that each get a fresh worker: they use the process-wide rate-limit governor (KTX's hook and
+ * backend tests, the rate-limit e2e tests) or kill and crash processes on purpose (faults).
+ */
+const ISOLATED = ["test/ktx/**/*.test.ts", "test/e2e/rate-limits.test.ts", "test/faults/**/*.test.ts"];
 
 export default defineConfig({
   test: {
@@ -24,9 +29,14 @@ export default defineConfig({
       },
       {
         extends: true,
-        // Every other file in a fresh module graph: they start CLIs, hosts and servers, and some check
-        // process-wide state (signal handlers, the governor, the processes left).
-        test: { name: "suite", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, UNIT] },
+        // The other files share a worker's module graph too: each closes its runtimes, servers and CLIs
+        // after each test (test/support.ts `cleanup`) and checks none is left. Importing the library
+        // afresh for each of ~60 files cost 90 s of CPU, 50 s of the suite's wall time (docs/testing.md).
+        test: { name: "suite", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, UNIT, ...ISOLATED], isolate: false },
+      },
+      {
+        extends: true,
+        test: { name: "isolated", include: ISOLATED },
       },
     ],
   },

@@ -9,36 +9,35 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Seconds per file, roughly: the last full CI run on a fresh clone (2 workers, 2026-11-26, 990 tests); only
+ * Seconds per file, roughly: a full run of the suite (2 workers, 2026-11-26, 996 tests, the machine otherwise idle); only
  * files over ~10 s matter. A missing or stale entry costs balance, never correctness.
  */
 const KNOWN_SECONDS: Record<string, number> = {
-  "test/e2e/rate-limits.test.ts": 59,
-  "test/e2e/warm.test.ts": 56,
-  "test/e2e/scripted-api.test.ts": 56,
-  "test/replay/fixtures.test.ts": 56,
-  "test/e2e/wire.test.ts": 54,
-  "test/faults/tool-and-api-faults.test.ts": 40,
-  "test/pack/footprint.test.ts": 36,
-  "test/e2e/cli-tool.test.ts": 34,
-  "test/e2e/probe-facts.test.ts": 34,
-  "test/e2e/status.test.ts": 33,
-  "test/ktx/call-sites.test.ts": 32,
-  "test/e2e/core.test.ts": 31,
-  "test/parity/conformance.test.ts": 27,
-  "test/faults/close.test.ts": 26,
-  "test/e2e/agent-loop.test.ts": 24,
-  "test/pack/zod-peer.test.ts": 23,
-  "test/parity/differences.test.ts": 22,
+  "test/e2e/warm.test.ts": 57,
+  "test/e2e/scripted-api.test.ts": 52,
+  "test/e2e/wire.test.ts": 49,
+  "test/e2e/rate-limits.test.ts": 47,
+  "test/replay/fixtures.test.ts": 41,
+  "test/e2e/cli-tool.test.ts": 35,
+  "test/e2e/core.test.ts": 35,
+  "test/faults/tool-and-api-faults.test.ts": 31,
+  "test/e2e/status.test.ts": 31,
+  "test/e2e/probe-facts.test.ts": 29,
+  "test/parity/conformance.test.ts": 26,
+  "test/pack/zod-peer.test.ts": 26,
+  "test/faults/close.test.ts": 25,
+  "test/e2e/agent-loop.test.ts": 25,
+  "test/ktx/call-sites.test.ts": 23,
+  "test/pack/footprint.test.ts": 22,
   "test/faults/process-faults.test.ts": 22,
-  "test/e2e/reuse.test.ts": 21,
+  "test/e2e/reuse.test.ts": 19,
   "test/e2e/reuse-soak.test.ts": 18,
-  "test/faults/shutdown.test.ts": 15,
+  "test/e2e/wire-process.test.ts": 16,
+  "test/faults/shutdown.test.ts": 16,
+  "test/e2e/cli-commands.test.ts": 15,
+  "test/e2e/transcript-diff.test.ts": 15,
+  "test/parity/differences.test.ts": 14,
   "test/e2e/telemetry-spans.test.ts": 14,
-  "test/e2e/wire-process.test.ts": 13,
-  "test/e2e/transcript-diff.test.ts": 13,
-  "test/e2e/cli-commands.test.ts": 11,
-  "test/e2e/thinking.test.ts": 11,
 };
 
 export class LongestFirstSequencer extends BaseSequencer {
