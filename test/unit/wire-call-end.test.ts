@@ -73,7 +73,7 @@ describe("which answers end the model's turn (the process pushes a call's record
   const sse = (events: object[]) => Buffer.from(events.map((event) => `event: x\ndata: ${JSON.stringify(event)}\n\n`).join(""));
   const meter = (answer: Buffer, contentType: string) => {
     let told: boolean | undefined;
-    const made = new RequestMeter(Buffer.from("{}"), {}, {}, performance.now(), false, (_record, endsTurn) => (told = endsTurn));
+    const made = new RequestMeter(Buffer.from("{}"), {}, {}, performance.now(), false, (endsTurn) => (told = endsTurn));
     made.headers(200, { "content-type": contentType });
     made.chunk(answer);
     made.end();
@@ -94,7 +94,7 @@ describe("which answers end the model's turn (the process pushes a call's record
     expect(meter(Buffer.from(JSON.stringify({ type: "error", error: { type: "overloaded_error" } })), "application/json")).toBe(false);
     expect(meter(sse([start]), "text/event-stream")).toBe(false);
     let told: boolean | undefined;
-    new RequestMeter(Buffer.from("{}"), {}, {}, performance.now(), false, (_record, endsTurn) => (told = endsTurn)).fail("socket hang up");
+    new RequestMeter(Buffer.from("{}"), {}, {}, performance.now(), false, (endsTurn) => (told = endsTurn)).fail("socket hang up");
     expect(told).toBe(false);
   });
 });

@@ -86,8 +86,9 @@ export class HostWireSession {
    * Ends the call: how many of its Messages requests passed, what each carried, and what was refused.
    * The process pushes the call's records when an answer ends the model's turn, before the CLI can
    * have read that answer, so with `responses` (the model responses the call got) already matched by
-   * records, the end needs no round trip. Otherwise (a failed call, or records still on their way) the process is asked,
-   * and its answer is the whole list: pushed messages come before it on the one channel.
+   * records, the end needs no round trip. Otherwise (a failed call, records still on their way, a
+   * response that went around the interceptor) the process is asked, and its answer is the whole list:
+   * pushed messages come before it on the one channel.
    */
   async endCall(responses?: number): Promise<CallEnd> {
     const call = this.call;

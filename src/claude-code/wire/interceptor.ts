@@ -196,7 +196,7 @@ export class WireInterceptor {
       return refuse(request.response, "the request differs from what the library built for the call");
     }
     call.forwarded += 1;
-    const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (_record, endsTurn) => session.recorded(call, endsTurn));
+    const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (endsTurn) => session.recorded(call, endsTurn));
     call.records.push(meter.record);
     this.forward(request, meter);
   }

@@ -19,7 +19,7 @@ export class RequestMeter {
    * The answer ends the model's turn: a stop reason other than `tool_use`, or a `StructuredOutput` call
    * (the CLI's last request of an object call). Unknown (a failed request, an error answer): false.
    */
-  endsTurn = false;
+  private endsTurn = false;
 
   /** `parsed` is the body the check already parsed (undefined when it was not JSON). */
   constructor(
@@ -28,8 +28,8 @@ export class RequestMeter {
     headers: Record<string, string | string[] | undefined>,
     private readonly started: number,
     bodies: boolean,
-    /** Told once, when the record is complete. */
-    private readonly onDone?: (record: RequestRecord, endsTurn: boolean) => void,
+    /** Told once, when the record is complete: whether the answer ended the model's turn. */
+    private readonly onDone?: (endsTurn: boolean) => void,
   ) {
     const body = parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>) : undefined;
     const system = size(body?.system);
@@ -66,7 +66,7 @@ export class RequestMeter {
   private finish(): void {
     if (this.done) return;
     this.done = true;
-    this.onDone?.(this.record, this.endsTurn);
+    this.onDone?.(this.endsTurn);
   }
 
   /** Parsed once, after the answer has passed on: nothing is added on the stream's path. */

@@ -31,7 +31,7 @@ export class WireSession {
   constructor(
     readonly name: string,
     readonly env: Record<string, string>,
-    /** What the interceptor's process tells its host as it happens: a stop (once), each refusal, each request's finished record. */
+    /** What the interceptor's process tells its host as it happens: a stop (once), each refusal, a call's records at each end of the model's turn. */
     private readonly events: SessionEvents = {},
   ) {}
 

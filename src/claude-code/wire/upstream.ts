@@ -72,7 +72,7 @@ export function createUpstream(env: Env, upstream?: WireUpstream): Upstream {
   }
   const extra = callerCaPem(env);
   // One TLS context for every connection: given as `ca`, Node's ~150 roots plus the caller's CAs were
-  // parsed again for each new connection (about 36 ms of CPU each, measured in the interceptor's process).
+  // parsed again for each new connection: 35–45 ms of CPU each (`tls.createSecureContext`, Node 20 here).
   const tls = { secureContext: createSecureContext({ ca: extra ? [...rootCertificates, extra] : [...rootCertificates] }) };
   const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy ?? env.ALL_PROXY ?? env.all_proxy ?? "";
   const options = {
