@@ -177,7 +177,7 @@ function checkToolResult(block: ToolResultBlock, index: number, expected: CallEx
       ? " (the result does not begin with the output the call's tool returned, so all of it was checked)"
       : expected.toolOutputs?.has(id)
         ? ""
-        : " (the runtime's tools returned no output for this tool call, so the CLI wrote this result)";
+        : " (no output of the call's tools with a <system-reminder> tag for this tool call, so all of it was checked)";
   const where = `the result of tool call ${quote(id)} in user turn ${index}`;
   const differences: string[] = [];
   for (const reminder of added.matchAll(REMINDER_IN_TEXT)) differences.push(...checkReminder(reminder[1]!, shape).map((difference) => `${where}${why}: ${difference}`));

@@ -69,17 +69,16 @@ export class HostWireSession {
 
   /**
    * What one of the call's tools handed the CLI. The check reads a tool's output only to tell a
-   * `<system-reminder>` it returned from one the CLI added after it, so an output without any such tag
-   * crosses as "known, nothing to tell apart", and only one with a tag is sent whole and waited for
-   * (its arrival must come before the CLI's next request is checked).
+   * `<system-reminder>` it returned from one the CLI added after it, so only an output with such a tag
+   * is sent, whole, and waited for (its arrival must come before the CLI's next request is checked).
+   * An output without one is not sent: for the check it is the same as none, every reminder in that
+   * tool result must be of a recorded kind (a message per tool call cost the host CPU and woke the
+   * interceptor's process for nothing).
    */
   toolOutput(id: string, texts: string[]): Promise<void> | undefined {
     const call = this.call;
-    if (!call) return undefined;
-    const tagged = texts.some((text) => REMINDER_TAG.test(text));
-    const message = { type: "tool" as const, session: this.name, call: call.id, id, texts: tagged ? texts : [] };
-    if (!tagged) return void this.owner.post(message);
-    return this.owner.ask((reply) => ({ ...message, ack: reply })).then(() => undefined);
+    if (!call || !texts.some((text) => REMINDER_TAG.test(text))) return undefined;
+    return this.owner.ask((reply) => ({ type: "tool", session: this.name, call: call.id, id, texts, ack: reply })).then(() => undefined);
   }
 
   /**

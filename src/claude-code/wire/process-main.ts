@@ -70,7 +70,7 @@ process.on("message", (message: ToProcess) => {
     case "tool": {
       const running = calls.get(message.session);
       if (running?.call === message.call) running.toolOutputs.set(message.id, message.texts);
-      if (message.ack !== undefined) send({ type: "acked", reply: message.ack });
+      send({ type: "acked", reply: message.ack });
       return;
     }
     case "end": {
