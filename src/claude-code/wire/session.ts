@@ -20,7 +20,7 @@ export type CallState = { expectation: CallExpectation; fail: (error: IsolationE
 
 /** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
 export class WireSession {
-  /** Refusals of anything but a call's Messages request (analytics, other hosts), kept for the transcript and status (see refuse()). */
+  /** Refusals of anything but a call's Messages request (analytics, other hosts), for the transcript and status, when nobody is told of them (refuse()). */
   readonly refusals: string[] = [];
   private call: CallState | undefined;
   /** A Messages request checked outside any call, or a stopped one: the process must not serve a call. */
@@ -35,10 +35,11 @@ export class WireSession {
     private readonly events: SessionEvents = {},
   ) {}
 
-  /** A request refused because no call needs it: kept for the call's end, and told at once. */
+  /** A request refused because no call needs it: told at once, or kept for the call's end. */
   refuse(what: string): void {
-    this.refusals.push(what);
-    this.events.onRefusal?.(what);
+    // Told to whoever listens (the interceptor's process tells its host, which keeps them); kept here otherwise.
+    if (this.events.onRefusal) this.events.onRefusal(what);
+    else this.refusals.push(what);
   }
 
   /**
