@@ -91,17 +91,20 @@ for (let index = 0; index < 2000; index += 1) {
   if (differences.length > 0) throw new Error(`the bench request fails the check: ${differences.join("; ")}`);
 }
 
+// Loopback only: every proxy below (the clients' and the interceptor's way out) is checked to be on
+// 127.0.0.1 before anything is sent through it; "api.anthropic.com" is only the name the front answers for.
+const loopback = (proxyUrl) => {
+  if (new URL(proxyUrl).hostname !== "127.0.0.1") throw new Error(`not a loopback proxy: ${proxyUrl}`);
+  return proxyUrl;
+};
+const viaProxy = (proxyUrl, ca) => new ProxyAgent({ uri: loopback(proxyUrl), requestTls: { ca } });
+
 // The head check: a scripted API in this process sees one request each way.
 const headApi = await startScriptedMessagesApi([turn.text("Yes: it lists invoices and payment terms.")], { firstParty: true, onExhausted: "repeat-last" });
-const headInterceptor = await InterceptorProcess.start({ env: {}, upstream: { proxy: headApi.firstParty.proxyUrl, ca: headApi.firstParty.caPem } });
+const headInterceptor = await InterceptorProcess.start({ env: {}, upstream: { proxy: loopback(headApi.firstParty.proxyUrl), ca: headApi.firstParty.caPem } });
 headInterceptor.useVersion("2.1.330");
 const headSession = headInterceptor.newSession();
 headSession.beginCall(expectation, () => {});
-const viaProxy = (proxyUrl, ca) => {
-  // Loopback only: every way out below is a proxy on 127.0.0.1, checked before any request is sent.
-  if (new URL(proxyUrl).hostname !== "127.0.0.1") throw new Error(`not a loopback proxy: ${proxyUrl}`);
-  return new ProxyAgent({ uri: proxyUrl, requestTls: { ca } });
-};
 for (const dispatcher of [viaProxy(headApi.firstParty.proxyUrl, headApi.firstParty.caPem), viaProxy(headSession.env.HTTPS_PROXY, readFileSync(headSession.env.NODE_EXTRA_CA_CERTS, "utf8"))]) {
   await once(dispatcher);
   await dispatcher.close();
@@ -117,7 +120,7 @@ await headApi.close();
 // The timing: the scripted API and its front in a process of their own.
 const api = await startApiProcess({ firstParty: true });
 const apiCa = readFileSync(api.firstParty.caFile, "utf8");
-const interceptor = await InterceptorProcess.start({ env: {}, upstream: { proxy: api.firstParty.proxyUrl, ca: apiCa } });
+const interceptor = await InterceptorProcess.start({ env: {}, upstream: { proxy: loopback(api.firstParty.proxyUrl), ca: apiCa } });
 interceptor.useVersion("2.1.330");
 const session = interceptor.newSession();
 const direct = viaProxy(api.firstParty.proxyUrl, apiCa);
