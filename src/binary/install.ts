@@ -29,6 +29,25 @@ export function defaultCliCache(env: NodeJS.ProcessEnv = process.env): string {
 /** The file `fixtures compare` runs for a version whose package ships `cli.js` and no native binary. */
 export const NODE_LAUNCHER = "claude-node";
 
+/** A string as one POSIX shell word that the shell takes literally: in single quotes, each `'` as `'\''`. */
+export function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The `claude-node` launcher: a fixed script that finds cli.js from its own location (`$0`), so no cache
+ * path is ever shell text (a dir named `$(…)` would run it), and runs it under an absolute Node, quoted
+ * literally: the run's scrubbed PATH may lead to another Node, or to none.
+ */
+export function launcherScript(node: string): string {
+  return [
+    "#!/bin/sh",
+    'case "$0" in */*) here="${0%/*}" ;; *) here=. ;; esac',
+    `exec ${shellQuote(node)} "$here/node_modules/@anthropic-ai/claude-code/cli.js" "$@"`,
+    "",
+  ].join("\n");
+}
+
 /**
  * The runnable CLI in an install prefix: the platform package's native binary, or — for versions that
  * ship only `cli.js` (2.0.x, 2.1.100) — a launcher that runs it under this Node.
@@ -45,10 +64,10 @@ export function binaryIn(prefix: string, writeLauncher = true): string | undefin
   const script = join(scope, "claude-code", "cli.js");
   if (!existsSync(script)) return undefined;
   const launcher = join(prefix, NODE_LAUNCHER);
-  // Not in a staging dir: the launcher holds the absolute path of cli.js, valid once moved into place.
-  if (writeLauncher && !existsSync(launcher)) {
-    // An absolute Node: the run's scrubbed PATH may lead to another Node, or to none.
-    writeFileSync(launcher, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(script)} "$@"\n`);
+  if (writeLauncher) {
+    const text = launcherScript(process.execPath);
+    // Rewritten when it differs: a launcher an earlier version wrote held the paths in shell-expanded quotes.
+    if (!existsSync(launcher) || readFileSync(launcher, "utf8") !== text) writeFileSync(launcher, text);
     chmodSync(launcher, 0o755);
   }
   return launcher;
