@@ -46,6 +46,12 @@ kill -KILL $pids 2>/dev/null
 exit 0
 `;
 
+/**
+ * The watcher's whole environment: a fixed PATH for `sleep` (`kill` is the shell's own), nothing of the
+ * host's — no credentials, no `BASH_ENV`/`ENV` for the shell to source, not the host's PATH.
+ */
+const WATCHER_ENV = { PATH: "/usr/bin:/bin" };
+
 interface Watcher {
   child: ChildProcess;
   pids: Set<number>;
@@ -59,7 +65,7 @@ let unavailable = process.platform === "win32";
 function start(): Watcher | undefined {
   let child: ChildProcess;
   try {
-    child = spawn("/bin/sh", ["-c", WATCHER], { stdio: ["pipe", "ignore", "ignore"], windowsHide: true });
+    child = spawn("/bin/sh", ["-c", WATCHER], { stdio: ["pipe", "ignore", "ignore"], env: WATCHER_ENV, windowsHide: true });
   } catch {
     unavailable = true;
     return undefined;

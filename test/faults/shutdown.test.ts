@@ -8,12 +8,21 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
+import { HOST_DEATH_WATCHER_MARK } from "../../src/transport/host-death.js";
 import { cleanup, leftoverPids, remainingChildren, scriptedApi, tempDir, testEnv } from "../support.js";
 
 afterEach(async () => {
   expect(await remainingChildren()).toEqual([]);
   await cleanup();
 });
+
+const isWatcher = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(HOST_DEATH_WATCHER_MARK);
+  } catch {
+    return false;
+  }
+};
 
 const HOST = join(import.meta.dirname, "../fixtures/signal-host.mjs");
 
@@ -57,13 +66,18 @@ describe("a signal to the host", () => {
     expect(state.idle.length).toBe(1);
     // The host and its CLIs are there to be found (the check below finds them re-parented, by their marker).
     expect(leftoverPids()).toEqual(expect.arrayContaining([host.pid, ...state.idle]));
+    // The watcher has no marker (PATH is its whole environment): taken now, while it is still in the host's tree.
+    const watchers = leftoverPids().filter(isWatcher);
+    expect(watchers.length).toBe(1);
     const killedAt = Date.now();
     host.kill("SIGKILL");
     expect((await host).signal).toBe("SIGKILL");
     // Without the watcher the in-flight CLI saw only its stdin close and kept waiting for its answer (60 s here).
-    // The orphans are found by the marker the host passed on (CLIs and the watcher itself), wherever they were re-parented.
+    // The orphan CLIs are found by the marker the host passed on, wherever they were re-parented.
     const left = await remainingChildren(Math.max(0, killedAt + 2_000 - Date.now()));
     expect(left).toEqual([]);
+    while (watchers.some(isWatcher) && Date.now() - killedAt < 2_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(watchers.filter(isWatcher)).toEqual([]);
   });
 
   it("ends a host without a handler as Node would (by SIGINT), with its CLIs, and keeps the transcript written so far", async () => {
