@@ -82,7 +82,10 @@ describe("managed settings", () => {
     expect(problems).toMatch(/15-helpers\.json sets proxyAuthHelper/);
     expect(problems).toMatch(/15-helpers\.json sets processWrapper/);
     expect(problems).toMatch(/15-helpers\.json sets statusLine/);
-    expect(problems).toMatch(/10-env\.json sets ANTHROPIC_BASE_URL, BUN_OPTIONS, HTTPS_PROXY, OTEL_LOGS_EXPORTER in env/);
+    // Each variable with the reason that holds for it (issue 40).
+    expect(problems).toMatch(/10-env\.json sets ANTHROPIC_BASE_URL, HTTPS_PROXY in env: each may route requests to another server/);
+    expect(problems).toMatch(/10-env\.json sets BUN_OPTIONS in env: it may run code inside or beside the CLI/);
+    expect(problems).toMatch(/10-env\.json sets OTEL_LOGS_EXPORTER in env: it may export telemetry or logs, prompts among them/);
     expect(problems).not.toMatch(/TZ/);
     expect(problems).not.toMatch(/hidden/);
     expect(problems).toMatch(/20-broken\.json is not valid JSON/);

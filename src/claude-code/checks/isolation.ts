@@ -6,6 +6,7 @@ import { realpathSync } from "node:fs";
 import type { CliVersionFacts } from "../../binary/versions.js";
 import type { SystemInitMessage } from "../../protocol/messages.js";
 import { isScrubbedEnvName } from "../../transport/env.js";
+import { BUILTIN_PLUGIN_ADVICE, isBuiltinPlugin } from "./managed-policy.js";
 import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
@@ -170,7 +171,12 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
     }
   }
   const plugins = (init.plugins ?? []).map((plugin) => plugin.name);
-  if (plugins.length > 0) differences.push(`plugins were ${JSON.stringify(plugins)}, expected none`);
+  if (plugins.length > 0) {
+    const builtin = (init.plugins ?? []).filter(isBuiltinPlugin).map((plugin) => plugin.source ?? `${plugin.name}@builtin`);
+    const them = builtin.length > 1 ? "them" : "it";
+    const why = builtin.length > 0 ? ` (${builtin.join(", ")}: built into the CLI, which turns ${them} on for a Team or Enterprise login even when --settings turns ${them} off; no settings file asked for ${them})` : "";
+    differences.push(`plugins were ${JSON.stringify(plugins)}, expected none${why}`);
+  }
   const leak = credentialLeak(init.apiKeySource, expected);
   if (leak) differences.push(leak);
   // Equal strings name the same directory; only different ones are resolved (two realpath walks per call otherwise).
@@ -178,6 +184,11 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
     differences.push(`cwd was ${JSON.stringify(init.cwd)}, expected ${JSON.stringify(expected.cwd)}`);
   }
   return differences;
+}
+
+/** The advice for an init check's differences: a built-in plugin's own, else the default (a CLI version or default that changed). */
+export function initAdvice(init: SystemInitMessage): string | undefined {
+  return (init.plugins ?? []).some(isBuiltinPlugin) ? BUILTIN_PLUGIN_ADVICE : undefined;
 }
 
 /** Host-discovered names the init message may list; diagnostic only (seed 000). */

@@ -11,7 +11,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Env } from "../../transport/env.js";
-import { PASSABLE_CLI_KNOBS } from "../../transport/pass-env.js";
+import { PASSABLE_CLI_KNOBS, passEnvRefusal } from "../../transport/pass-env.js";
 import { memoryProblems, read } from "./managed-memory.js";
 
 /** Where the CLI reads managed files (from the 2.1.330 binary; 2.1.142 uses the same paths). */
@@ -37,6 +37,16 @@ export const MANAGED_POLICY_ADVICE =
 
 export const USER_POLICY_ADVICE =
   "remote-settings.json is a cache the CLI keeps of your organisation's server-managed settings and reads whatever flags are passed; anyone who can write your Claude Code config dir can plant it. If your organisation manages Claude Code from the server, ask the administrator to drop the named keys; otherwise delete the file (the CLI fetches it again if it is real). See docs/isolation.md, \"Policy read ahead\".";
+
+/**
+ * A plugin built into the CLI (`path: "builtin"`, `<name>@builtin`): 2.1.330 turns `cc-plugin-sec-default` on
+ * for a Team or Enterprise login (its credentials' subscription type; measured with no settings fetched
+ * and no settings file), so it comes from the organisation, not from any file read ahead.
+ */
+export const isBuiltinPlugin = (plugin: { path?: string; source?: string }): boolean => plugin.path === "builtin" || (plugin.source?.endsWith("@builtin") ?? false);
+
+export const BUILTIN_PLUGIN_ADVICE =
+  "A plugin's hooks and servers would join every run, so ktx-claude-code runs none, and it cannot turn this one off. Ask your administrator whether it can be turned off for this account, log in with an account outside the organisation, or run KTX with another backend. See docs/isolation.md, \"Policy read ahead\".";
 
 /**
  * Top-level keys that pass: each restricts, pins or only displays, and none runs a program, adds a
@@ -126,6 +136,22 @@ const KNOWN_DANGER: Record<string, string> = {
   mcpServers: "MCP servers started beside KTX's own",
 };
 
+/**
+ * Why each refused policy `env` name is refused, names grouped by reason: passEnv's reasons (credential,
+ * routing, code, TLS, logs; docs/environment.md), else that it is not known to be harmless.
+ */
+function envRefusals(file: string, names: string[]): string[] {
+  const byReason = new Map<string, string[]>();
+  for (const name of names) {
+    // Telemetry first: an exporter's name reads as routing to passEnv's word rules, but what it sends is the prompt.
+    const refusal = /^OTEL_|TELEMETRY/i.test(name) ? "it may export telemetry or logs, prompts among them, to a collector" : passEnvRefusal(name);
+    // A case variant of a knob is refused for its spelling: passEnv's advice ("pass the exact name") does not fit a file.
+    const reason = refusal && !refusal.startsWith("it is a case variant") ? refusal : "it is not a locale, time zone or request knob, the only names known to be harmless here";
+    byReason.set(reason, [...(byReason.get(reason) ?? []), name]);
+  }
+  return [...byReason].map(([reason, group]) => `${file} sets ${group.join(", ")} in env: ${reason.replace(/^it /, group.length > 1 ? "each " : "it ")}`);
+}
+
 function keyProblem(file: string, key: string, value: unknown, childEnv: Env | undefined): string | undefined {
   if (key === "permissions") {
     if (typeof value !== "object" || value === null) return `${file} sets permissions to a non-object, which cannot be checked`;
@@ -143,7 +169,7 @@ function keyProblem(file: string, key: string, value: unknown, childEnv: Env | u
     const names = Object.keys(value).filter((name) => !isLibrarySet(name) && !harmlessEnvName(name));
     const found = [
       ...(ours.length > 0 ? [`${file} sets ${ours.map((name) => `${name}=${JSON.stringify((value as Record<string, unknown>)[name])}`).join(", ")} in env, which ktx-claude-code sets itself for every run (a policy value would override it: an empty one unsets it)`] : []),
-      ...(names.length > 0 ? [`${file} sets ${names.join(", ")} in env, which may route, authenticate, inject code, change TLS or export logs outside your Claude Code session (only locale, time zone and request knobs pass)`] : []),
+      ...envRefusals(file, names),
     ];
     return found.length > 0 ? found.join("; ") : undefined;
   }

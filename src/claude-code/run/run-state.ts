@@ -6,7 +6,7 @@
 import { IsolationError } from "../../errors/index.js";
 import type { AssistantMessage, CliMessage, ResultMessage, SystemInitMessage, UserMessage } from "../../protocol/messages.js";
 import type { ToolCallRecord } from "../../runtime/types.js";
-import { checkInit, hookDifference } from "../checks/isolation.js";
+import { checkInit, hookDifference, initAdvice } from "../checks/isolation.js";
 import { MANAGED_POLICY_ADVICE } from "../checks/managed-policy.js";
 import { type StepTracker, isSyntheticError } from "./steps.js";
 
@@ -85,7 +85,7 @@ export function followMessage(
       // A reused process sends init at every call's start: the surface is re-checked each time.
       state.init = message.message;
       const differences = checkInit(message.message, expected);
-      return differences.length > 0 ? new IsolationError(differences) : undefined;
+      return differences.length > 0 ? new IsolationError(differences, initAdvice(message.message)) : undefined;
     }
     case "system": {
       const hook = hookDifference(message.message);
