@@ -10,7 +10,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { checkInit, initAdvice } from "../../src/claude-code/checks/isolation.js";
 import { IsolationError } from "../../src/errors/index.js";
+import type { SystemInitMessage } from "../../src/protocol/messages.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { failure, firstPartyApi, firstPartyEnv, realCli, runtimeFor, script } from "../support.js";
 import { Markers, endSuiteAfterAll, plant } from "./harness.js";
@@ -89,5 +91,17 @@ describe("remote-settings.json env (finding 6)", () => {
     }
     // The file changes nothing: the same failure without it.
     expect(messages[0]).toBe(messages[1]);
+  });
+
+  it("names only the organisation's plugin so: another built-in plugin left on keeps the CLI-version advice", () => {
+    const expected = { toolIds: [] as string[], structuredOutput: false, apiKeyAllowed: false, cwd: "/tmp" };
+    const init = (plugins: SystemInitMessage["plugins"]) =>
+      ({ type: "system", subtype: "init", session_id: "s", cwd: "/tmp", tools: [], mcp_servers: [], model: "m", permissionMode: "dontAsk", apiKeySource: "none", plugins }) as SystemInitMessage;
+    const other = init([{ name: "cc-plugin-privacy", path: "builtin", source: "cc-plugin-privacy@builtin" }]);
+    expect(checkInit(other, expected)).toEqual(['plugins were ["cc-plugin-privacy"], expected none']);
+    expect(initAdvice(other)).toBeUndefined();
+    const organisation = init([{ name: "cc-plugin-sec-default", path: "builtin", source: "cc-plugin-sec-default@builtin" }]);
+    expect(checkInit(organisation, expected).join()).toMatch(/cc-plugin-sec-default@builtin: built into the CLI, which turns it on for a Team or Enterprise login/);
+    expect(initAdvice(organisation)).toMatch(/cannot turn this one off/);
   });
 });

@@ -6,7 +6,7 @@ import { realpathSync } from "node:fs";
 import type { CliVersionFacts } from "../../binary/versions.js";
 import type { SystemInitMessage } from "../../protocol/messages.js";
 import { isScrubbedEnvName } from "../../transport/env.js";
-import { BUILTIN_PLUGIN_ADVICE, isBuiltinPlugin } from "./managed-policy.js";
+import { ORGANISATION_PLUGIN_ADVICE, isOrganisationPlugin } from "./managed-policy.js";
 import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
@@ -172,9 +172,9 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
   }
   const plugins = (init.plugins ?? []).map((plugin) => plugin.name);
   if (plugins.length > 0) {
-    const builtin = (init.plugins ?? []).filter(isBuiltinPlugin).map((plugin) => plugin.source ?? `${plugin.name}@builtin`);
-    const them = builtin.length > 1 ? "them" : "it";
-    const why = builtin.length > 0 ? ` (${builtin.join(", ")}: built into the CLI, which turns ${them} on for a Team or Enterprise login even when --settings turns ${them} off; no settings file asked for ${them})` : "";
+    const organisation = (init.plugins ?? []).filter(isOrganisationPlugin).map((plugin) => plugin.source ?? `${plugin.name}@builtin`);
+    const them = organisation.length > 1 ? "them" : "it";
+    const why = organisation.length > 0 ? ` (${organisation.join(", ")}: built into the CLI, which turns ${them} on for a Team or Enterprise login and --settings cannot turn off; no settings file asked for ${them})` : "";
     differences.push(`plugins were ${JSON.stringify(plugins)}, expected none${why}`);
   }
   const leak = credentialLeak(init.apiKeySource, expected);
@@ -188,7 +188,7 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
 
 /** The advice for an init check's differences: a built-in plugin's own, else the default (a CLI version or default that changed). */
 export function initAdvice(init: SystemInitMessage): string | undefined {
-  return (init.plugins ?? []).some(isBuiltinPlugin) ? BUILTIN_PLUGIN_ADVICE : undefined;
+  return (init.plugins ?? []).some(isOrganisationPlugin) ? ORGANISATION_PLUGIN_ADVICE : undefined;
 }
 
 /** Host-discovered names the init message may list; diagnostic only (seed 000). */

@@ -39,13 +39,15 @@ export const USER_POLICY_ADVICE =
   "remote-settings.json is a cache the CLI keeps of your organisation's server-managed settings and reads whatever flags are passed; anyone who can write your Claude Code config dir can plant it. If your organisation manages Claude Code from the server, ask the administrator to drop the named keys; otherwise delete the file (the CLI fetches it again if it is real). See docs/isolation.md, \"Policy read ahead\".";
 
 /**
- * A plugin built into the CLI (`path: "builtin"`, `<name>@builtin`): 2.1.330 turns `cc-plugin-sec-default` on
- * for a Team or Enterprise login (its credentials' subscription type; measured with no settings fetched
- * and no settings file), so it comes from the organisation, not from any file read ahead.
+ * Built-in plugins the CLI turns on for a Team or Enterprise login (the credentials' subscription type),
+ * even when our `--settings` turns them off: measured on 2.1.330 with no settings fetched and no settings
+ * file, so they come from the organisation, not from any file read ahead. Other built-in plugins are
+ * off through `--settings` (binary/versions.ts); one of them on means a changed default.
  */
-export const isBuiltinPlugin = (plugin: { path?: string; source?: string }): boolean => plugin.path === "builtin" || (plugin.source?.endsWith("@builtin") ?? false);
+const ORGANISATION_PLUGINS = new Set(["cc-plugin-sec-default"]);
+export const isOrganisationPlugin = (plugin: { name: string }): boolean => ORGANISATION_PLUGINS.has(plugin.name);
 
-export const BUILTIN_PLUGIN_ADVICE =
+export const ORGANISATION_PLUGIN_ADVICE =
   "A plugin's hooks and servers would join every run, so ktx-claude-code runs none, and it cannot turn this one off. Ask your administrator whether it can be turned off for this account, log in with an account outside the organisation, or run KTX with another backend. See docs/isolation.md, \"Policy read ahead\".";
 
 /**
