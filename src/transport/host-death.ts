@@ -47,8 +47,8 @@ exit 0
 `;
 
 /**
- * The watcher's whole environment: a fixed PATH for `sleep` (`kill` is the shell's own), nothing of the
- * host's — no credentials, no `BASH_ENV`/`ENV` for the shell to source, not the host's PATH.
+ * The watcher's whole environment: a fixed PATH for `sleep` (`kill` is the shell's own) and nothing of the
+ * host's (no credentials, no shell or Node switches such as `BASH_ENV` or `NODE_OPTIONS`, not its PATH).
  */
 const WATCHER_ENV = { PATH: "/usr/bin:/bin" };
 
