@@ -106,7 +106,7 @@ export async function verifyVersion(options: VerifyOptions, io: Io): Promise<num
       // The lockfile's root entry must name the same range, or `npm ci` refuses; the locked CLI stays.
       const lock = await execa("npm", ["install", "--ignore-scripts", "--package-lock-only", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: ROOT, env: npmEnv(), extendEnv: false, reject: false, stdin: "ignore" });
       if (lock.failed) throw new InvalidInputError(`npm install --package-lock-only failed: ${String(lock.stderr).trim().split("\n")[0]}`);
-      const locked = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")).packages?.["node_modules/@anthropic-ai/claude-code"]?.version;
+      const locked = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")).packages?.["node_modules/@anthropic-ai/claude-code-linux-x64"]?.version;
       return locked as string;
     },
     (locked) => `src/binary/versions.ts, package.json, package-lock.json (npm ci still installs ${locked})`,
