@@ -98,7 +98,7 @@ export function locateBundledCli(packageDir: (name: string) => string | undefine
   throw new CliNotFoundError(
     undefined,
     candidates.length === 0
-      ? `the CLI's platform package (${platformPackageNames().join(" or ")}) is not installed: reinstall dependencies without --no-optional / --omit=optional`
+      ? `the CLI's platform package (${platformPackageNames().join(" or ")}) is not installed (an install with --omit=optional or --no-optional leaves it out)`
       : `no executable binary among ${candidates.join(", ")}`,
   );
 }

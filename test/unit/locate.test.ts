@@ -51,7 +51,7 @@ describe("locateBundledCli", () => {
   });
 
   it("explains when no platform package is installed, and how to get one", () => {
-    expect(() => locateBundledCli(() => undefined)).toThrow(/the CLI's platform package \(@anthropic-ai\/claude-code-.*\) is not installed: reinstall dependencies without --no-optional/);
+    expect(() => locateBundledCli(() => undefined)).toThrow(/the CLI's platform package \(@anthropic-ai\/claude-code-.*\) is not installed \(an install with --omit=optional/);
   });
 });
 
