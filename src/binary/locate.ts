@@ -1,7 +1,9 @@
 /**
  * Finds the installed Claude Code binary (any verified version the host's install chose) and reads its version once per path.
- * The wrapper package's postinstall (which copies the native binary into `bin/`) is skipped by npm 11
- * unless approved, so the platform package is resolved directly first.
+ * This package depends on the CLI's platform packages (`@anthropic-ai/claude-code-<os>-<cpu>[-musl]`) directly, as
+ * optional dependencies: the package manager installs the one for the host, with no install script and no `engines`
+ * pick (docs/compatibility.md). A host that also has the wrapper package `@anthropic-ai/claude-code` (this package's
+ * 0.1.0 tarballs depended on it) still works: its platform package is looked up through it, then its `bin/`.
  */
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -13,10 +15,10 @@ import { type CliVersionFacts, VERIFIED_CLI_VERSIONS, factsFor, isVerifiedVersio
 
 const require = createRequire(import.meta.url);
 
-function platformPackageNames(): string[] {
-  const arch = process.arch;
-  if (process.platform === "win32") return [`@anthropic-ai/claude-code-win32-${arch}`];
-  if (process.platform === "darwin") return [`@anthropic-ai/claude-code-darwin-${arch}`];
+/** The platform packages that may hold this host's binary, in the order they are tried. */
+export function platformPackageNames(platform: NodeJS.Platform = process.platform, arch: string = process.arch): string[] {
+  if (platform === "win32") return [`@anthropic-ai/claude-code-win32-${arch}`];
+  if (platform === "darwin") return [`@anthropic-ai/claude-code-darwin-${arch}`];
   // glibc first; musl distributions fall through to the -musl package.
   return [`@anthropic-ai/claude-code-linux-${arch}`, `@anthropic-ai/claude-code-linux-${arch}-musl`];
 }
@@ -32,9 +34,9 @@ function resolveFrom(from: NodeRequire, name: string): string | undefined {
 }
 
 /**
- * A package's directory as this module sees it, else (a platform package) as the CLI wrapper sees it: the
- * platform package is the wrapper's dependency, not ours, and a strict layout (pnpm without hoisting) shows
- * it to the wrapper only.
+ * A package's directory as this module sees it, else (a platform package) as the CLI wrapper sees it: when a
+ * host installs the wrapper too, a strict layout (pnpm without hoisting) shows the wrapper's platform package to
+ * the wrapper only.
  */
 export function packageDirResolver(from: NodeRequire): (name: string) => string | undefined {
   return (name) => {
@@ -47,13 +49,7 @@ export function packageDirResolver(from: NodeRequire): (name: string) => string 
 
 const resolvePackageDir = packageDirResolver(require);
 
-/**
- * The version of the installed CLI package (read from its package.json, nothing started), or undefined when
- * none is installed. Which verified version that is, is the host's install (docs/compatibility.md).
- */
-export function bundledCliVersion(packageDir: (name: string) => string | undefined = resolvePackageDir): string | undefined {
-  const dir = packageDir(WRAPPER_PACKAGE);
-  if (!dir) return undefined;
+function packageVersion(dir: string): string | undefined {
   try {
     const version = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version?: unknown }).version;
     return typeof version === "string" ? version : undefined;
@@ -72,16 +68,28 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
+const binaryName = () => (process.platform === "win32" ? "claude.exe" : "claude");
+
 /**
- * The bundled binary: platform package first, then the wrapper's `bin` entry.
+ * The version of the installed CLI (read from the package.json of the platform package whose binary would run,
+ * else the wrapper's; nothing started), or undefined when none is installed. Which verified version that is,
+ * is the host's install (docs/compatibility.md).
+ */
+export function bundledCliVersion(packageDir: (name: string) => string | undefined = resolvePackageDir): string | undefined {
+  const platformDirs = platformPackageNames().map(packageDir).filter((dir): dir is string => dir !== undefined);
+  const dir = platformDirs.find((found) => isExecutableFile(join(found, binaryName()))) ?? platformDirs[0] ?? packageDir(WRAPPER_PACKAGE);
+  return dir === undefined ? undefined : packageVersion(dir);
+}
+
+/**
+ * The bundled binary: the platform package first, then the wrapper's `bin` entry.
  * `packageDir` finds an installed package's directory (replaceable in tests).
  */
 export function locateBundledCli(packageDir: (name: string) => string | undefined = resolvePackageDir): string {
-  const binaryName = process.platform === "win32" ? "claude.exe" : "claude";
   const candidates: string[] = [];
   for (const name of platformPackageNames()) {
     const dir = packageDir(name);
-    if (dir) candidates.push(join(dir, binaryName));
+    if (dir) candidates.push(join(dir, binaryName()));
   }
   const wrapperDir = packageDir(WRAPPER_PACKAGE);
   if (wrapperDir) candidates.push(join(wrapperDir, "bin", "claude.exe"));
@@ -90,7 +98,7 @@ export function locateBundledCli(packageDir: (name: string) => string | undefine
   throw new CliNotFoundError(
     undefined,
     candidates.length === 0
-      ? "neither @anthropic-ai/claude-code nor its platform package is installed"
+      ? `the CLI's platform package (${platformPackageNames().join(" or ")}) is not installed (an install with --omit=optional or --no-optional leaves it out)`
       : `no executable binary among ${candidates.join(", ")}`,
   );
 }

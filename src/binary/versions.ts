@@ -22,6 +22,19 @@ export interface CliVersionFacts {
   modelSwitch?: "apply_flag_settings";
   /** 2.1.142 and 2.1.200 send MCP `initialize` and `notifications/initialized` twice. */
   duplicateMcpInitialize: boolean;
+  /**
+   * `false`: the CLI refuses `rewind_conversation` (`rewound` is never true), so a finished call's process cannot
+   * serve the next call: every call starts a CLI of its own (about 1 s on a 2-core machine instead of tens of ms on a
+   * reused process), and a runtime on it says so once (`noReuseWarning`). Absent: reuse holds (the e2e suite's
+   * reuse tests pass on it).
+   */
+  reuse?: false;
+  /**
+   * `false`: the CLI sends no structured-output nudge, so an object call whose model first answers in prose is
+   * asked once more (an extra request) or, on a one-turn limit, ends with `StructuredOutputError`. Absent: the
+   * object arrives in the one request the README's figures count.
+   */
+  structuredOutputInOneRequest?: false;
   /** What the model aliases mean on this version (reported; the CLI resolves them itself). */
   aliases: Readonly<Record<string, string>>;
   /**
@@ -119,6 +132,7 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     builtinPlugins: [],
     builtinTools: BUILTIN_TOOLS_2_1_200,
     hasDisableSlashCommands: true,
+    reuse: false,
     duplicateMcpInitialize: true,
     aliases: { sonnet: "claude-sonnet-5", opus: "claude-opus-4-8", haiku: "claude-haiku-4-5-20251001" },
   },
@@ -127,6 +141,8 @@ export const VERIFIED_CLI_VERSIONS: Readonly<Record<string, CliVersionFacts>> = 
     builtinPlugins: [],
     builtinTools: BUILTIN_TOOLS_2_1_142,
     hasDisableSlashCommands: true,
+    reuse: false,
+    structuredOutputInOneRequest: false,
     duplicateMcpInitialize: true,
     aliases: { sonnet: "claude-sonnet-4-6", opus: "claude-opus-4-7", haiku: "claude-haiku-4-5" },
   },
@@ -161,6 +177,22 @@ export const PINNED_CLI_VERSION: string = NEWEST_VERIFIED_CLI_VERSION;
  */
 export function factsFor(version: string): CliVersionFacts {
   return VERIFIED_CLI_VERSIONS[version] ?? { ...VERIFIED_CLI_VERSIONS[NEWEST_VERIFIED_CLI_VERSION]!, version };
+}
+
+/** The oldest verified version on which every call can run on a reused process. */
+export const OLDEST_REUSE_CLI_VERSION = "2.1.286";
+
+/**
+ * What a runtime on this version says once when it would reuse processes and cannot (the version refuses the
+ * rewind), naming the version and the fix; undefined when reuse works on it or is off anyway (`reuse: false`).
+ */
+export function noReuseWarning(facts: CliVersionFacts, reuseWanted = true): string | undefined {
+  if (!reuseWanted || facts.reuse !== false) return undefined;
+  return (
+    `Claude Code CLI ${facts.version} refuses rewind_conversation, so ktx-claude-code cannot reuse its processes: every call starts a new CLI ` +
+    `(about 1 s per call instead of tens of ms). Install a verified CLI from ${OLDEST_REUSE_CLI_VERSION} on: remove the pin that chose ${facts.version} ` +
+    `or pin a newer verified version of the CLI's platform package (docs/compatibility.md, "Which CLI version a host gets").`
+  );
 }
 
 export function isVerifiedVersion(version: string): boolean {

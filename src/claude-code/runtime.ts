@@ -5,6 +5,7 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { type ResolvedCli, resolveCli } from "../binary/locate.js";
+import { noReuseWarning } from "../binary/versions.js";
 import { AbortError, ClaudeCodeError, InvalidInputError, IsolationError } from "../errors/index.js";
 import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { ResultMessage } from "../protocol/messages.js";
@@ -181,7 +182,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   cli(): Promise<ResolvedCli> {
     if (!this.cliPromise) {
       this.cliPromise = resolveCli(this.options);
-      this.cliPromise.catch(() => (this.cliPromise = undefined));
+      this.cliPromise.then((cli) => announceNoReuse(cli, this.options.reuse !== false, this.logger)).catch(() => (this.cliPromise = undefined));
     }
     return this.cliPromise;
   }
@@ -363,3 +364,16 @@ export class ClaudeCodeRuntime extends PortRuntime {
 }
 
 export type { KtxRuntimeToolSet };
+
+/** Versions whose lack of reuse this process has already announced with a process warning. */
+const announcedNoReuse = new Set<string>();
+
+/** Says once per runtime (logger) and once per process (a `KTX_CC_NO_REUSE` process warning) that the CLI cannot be reused. */
+function announceNoReuse(cli: ResolvedCli, reuseWanted: boolean, logger: Logger): void {
+  const message = noReuseWarning(cli.facts, reuseWanted);
+  if (message === undefined) return;
+  logger.warn(message);
+  if (announcedNoReuse.has(cli.version)) return;
+  announcedNoReuse.add(cli.version);
+  process.emitWarning(message, { code: "KTX_CC_NO_REUSE" });
+}

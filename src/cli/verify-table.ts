@@ -1,7 +1,7 @@
 /**
  * What `fixtures verify` writes for the maintainer to review: a VERIFIED_CLI_VERSIONS entry in
  * src/binary/versions.ts (inserted newest first, or replacing the version's own entry) and the
- * dependency's `||` union of verified versions in package.json. Plain text edits, so the diff shows
+ * `||` union of verified versions each CLI platform package is declared with in package.json. Plain text edits, so the diff shows
  * exactly the new entry and nothing else of the file moves.
  */
 import { BUILTIN_TOOLS, type CliVersionFacts } from "../binary/versions.js";
@@ -30,6 +30,8 @@ export function renderEntry(entry: CliVersionFacts): string {
     `    builtinTools: ${tools},`,
     `    hasDisableSlashCommands: ${entry.hasDisableSlashCommands},`,
     ...(entry.modelSwitch ? [`    modelSwitch: ${JSON.stringify(entry.modelSwitch)},`] : []),
+    ...(entry.reuse === false ? ["    reuse: false,"] : []),
+    ...(entry.structuredOutputInOneRequest === false ? ["    structuredOutputInOneRequest: false,"] : []),
     `    duplicateMcpInitialize: ${entry.duplicateMcpInitialize},`,
     `    aliases: ${record(entry.aliases)},`,
     ...(entry.binarySha256 ? [`    binarySha256: ${record(entry.binarySha256)},`] : []),
@@ -57,9 +59,9 @@ export function dependencyRange(versions: readonly string[]): string {
   return [...new Set(versions)].sort((a, b) => newerFirst(b, a)).join(" || ");
 }
 
-/** package.json with the CLI dependency naming `versions`; only that line changes. */
+/** package.json with each CLI platform package (optional dependencies) naming `versions`; only those lines change. */
 export function withDependencyRange(packageJson: string, versions: readonly string[]): string {
-  const line = /("@anthropic-ai\/claude-code":\s*)"[^"]*"/;
-  if (!line.test(packageJson)) throw new Error("package.json declares no @anthropic-ai/claude-code dependency");
+  const line = /("@anthropic-ai\/claude-code-[a-z0-9-]+":\s*)"[^"]*"/g;
+  if (!line.test(packageJson)) throw new Error("package.json declares no @anthropic-ai/claude-code-<platform> dependency");
   return packageJson.replace(line, `$1${JSON.stringify(dependencyRange(versions))}`);
 }

@@ -85,7 +85,14 @@ export async function verifyVersion(options: VerifyOptions, io: Io): Promise<num
   const probed = await phase("probe", () => probeCliFacts(cliPath), (facts) => `${facts.entry.builtinTools.length} built-in tools, plugins ${facts.entry.builtinPlugins.join(", ") || "none"}, ${facts.entry.modelSwitch ?? "no model switch"}`);
   if (probed.entry.version !== version) throw new InvalidInputError(`the probe read version ${probed.entry.version} from ${cliPath}, not ${version}.`);
   // Other platforms' checksums of a re-verified version stay.
-  const entry = { ...probed.entry, binarySha256: { ...VERIFIED_CLI_VERSIONS[version]?.binarySha256, ...probed.entry.binarySha256 } };
+  // What the probe cannot read (a missing feature, found by the suites) stays as the table says.
+  const known = VERIFIED_CLI_VERSIONS[version];
+  const entry = {
+    ...probed.entry,
+    ...(known?.reuse === false ? { reuse: false as const } : {}),
+    ...(known?.structuredOutputInOneRequest === false ? { structuredOutputInOneRequest: false as const } : {}),
+    binarySha256: { ...known?.binarySha256, ...probed.entry.binarySha256 },
+  };
 
   await phase("record", () => recordFixtures({ versions: version, cli: cliPath, verification: true }, { stdout: (text) => io.stderr(text), stderr: io.stderr }), () => `fixtures/transcripts/${version}/`);
 
@@ -106,7 +113,7 @@ export async function verifyVersion(options: VerifyOptions, io: Io): Promise<num
       // The lockfile's root entry must name the same range, or `npm ci` refuses; the locked CLI stays.
       const lock = await execa("npm", ["install", "--ignore-scripts", "--package-lock-only", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: ROOT, env: npmEnv(), extendEnv: false, reject: false, stdin: "ignore" });
       if (lock.failed) throw new InvalidInputError(`npm install --package-lock-only failed: ${String(lock.stderr).trim().split("\n")[0]}`);
-      const locked = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")).packages?.["node_modules/@anthropic-ai/claude-code"]?.version;
+      const locked = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")).packages?.["node_modules/@anthropic-ai/claude-code-linux-x64"]?.version;
       return locked as string;
     },
     (locked) => `src/binary/versions.ts, package.json, package-lock.json (npm ci still installs ${locked})`,

@@ -96,7 +96,7 @@ export class CliNotFoundError extends ClaudeCodeError {
   ) {
     super(
       `Claude Code CLI not usable${cliPath ? ` at ${cliPath}` : ""}: ${reason}. ` +
-        `Reinstall dependencies (npm ci) so @anthropic-ai/claude-code and its platform package are present, or pass cliPath pointing at a Claude Code binary.`,
+        `Reinstall dependencies (npm ci, with optional dependencies) so the CLI's platform package (@anthropic-ai/claude-code-<platform>) is present, or pass cliPath pointing at a Claude Code binary.`,
       details,
     );
   }

@@ -50,12 +50,28 @@ describe("locateBundledCli", () => {
     expect((error as Error).message).toMatch(/no executable binary among .*claude-code-.*\/claude, .*claude-code\/bin\/claude\.exe/);
   });
 
-  it("explains when neither package is installed", () => {
-    expect(() => locateBundledCli(() => undefined)).toThrow(/neither @anthropic-ai\/claude-code nor its platform package is installed/);
+  it("explains when no platform package is installed, and how to get one", () => {
+    expect(() => locateBundledCli(() => undefined)).toThrow(/the CLI's platform package \(@anthropic-ai\/claude-code-.*\) is not installed \(an install with --omit=optional/);
   });
 });
 
 describe("the default package resolver", () => {
+  it("finds the platform package as this package's own optional dependency, with no wrapper, and reads its version", () => {
+    const root = mkdtempSync(join(tmpdir(), "ktx-locate-direct-"));
+    dirs.push(root);
+    const platformName = `@anthropic-ai/claude-code-${process.platform}-${process.arch}`;
+    const platform = join(root, "node_modules", platformName);
+    mkdirSync(platform, { recursive: true });
+    writeFileSync(join(platform, "package.json"), JSON.stringify({ name: platformName, version: "2.1.330" }));
+    writeFileSync(join(platform, process.platform === "win32" ? "claude.exe" : "claude"), "#!/bin/sh\n");
+    chmodSync(join(platform, process.platform === "win32" ? "claude.exe" : "claude"), 0o755);
+    const resolve = packageDirResolver(createRequire(join(root, "index.js")));
+    expect(resolve("@anthropic-ai/claude-code")).toBeUndefined();
+    expect(resolve(platformName)).toBe(platform);
+    expect(bundledCliVersion(resolve)).toBe("2.1.330");
+    expect(locateBundledCli(resolve)).toBe(join(platform, process.platform === "win32" ? "claude.exe" : "claude"));
+  });
+
   it("finds the platform package through the CLI wrapper when only the wrapper can see it (pnpm without hoisting)", () => {
     const root = mkdtempSync(join(tmpdir(), "ktx-locate-strict-"));
     dirs.push(root);

@@ -58,6 +58,10 @@ describe("the table entry fixtures verify writes", () => {
     const pinned = Object.values(VERIFIED_CLI_VERSIONS).find((facts) => facts.binarySha256)!;
     expect((await tableOf(upsertEntry(SOURCE, pinned)))[pinned.version]).toEqual(pinned);
   });
+
+  it("rewrites every entry, the ones without reuse or a one-request object included, without changing what it means", async () => {
+    for (const facts of Object.values(VERIFIED_CLI_VERSIONS)) expect((await tableOf(upsertEntry(SOURCE, facts)))[facts.version]).toEqual(facts);
+  });
 });
 
 describe("the dependency range", () => {
@@ -65,8 +69,10 @@ describe("the dependency range", () => {
     expect(dependencyRange(["2.1.330", "2.1.142", "2.1.332", "2.1.200", "2.1.286", "2.1.330", "2.1.331"])).toBe("2.1.142 || 2.1.200 || 2.1.286 || 2.1.330 || 2.1.331 || 2.1.332");
     const packageJson = readFileSync(join(ROOT, "package.json"), "utf8");
     const written = withDependencyRange(packageJson, ["2.1.142", "9.0.1"]);
-    expect(JSON.parse(written).dependencies["@anthropic-ai/claude-code"]).toBe("2.1.142 || 9.0.1");
-    // Only that line changes.
-    expect(written.split("\n").filter((line, index) => line !== packageJson.split("\n")[index])).toEqual(['    "@anthropic-ai/claude-code": "2.1.142 || 9.0.1",']);
+    const platforms = Object.keys(JSON.parse(packageJson).optionalDependencies as Record<string, string>);
+    expect(platforms).toHaveLength(8);
+    for (const name of platforms) expect(JSON.parse(written).optionalDependencies[name]).toBe("2.1.142 || 9.0.1");
+    // Only those lines change.
+    expect(written.split("\n").filter((line, index) => line !== packageJson.split("\n")[index])).toEqual(platforms.map((name, index) => `    "${name}": "2.1.142 || 9.0.1"${index < platforms.length - 1 ? "," : ""}`));
   });
 });
