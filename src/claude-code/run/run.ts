@@ -220,6 +220,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       proc.failCall(error as IsolationError, "wire check");
       throw error;
     }
+    const callStarted = performance.now();
     const end = await proc.call({
       initialize: initializeRequest({ systemPrompt: spec.system, jsonSchema: spec.jsonSchema, mcpServers: tools.bridge ? [KTX_MCP_SERVER_NAME] : [] }),
       prompt: spec.prompt,
@@ -248,7 +249,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     });
     result = end.result;
     if (session) {
-      wireEnd = await session.endCall(state.steps.steps);
+      // Within what is left of the call's timeoutMs: a stalled interceptor cannot hold the call past it.
+      wireEnd = await session.endCall(state.steps.steps, spec.timeoutMs === undefined ? undefined : spec.timeoutMs - (performance.now() - callStarted));
       if (wireEnd.refusals.length > 0) spec.logger.warn(`the interceptor refused: ${wireEnd.refusals.join(", ")}`);
       const unchecked = uncheckedTurns(state.steps.steps, wireEnd.forwarded);
       if (unchecked) {

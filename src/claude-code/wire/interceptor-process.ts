@@ -27,6 +27,21 @@ export const INTERCEPTOR_SCRIPT = fileURLToPath(new URL("../../../dist/claude-co
 
 /** How long the process may take to start: a Node start, its modules, a CA key. */
 const START_TIMEOUT_MS = 15_000;
+/**
+ * How long the process may take to answer an exchange (a tool output in place, a call's end, a ping).
+ * A healthy process answers from memory within a millisecond, and within tens of milliseconds behind a
+ * large request's parse and check on a loaded 2-core machine; 3 s is far past that, yet short beside a
+ * call (a failed call already spends up to 1 s on its interrupt and 2 s per stop step). Past it the
+ * process is taken as stalled (stopped, hung, saturated): it is killed, the calls behind it fail, its
+ * CLIs are retired (their proxy and CA settings point at it), and the next call starts a new one.
+ */
+export const EXCHANGE_DEADLINE_MS = 3_000;
+/**
+ * While calls run, the process is pinged this often, so a stall fails them within about
+ * HEARTBEAT_MS + EXCHANGE_DEADLINE_MS instead of at their timeoutMs (an hour by default): a CLI whose
+ * request waits on a stopped proxy says nothing until then. One IPC message each way per second.
+ */
+const HEARTBEAT_MS = 1_000;
 const STDERR_TAIL = 4_000;
 
 export interface InterceptorProcessOptions {
@@ -34,8 +49,10 @@ export interface InterceptorProcessOptions {
   env: Env;
   bodies?: boolean;
   upstream?: WireUpstream;
-  /** Told once if the process exits while the runtime still uses it. */
+  /** Told once if the process exits, or stalls and is killed, while the runtime still uses it. */
   onExit?(error: InterceptorError): void;
+  /** Overrides EXCHANGE_DEADLINE_MS (tests). */
+  exchangeDeadlineMs?: number;
 }
 
 export interface CallEnd {
@@ -62,6 +79,7 @@ export class HostWireSession {
   /** The next call on this process. Throws when the process is already compromised or the interceptor is gone. */
   beginCall(expectation: SentExpectation, fail: (error: IsolationError | InterceptorError) => void): void {
     if (this.broken) throw this.broken;
+    if (!this.call) this.owner.running(1);
     const id = this.owner.nextCallId();
     this.call = { id, fail, records: [] };
     this.owner.post({ type: "begin", session: this.name, call: id, expectation });
@@ -88,18 +106,24 @@ export class HostWireSession {
    * records, the end needs no round trip. Otherwise (a failed call, records still on their way, a
    * response that went around the interceptor) the process is asked, and its answer is the whole list:
    * pushed messages come before it on the one channel.
+   *
+   * `waitMs`: how long the call may wait for that answer (its remaining timeoutMs); past it the call
+   * fails with InterceptorError, and the process is replaced only if it then misses its own deadline.
    */
-  async endCall(responses?: number): Promise<CallEnd> {
+  async endCall(responses?: number, waitMs?: number): Promise<CallEnd> {
     const call = this.call;
     if (!call) return { forwarded: 0, records: [], refusals: this.refusals.splice(0) };
     // The last record left the process as the CLI got its answer, but may be read after the CLI's result: one turn to read it.
     if (responses !== undefined && call.records.length < responses) await new Promise((resolve) => setImmediate(resolve));
-    if (this.call === call) this.call = undefined;
+    if (this.call === call) {
+      this.call = undefined;
+      this.owner.running(-1);
+    }
     if (responses !== undefined && call.records.length >= responses) {
       this.owner.post({ type: "end", session: this.name, call: call.id });
       return { forwarded: call.records.length, records: call.records, refusals: this.refusals.splice(0) };
     }
-    const ended = await this.owner.ask((reply) => ({ type: "end", session: this.name, call: call.id, reply }));
+    const ended = await this.owner.ask((reply) => ({ type: "end", session: this.name, call: call.id, reply }), waitMs);
     if (ended.type !== "ended") throw new InterceptorError(`The runtime's interceptor answered a call's end with ${ended.type}.`);
     return { forwarded: ended.forwarded, records: ended.records, refusals: this.refusals.splice(0) };
   }
@@ -125,6 +149,10 @@ export class HostWireSession {
 export class InterceptorProcess {
   private readonly sessions = new Map<string, HostWireSession>();
   private readonly replies = new Map<number, { resolve: (message: FromProcess) => void; reject: (error: Error) => void }>();
+  /** Calls running behind the process, and the ping that runs while there are any. */
+  private calls = 0;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private pinging = false;
   private nextReply = 1;
   private nextCall = 1;
   private version: string | undefined;
@@ -165,7 +193,7 @@ export class InterceptorProcess {
       const fail = (what: string) => {
         clearTimeout(timer);
         child.kill("SIGKILL");
-        reject(new InterceptorError(`The runtime's interceptor could not start: ${what}.`, { stderrTail: stderr.trim() || undefined }));
+        reject(new InterceptorError(`The runtime's interceptor could not start: ${what}.`, { stderrTail: stderr.trim() || undefined }, "start"));
       };
       const timer = setTimeout(() => fail(`it did not report ready within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
       child.once("error", (error) => fail(error.message));
@@ -213,6 +241,30 @@ export class InterceptorProcess {
     if (this.sessions.delete(session.name)) this.post({ type: "drop", session: session.name });
   }
 
+  /** @internal a call began (+1) or ended (-1) on one of the sessions: pings run while any call does. */
+  running(change: 1 | -1): void {
+    this.calls = Math.max(0, this.calls + change);
+    if (this.calls > 0 && !this.heartbeat && !this.gone && !this.closing) {
+      this.heartbeat = setInterval(() => this.ping(), HEARTBEAT_MS);
+      // The calls' CLIs hold the host; the ping never does.
+      this.heartbeat.unref();
+    } else if (this.calls === 0) this.stopHeartbeat();
+  }
+
+  private ping(): void {
+    if (this.pinging) return;
+    this.pinging = true;
+    this.ask((reply) => ({ type: "ping", reply })).then(
+      () => (this.pinging = false),
+      () => (this.pinging = false),
+    );
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
   /** @internal */
   nextCallId(): number {
     return this.nextCall++;
@@ -224,15 +276,46 @@ export class InterceptorProcess {
     this.child.send(message);
   }
 
-  /** @internal sends a message that is answered, and waits for the answer (the channel holds the host meanwhile). */
-  ask(make: (reply: number) => ToProcess): Promise<FromProcess> {
+  /**
+   * @internal sends a message that is answered, and waits for the answer (the channel holds the host
+   * meanwhile). An answer later than the exchange deadline means a stalled process: it is replaced. The
+   * caller may wait less (`waitMs`): it then gets InterceptorError, while the deadline still runs.
+   */
+  ask(make: (reply: number) => ToProcess, waitMs?: number): Promise<FromProcess> {
     if (this.gone) return Promise.reject(this.gone);
     const reply = this.nextReply++;
+    const message = make(reply);
+    const deadlineMs = this.options.exchangeDeadlineMs ?? EXCHANGE_DEADLINE_MS;
     return new Promise<FromProcess>((resolve, reject) => {
-      this.replies.set(reply, { resolve, reject });
+      const stall = setTimeout(() => this.stalled(message.type, deadlineMs), deadlineMs);
+      const wait =
+        waitMs !== undefined && waitMs < deadlineMs
+          ? setTimeout(
+              () => reject(new InterceptorError(`The runtime's interceptor process (pid ${this.child.pid}) did not answer the call's ${message.type} within what was left of its timeoutMs (${Math.max(0, Math.round(waitMs))} ms).`, { stderrTail: this.stderr().trim() || undefined }, "stalled")),
+              Math.max(0, waitMs),
+            )
+          : undefined;
+      const settle = () => (clearTimeout(stall), clearTimeout(wait));
+      this.replies.set(reply, {
+        resolve: (answer) => (settle(), resolve(answer)),
+        reject: (error) => (settle(), reject(error)),
+      });
       if (this.replies.size === 1) this.child.channel?.ref();
-      this.post(make(reply));
+      this.post(message);
     });
+  }
+
+  /** No answer within the exchange deadline: the process is killed (a stopped one too) and every call and CLI behind it let go. */
+  private stalled(what: string, deadlineMs: number): void {
+    if (this.gone || this.closing) return;
+    this.abandon(
+      new InterceptorError(
+        `The runtime's interceptor process (pid ${this.child.pid}) did not answer a ${what} within ${deadlineMs / 1000} s (stopped, hung or saturated), so it was killed and its CLIs retired.`,
+        { stderrTail: this.stderr().trim() || undefined },
+        "stalled",
+      ),
+    );
+    this.child.kill("SIGKILL");
   }
 
   private receive(message: FromProcess): void {
@@ -250,14 +333,20 @@ export class InterceptorProcess {
     }
   }
 
-  /** The process is gone: every call behind it fails, every session breaks, and the runtime starts a new one next time. */
   private lost(code: number | null, signal: NodeJS.Signals | null): void {
     rmSync(dirname(this.caFile), { recursive: true, force: true });
-    if (this.closing) return;
-    const error = new InterceptorError(`The runtime's interceptor process (pid ${this.child.pid}) exited (${signal ?? `code ${code}`}) while the runtime used it.`, { stderrTail: this.stderr().trim() || undefined });
+    if (this.closing || this.gone) return;
+    this.abandon(new InterceptorError(`The runtime's interceptor process (pid ${this.child.pid}) exited (${signal ?? `code ${code}`}) while the runtime used it.`, { stderrTail: this.stderr().trim() || undefined }));
+  }
+
+  /** The process is gone or stalled: every call behind it fails, every session breaks, and the runtime starts a new one next time. */
+  private abandon(error: InterceptorError): void {
     this.gone = error;
+    this.stopHeartbeat();
+    this.calls = 0;
     for (const { reject } of this.replies.values()) reject(error);
     this.replies.clear();
+    this.child.channel?.unref();
     for (const session of this.sessions.values()) session.stopped(undefined, error);
     this.sessions.clear();
     this.options.onExit?.(error);
@@ -266,7 +355,8 @@ export class InterceptorProcess {
   async close(): Promise<void> {
     if (this.closing) return this.exited;
     this.closing = true;
-    for (const { reject } of this.replies.values()) reject(new InterceptorError("The runtime was closed while a call waited for its interceptor."));
+    this.stopHeartbeat();
+    for (const { reject } of this.replies.values()) reject(new InterceptorError("The runtime was closed while a call waited for its interceptor.", {}, "closed"));
     this.replies.clear();
     // The process exits when its channel closes; a process that does not is killed. close() is awaited: the wait holds the host.
     this.child.ref();

@@ -20,7 +20,9 @@ export type ToProcess =
   | { type: "tool"; session: string; call: number; id: string; texts: string[]; ack: number }
   /** `reply`: answer with the call's records (without it, the call's end is only noted: the host had them all). */
   | { type: "end"; session: string; call: number; reply?: number }
-  | { type: "drop"; session: string };
+  | { type: "drop"; session: string }
+  /** Is the process still answering? Sent while calls run (interceptor-process.ts, HEARTBEAT_MS); answered with `acked`. */
+  | { type: "ping"; reply: number };
 
 export type FromProcess =
   | { type: "ready"; port: number; caFile: string }

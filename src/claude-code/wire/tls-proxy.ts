@@ -3,11 +3,24 @@
  * decrypted request to a handler. Shared by the runtime's interceptor (interceptor.ts) and the test
  * harness's first-party mode (src/testing/first-party.ts). TLS is node:tls; requests are parsed by
  * node:http (an inner server fed the decrypted sockets), so nothing here parses HTTP or TLS by hand.
+ *
+ * Any local user can connect to a port on 127.0.0.1 (the CLI takes a proxy only as host:port, never a
+ * unix socket), so a connection that has not yet authenticated (an accepted CONNECT) is capped and given
+ * a deadline: a flood of idle connections cannot take the descriptors real sessions need.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { TLSSocket } from "node:tls";
 import type { MemoryCa } from "./ca.js";
+
+/**
+ * Connections not yet authenticated kept at once; a new one past it drops the oldest (a real CLI sends
+ * its CONNECT within milliseconds of connecting, so it is never the oldest for long; refusing new ones
+ * instead would let a flood hold the port until its deadline). A runtime's own CLIs open a few at once.
+ */
+export const UNAUTHENTICATED_MAX = 256;
+/** How long a connection may stay unauthenticated (a real CLI needs milliseconds; seconds cover a loaded machine). */
+export const UNAUTHENTICATED_DEADLINE_MS = 5_000;
 
 export interface ConnectTarget {
   host: string;
@@ -26,6 +39,8 @@ export interface TlsProxyOptions<Tag> {
   onRequest(request: IncomingMessage, response: ServerResponse, connection: { host: string; port: number; tag: Tag }): void;
   /** A plain (non-CONNECT) proxy request: `http://…` through the proxy, with its decoded `Proxy-Authorization`. Default: 403. */
   onPlainRequest?(request: IncomingMessage, response: ServerResponse, credentials: string | undefined): void;
+  /** Overrides of UNAUTHENTICATED_MAX and UNAUTHENTICATED_DEADLINE_MS (tests). */
+  unauthenticated?: { max?: number; deadlineMs?: number };
 }
 
 export interface TlsProxy {
@@ -49,6 +64,28 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => {});
   };
+  // Connections without an accepted CONNECT, oldest first (a Map keeps insertion order), each with its deadline.
+  const unauthenticated = new Map<Socket, NodeJS.Timeout>();
+  const maxUnauthenticated = options.unauthenticated?.max ?? UNAUTHENTICATED_MAX;
+  const deadlineMs = options.unauthenticated?.deadlineMs ?? UNAUTHENTICATED_DEADLINE_MS;
+  const authenticated = (socket: Socket) => {
+    clearTimeout(unauthenticated.get(socket));
+    unauthenticated.delete(socket);
+  };
+  const admit = (socket: Socket) => {
+    while (unauthenticated.size >= maxUnauthenticated) {
+      const [oldest] = unauthenticated.keys();
+      authenticated(oldest!);
+      oldest!.destroy();
+    }
+    const timer = setTimeout(() => {
+      unauthenticated.delete(socket);
+      socket.destroy();
+    }, deadlineMs);
+    timer.unref();
+    unauthenticated.set(socket, timer);
+    socket.once("close", () => authenticated(socket));
+  };
   const connections = new WeakMap<Socket, { host: string; port: number; tag: Tag }>();
   const inner = createServer({ keepAlive: true }, (request, response) => {
     const connection = connections.get(request.socket);
@@ -59,7 +96,10 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     if (options.onPlainRequest) return options.onPlainRequest(request, response, decodeCredentials(request.headers["proxy-authorization"]));
     response.writeHead(403).end("plain HTTP is not proxied\n");
   });
-  outer.on("connection", track);
+  outer.on("connection", (socket: Socket) => {
+    track(socket);
+    admit(socket);
+  });
   // Never keeps the host alive: a call in flight holds its CLI, which holds the host.
   outer.unref();
   outer.on("connect", (request: IncomingMessage, socket: Socket, head: Buffer) => {
@@ -67,9 +107,11 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     const target: ConnectTarget = { host: host.toLowerCase(), port: Number(portText), credentials: decodeCredentials(request.headers["proxy-authorization"] as string | undefined) };
     const decision = options.onConnect(target);
     if (!decision.accept) {
+      // Still unauthenticated (or refused): its deadline runs on, and it closes with this answer.
       socket.end(`HTTP/1.1 ${decision.status} ${decision.reason.replace(/[\r\n]/g, " ")}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
       return;
     }
+    authenticated(socket);
     options.ca.contextFor(target.host).then(
       (secureContext) => {
         if (socket.destroyed) return;
@@ -96,6 +138,8 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         outer.close(() => resolve());
+        for (const timer of unauthenticated.values()) clearTimeout(timer);
+        unauthenticated.clear();
         for (const socket of sockets) socket.destroy();
         outer.closeAllConnections();
         inner.closeAllConnections();

@@ -1,0 +1,131 @@
+/**
+ * The runtime's interceptor under a local attacker and a stall (issue 45): any local user can connect to
+ * its proxy port, and its process can be stopped. Neither may starve the runtime's calls or hold a call
+ * past its `timeoutMs`. First-party path (`wire: true`, as test/e2e/wire.test.ts); loopback only.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX } from "../../src/claude-code/wire/tls-proxy.js";
+import { InterceptorError, TimeoutError } from "../../src/errors/index.js";
+import { turn } from "../../src/testing/scripted-api.js";
+import { cleanup, failure, firstPartyApi, firstPartyRuntimeFor, pidAlive } from "../support.js";
+
+const undo: Array<() => void> = [];
+afterEach(async () => {
+  for (const step of undo.splice(0)) step();
+  await cleanup();
+});
+
+/** The TCP ports `pid` listens on (its socket descriptors matched against /proc/net/tcp's LISTEN rows). */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      const match = /^socket:\[(\d+)\]$/.exec(link);
+      if (match) inodes.add(match[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return readFileSync("/proc/net/tcp", "utf8")
+    .split("\n")
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[3] === "0A" && inodes.has(fields[9]!))
+    .map((fields) => parseInt(fields[1]!.split(":")[1]!, 16));
+}
+
+async function until(condition: () => boolean, withinMs: number): Promise<boolean> {
+  const end = Date.now() + withinMs;
+  while (Date.now() < end) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return condition();
+}
+
+/** `count` idle connections to 127.0.0.1:`port` that never send a byte; each notes when the other side closed it. */
+async function idleFlood(port: number, count: number): Promise<Array<{ socket: Socket; closed: boolean }>> {
+  const flood: Array<{ socket: Socket; closed: boolean }> = [];
+  await Promise.all(
+    Array.from({ length: count }, () => {
+      const entry = { socket: connect({ host: "127.0.0.1", port }), closed: false };
+      flood.push(entry);
+      entry.socket.on("error", () => {});
+      entry.socket.on("close", () => (entry.closed = true));
+      return new Promise<void>((resolve) => {
+        entry.socket.once("connect", () => resolve());
+        entry.socket.once("close", () => resolve());
+      });
+    }),
+  );
+  undo.push(() => flood.forEach((entry) => entry.socket.destroy()));
+  return flood;
+}
+
+describe("the interceptor under a local attacker and a stall", () => {
+  it("a flood of idle unauthenticated connections is capped and closed after its deadline, and a real call still runs", async () => {
+    const api = await firstPartyApi([turn.text("one"), turn.text("two")]);
+    const runtime = firstPartyRuntimeFor(api);
+    expect(await runtime.generateText({ role: "default", prompt: "first" })).toBe("one");
+    const pid = runtime.interceptorPid!;
+    const [port] = listeningPorts(pid);
+    expect(port).toBeGreaterThan(0);
+    // The descriptors a local attacker exhausts (20,000 in 13 s in the issue), lowered so a bounded flood reaches the limit.
+    execFileSync("prlimit", ["--pid", String(pid), "--nofile=400:400"]);
+    const flood = await idleFlood(port!, 500);
+    // The oldest beyond the cap were dropped at once: the descriptors left for real sessions never run out.
+    expect(await until(() => flood.filter((entry) => !entry.closed).length <= UNAUTHENTICATED_MAX, 5_000)).toBe(true);
+    // A new CLI (reuse is off) connects, authenticates and is answered while the flood holds its sockets.
+    const started = Date.now();
+    expect(await runtime.generateText({ role: "default", prompt: "second" })).toBe("two");
+    expect(Date.now() - started).toBeLessThan(30_000);
+    // Every idle socket is closed once its deadline passes (generous margin for a loaded machine).
+    expect(await until(() => flood.every((entry) => entry.closed), UNAUTHENTICATED_DEADLINE_MS + 10_000)).toBe(true);
+    expect(api.messageRequests).toHaveLength(2);
+    await runtime.close();
+  });
+
+  it("a stopped interceptor cannot hold a call past timeoutMs: the call fails, the process is replaced, the next call runs", async () => {
+    const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__stall", input: {} }), turn.text("after")]);
+    const runtime = firstPartyRuntimeFor(api);
+    const stopped: number[] = [];
+    undo.push(() => {
+      for (const pid of stopped) {
+        if (!pidAlive(pid)) continue;
+        process.kill(pid, "SIGCONT");
+        process.kill(pid, "SIGKILL");
+      }
+    });
+    const stall = {
+      name: "stall",
+      description: "Stops the interceptor's process.",
+      inputSchema: z.object({}),
+      execute: async () => {
+        const pid = runtime.interceptorPid!;
+        stopped.push(pid);
+        process.kill(pid, "SIGSTOP");
+        return { markdown: "done" };
+      },
+    };
+    const timeoutMs = 6_000;
+    const started = Date.now();
+    const error = await failure(runtime.generateText({ role: "default", prompt: "go", tools: { stall }, maxTurns: 3, timeoutMs }));
+    const elapsed = Date.now() - started;
+    expect(stopped).toHaveLength(1);
+    expect(error instanceof InterceptorError || error instanceof TimeoutError).toBe(true);
+    // The call's own reaping (an interrupt, then the stop) and one exchange's deadline at most, on a loaded 2-core machine.
+    expect(elapsed).toBeLessThan(timeoutMs + 12_000);
+    // The stalled process is not left behind: it was killed, stopped as it was.
+    expect(await until(() => !pidAlive(stopped[0]!), 5_000)).toBe(true);
+    // The next call on the same runtime runs behind a new interceptor.
+    expect(await runtime.generateText({ role: "default", prompt: "again" })).toBe("after");
+    expect(runtime.interceptorPid).toBeDefined();
+    expect(runtime.interceptorPid).not.toBe(stopped[0]);
+    await runtime.close();
+  });
+});
