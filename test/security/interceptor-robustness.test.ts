@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { EXCHANGE_DEADLINE_MS, InterceptorProcess } from "../../src/claude-code/wire/interceptor-process.js";
 import { UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX } from "../../src/claude-code/wire/tls-proxy.js";
 import { InterceptorError, TimeoutError } from "../../src/errors/index.js";
 import { turn } from "../../src/testing/scripted-api.js";
@@ -127,5 +128,40 @@ describe("the interceptor under a local attacker and a stall", () => {
     expect(runtime.interceptorPid).toBeDefined();
     expect(runtime.interceptorPid).not.toBe(stopped[0]);
     await runtime.close();
+  });
+
+  it("every exchange has a deadline: a call's end waits for a stopped process at most its remaining time, and the process is then killed", async () => {
+    let lost: InterceptorError | undefined;
+    const wire = await InterceptorProcess.start({ env: {}, onExit: (error) => (lost = error) });
+    undo.push(() => void wire.close());
+    const pid = wire.pid!;
+    undo.push(() => {
+      if (!pidAlive(pid)) return;
+      process.kill(pid, "SIGCONT");
+      process.kill(pid, "SIGKILL");
+    });
+    const session = wire.newSession();
+    // Another process behind the same interceptor, idle: its proxy and CA settings point at the stalled one.
+    const idle = wire.newSession();
+    let retired = false;
+    idle.onIdleBreak = () => (retired = true);
+    session.beginCall({ model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [] }, () => {});
+    process.kill(pid, "SIGSTOP");
+    const started = Date.now();
+    // One model response and no record of it: the end must ask the process, with 500 ms left of the call.
+    const error = await failure(session.endCall(1, 500));
+    expect(error).toBeInstanceOf(InterceptorError);
+    expect((error as InterceptorError).reason).toBe("stalled");
+    expect((error as Error).message).toMatch(/did not answer the call's end within what was left of its timeoutMs \(500 ms\)/);
+    // The call did not wait for the process's own deadline.
+    expect(Date.now() - started).toBeLessThan(EXCHANGE_DEADLINE_MS);
+    // The process misses its deadline: it is killed (stopped as it is), and every session behind it is let go.
+    expect(await until(() => lost !== undefined, EXCHANGE_DEADLINE_MS + 5_000)).toBe(true);
+    expect(lost!.reason).toBe("stalled");
+    expect(lost!.message).toMatch(/did not answer within 3 s \(a `(end|ping)` message/);
+    expect(retired).toBe(true);
+    expect(await until(() => !pidAlive(pid), 5_000)).toBe(true);
+    // Nothing more runs behind it: a new call on it fails at once with the same error.
+    expect(() => wire.newSession().beginCall({ model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [] }, () => {})).toThrow(lost!);
   });
 });

@@ -310,7 +310,7 @@ export class InterceptorProcess {
     if (this.gone || this.closing) return;
     this.abandon(
       new InterceptorError(
-        `The runtime's interceptor process (pid ${this.child.pid}) did not answer a ${what} within ${deadlineMs / 1000} s (stopped, hung or saturated), so it was killed and its CLIs retired.`,
+        `The runtime's interceptor process (pid ${this.child.pid}) did not answer within ${deadlineMs / 1000} s (a \`${what}\` message; the process is stopped, hung or saturated), so it was killed and its CLIs retired.`,
         { stderrTail: this.stderr().trim() || undefined },
         "stalled",
       ),
