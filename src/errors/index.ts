@@ -253,7 +253,8 @@ export class InterceptorError extends ClaudeCodeError {
     details: ErrorDetails = {},
     readonly reason: InterceptorFailure = "exited",
   ) {
-    super(`${what} The runtime's calls run only through its interceptor, so this call was stopped; the next call starts a new interceptor. If it keeps failing, the stderr tail says why; \`wire: false\` turns the interceptor off (docs/isolation.md, "The wire check").`, details);
+    const next = reason === "unreachable" ? "so this call failed; rerun it" : "so this call was stopped; the next call starts a new interceptor";
+    super(`${what} The runtime's calls run only through its interceptor, ${next}. If it keeps failing, the stderr tail says why; \`wire: false\` turns the interceptor off (docs/isolation.md, "The wire check").`, details);
   }
 }
 

@@ -6,11 +6,13 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { createServer } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { EXCHANGE_DEADLINE_MS, InterceptorProcess } from "../../src/claude-code/wire/interceptor-process.js";
+import { EXCHANGE_DEADLINE_MS, InterceptorProcess, unreachableError } from "../../src/claude-code/wire/interceptor-process.js";
 import { UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX } from "../../src/claude-code/wire/tls-proxy.js";
-import { InterceptorError, TimeoutError } from "../../src/errors/index.js";
+import { ClaudeCodeApiError, InterceptorError, TimeoutError } from "../../src/errors/index.js";
+import { ApiRetryBudgetError } from "../../src/limits/errors.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { cleanup, failure, firstPartyApi, firstPartyRuntimeFor, pidAlive } from "../support.js";
 
@@ -163,5 +165,46 @@ describe("the interceptor under a local attacker and a stall", () => {
     expect(await until(() => !pidAlive(pid), 5_000)).toBe(true);
     // Nothing more runs behind it: a new call on it fails at once with the same error.
     expect(() => wire.newSession().beginCall({ model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [] }, () => {})).toThrow(lost!);
+  });
+
+  it("a CLI that cannot reach the interceptor gets an error naming the interceptor, not the API", async () => {
+    // What the CLI's connection failures become (a proxy that refuses: 4 retries, each "a dropped connection", then the budget).
+    const budget = new ApiRetryBudgetError(undefined, 4, 4_200, 8_000, { lastError: "unknown", stderrTail: "tail" });
+    const named = unreachableError(budget, { port: 41234 });
+    expect(named).toBeInstanceOf(InterceptorError);
+    expect(named!.reason).toBe("unreachable");
+    expect(named!.message).toMatch(/could not reach the runtime's interceptor on 127\.0\.0\.1:41234.*4 time\(s\) over 4 s/);
+    expect(named!.message).toContain(`at most ${UNAUTHENTICATED_MAX} that have not authenticated, each for at most ${UNAUTHENTICATED_DEADLINE_MS / 1000} s`);
+    expect(named!.message).toMatch(/rerun it.*`wire: false`/);
+    expect(named!.stderrTail).toBe("tail");
+    expect(named!.cause).toBe(budget);
+    const connection = new ClaudeCodeApiError("The Anthropic API failed: API Error: Connection error.", undefined, "api_error");
+    expect(unreachableError(connection, { port: 41234 })?.reason).toBe("unreachable");
+    // An answer with a status came from the API (or from the interceptor, whose own answers say so): left as it is.
+    expect(unreachableError(new ApiRetryBudgetError(529, 4, 4_200, 8_000), { port: 41234 })).toBeUndefined();
+    expect(unreachableError(new ClaudeCodeApiError("overloaded", 529, "api_error"), { port: 41234 })).toBeUndefined();
+  });
+
+  it("end to end: a CLI whose interceptor refuses its connections fails with InterceptorError naming it", async () => {
+    const api = await firstPartyApi([turn.text("never")]);
+    const runtime = firstPartyRuntimeFor(api, { apiRetryBudgetMs: 5_000 });
+    // A port nothing listens on stands in for an interceptor the CLI cannot reach (refused, as a saturated or gone one would be).
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const original = InterceptorProcess.prototype.newSession;
+    const spy = vi.spyOn(InterceptorProcess.prototype, "newSession").mockImplementation(function (this: InterceptorProcess) {
+      const session = original.call(this);
+      for (const name of ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"]) session.env[name] = session.env[name]!.replace(/:\d+$/, `:${port}`);
+      return session;
+    });
+    undo.push(() => spy.mockRestore());
+    const error = await failure(runtime.generateText({ role: "default", prompt: "go" }));
+    expect(error).toBeInstanceOf(InterceptorError);
+    expect((error as InterceptorError).reason).toBe("unreachable");
+    expect((error as Error).message).toMatch(/could not reach the runtime's interceptor on 127\.0\.0\.1:\d+/);
+    expect(api.messageRequests).toHaveLength(0);
+    await runtime.close();
   });
 });

@@ -23,7 +23,7 @@ import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
 import { StepTracker } from "./steps.js";
 import { ToolSwitch } from "../pool/tool-switch.js";
-import type { CallEnd, InterceptorProcess } from "../wire/interceptor-process.js";
+import { type CallEnd, type InterceptorProcess, unreachableError } from "../wire/interceptor-process.js";
 import type { RequestRecord } from "../wire/records.js";
 import { expectationOf, recordToolOutput, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
 
@@ -263,10 +263,11 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     const output = finish(end.result, end.stderrTail, end.settled, state, deniedTools, source !== "cold");
     return { ...output, login: loginFor(proc, state.init), reusedProcess: { pid: proc.pid, call: callIndex } };
   } catch (error) {
-    failure = error;
+    // Behind the interceptor, a connection the CLI could not make or keep was to the interceptor, not the API.
+    failure = (spec.wire && unreachableError(error, spec.wire)) || error;
     // A failed call returns only once its process is reaped (or rewound and idle): nothing outlives it unseen.
     await proc.settled;
-    throw error;
+    throw failure;
   } finally {
     unbind();
     // A call that failed still reports what its requests carried, when the interceptor can say.

@@ -12,13 +12,13 @@ import { type ChildProcess, fork } from "node:child_process";
 import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { InterceptorError, IsolationError } from "../../errors/index.js";
+import { ClaudeCodeError, InterceptorError, IsolationError, PromptTooLongError } from "../../errors/index.js";
 import type { Env } from "../../transport/env.js";
 import { REMINDER_TAG, WIRE_ADVICE } from "./check.js";
 import { newWireSecret, sessionEnv } from "./credentials.js";
 import { interceptorCaOptions } from "./ca-options.js";
 import { WIRE_HOSTS } from "./shape.js";
-import { type FromProcess, type SentExpectation, type ToProcess, WAY_OUT_ENV_NAMES } from "./process-protocol.js";
+import { type FromProcess, type SentExpectation, type ToProcess, UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX, WAY_OUT_ENV_NAMES } from "./process-protocol.js";
 import type { RequestRecord } from "./records.js";
 import type { WireUpstream } from "./upstream.js";
 
@@ -366,4 +366,28 @@ export class InterceptorProcess {
     await this.exited;
     clearTimeout(timer);
   }
+}
+
+/**
+ * An API failure without an HTTP status (a refused, reset or dropped connection: the CLI's
+ * `ApiRetryBudgetError` "dropped connection", or its `API Error: Connection error.` result) of a CLI
+ * behind the interceptor: that CLI's one way out is the interceptor on 127.0.0.1, so the error names it
+ * instead of the API. A failure with a status is the API's answer (or the interceptor's own, which says so).
+ */
+export function unreachableError(error: unknown, wire: { port: number }): InterceptorError | undefined {
+  if (!(error instanceof ClaudeCodeError) || error instanceof PromptTooLongError) return undefined;
+  const status = (error as { status?: number }).status;
+  if ((error.code !== "api_retry_budget_exceeded" && error.code !== "api_error") || status !== undefined) return undefined;
+  const retries = error as { attempts?: number; elapsedMs?: number };
+  const seen =
+    error.code === "api_retry_budget_exceeded"
+      ? `the CLI retried ${retries.attempts} time(s) over ${Math.round((retries.elapsedMs ?? 0) / 1000)} s, each without an HTTP answer`
+      : `the CLI reported no HTTP answer: ${error.message.slice(0, 300)}`;
+  return new InterceptorError(
+    `The Claude Code CLI could not reach the runtime's interceptor on 127.0.0.1:${wire.port}, or lost its connection to it (${seen}). ` +
+      `It may be saturated (another local process holding connections to its port: it keeps at most ${UNAUTHENTICATED_MAX} that have not authenticated, each for at most ${UNAUTHENTICATED_DEADLINE_MS / 1000} s), ` +
+      `or its way out to the API broke during an answer; look for what connects to that port.`,
+    { cause: error, stderrTail: error.stderrTail },
+    "unreachable",
+  );
 }

@@ -4,23 +4,18 @@
  * harness's first-party mode (src/testing/first-party.ts). TLS is node:tls; requests are parsed by
  * node:http (an inner server fed the decrypted sockets), so nothing here parses HTTP or TLS by hand.
  *
- * Any local user can connect to a port on 127.0.0.1 (the CLI takes a proxy only as host:port, never a
- * unix socket), so a connection that has not yet authenticated (an accepted CONNECT) is capped and given
- * a deadline: a flood of idle connections cannot take the descriptors real sessions need.
+ * Any local user can connect to a port on 127.0.0.1 (the CLI's proxy, HTTPS_PROXY, is a host and port,
+ * not a socket file only this user could open), so connections that have not yet authenticated (an
+ * accepted CONNECT) are capped and given a deadline: a flood of idle connections cannot take the
+ * descriptors real sessions need.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { TLSSocket } from "node:tls";
 import type { MemoryCa } from "./ca.js";
+import { UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX } from "./process-protocol.js";
 
-/**
- * Connections not yet authenticated kept at once; a new one past it drops the oldest (a real CLI sends
- * its CONNECT within milliseconds of connecting, so it is never the oldest for long; refusing new ones
- * instead would let a flood hold the port until its deadline). A runtime's own CLIs open a few at once.
- */
-export const UNAUTHENTICATED_MAX = 256;
-/** How long a connection may stay unauthenticated (a real CLI needs milliseconds; seconds cover a loaded machine). */
-export const UNAUTHENTICATED_DEADLINE_MS = 5_000;
+export { UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX };
 
 export interface ConnectTarget {
   host: string;
