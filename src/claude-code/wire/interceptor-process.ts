@@ -53,8 +53,6 @@ export interface InterceptorProcessOptions {
   upstream?: WireUpstream;
   /** Told once if the process exits, or stalls and is killed, while the runtime still uses it. */
   onExit?(error: InterceptorError): void;
-  /** Overrides EXCHANGE_DEADLINE_MS (tests). */
-  exchangeDeadlineMs?: number;
 }
 
 
@@ -197,11 +195,10 @@ export class InterceptorProcess {
     if (this.gone) return Promise.reject(this.gone);
     const reply = this.nextReply++;
     const message = make(reply);
-    const deadlineMs = this.options.exchangeDeadlineMs ?? EXCHANGE_DEADLINE_MS;
     return new Promise<FromProcess>((resolve, reject) => {
-      const stall = setTimeout(() => this.stalled(message.type, deadlineMs), deadlineMs);
+      const stall = setTimeout(() => this.stalled(message.type), EXCHANGE_DEADLINE_MS);
       const wait =
-        waitMs !== undefined && waitMs < deadlineMs
+        waitMs !== undefined && waitMs < EXCHANGE_DEADLINE_MS
           ? setTimeout(
               () => reject(new InterceptorError(`The runtime's interceptor process (pid ${this.child.pid}) did not answer the call's ${message.type} within what was left of its timeoutMs (${Math.max(0, Math.round(waitMs))} ms).`, { stderrTail: this.stderr().trim() || undefined }, "stalled")),
               Math.max(0, waitMs),
@@ -218,11 +215,11 @@ export class InterceptorProcess {
   }
 
   /** No answer within the exchange deadline: the process is killed (a stopped one too) and every call and CLI behind it let go. */
-  private stalled(what: string, deadlineMs: number): void {
+  private stalled(what: string): void {
     if (this.gone || this.closing) return;
     this.abandon(
       new InterceptorError(
-        `The runtime's interceptor process (pid ${this.child.pid}) did not answer within ${deadlineMs / 1000} s (a \`${what}\` message; the process is stopped, hung or saturated), so it was killed and its CLIs retired.`,
+        `The runtime's interceptor process (pid ${this.child.pid}) did not answer within ${EXCHANGE_DEADLINE_MS / 1000} s (a \`${what}\` message; the process is stopped, hung or saturated), so it was killed and its CLIs retired.`,
         { stderrTail: this.stderr().trim() || undefined },
         "stalled",
       ),

@@ -34,8 +34,6 @@ export interface TlsProxyOptions<Tag> {
   onRequest(request: IncomingMessage, response: ServerResponse, connection: { host: string; port: number; tag: Tag }): void;
   /** A plain (non-CONNECT) proxy request: `http://…` through the proxy, with its decoded `Proxy-Authorization`. Default: 403. */
   onPlainRequest?(request: IncomingMessage, response: ServerResponse, credentials: string | undefined): void;
-  /** Overrides of UNAUTHENTICATED_MAX and UNAUTHENTICATED_DEADLINE_MS (tests). */
-  unauthenticated?: { max?: number; deadlineMs?: number };
 }
 
 export interface TlsProxy {
@@ -61,14 +59,12 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
   };
   // Connections without an accepted CONNECT, oldest first (a Map keeps insertion order), each with its deadline.
   const unauthenticated = new Map<Socket, NodeJS.Timeout>();
-  const maxUnauthenticated = options.unauthenticated?.max ?? UNAUTHENTICATED_MAX;
-  const deadlineMs = options.unauthenticated?.deadlineMs ?? UNAUTHENTICATED_DEADLINE_MS;
   const authenticated = (socket: Socket) => {
     clearTimeout(unauthenticated.get(socket));
     unauthenticated.delete(socket);
   };
   const admit = (socket: Socket) => {
-    while (unauthenticated.size >= maxUnauthenticated) {
+    while (unauthenticated.size >= UNAUTHENTICATED_MAX) {
       const [oldest] = unauthenticated.keys();
       authenticated(oldest!);
       oldest!.destroy();
@@ -76,7 +72,7 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     const timer = setTimeout(() => {
       unauthenticated.delete(socket);
       socket.destroy();
-    }, deadlineMs);
+    }, UNAUTHENTICATED_DEADLINE_MS);
     timer.unref();
     unauthenticated.set(socket, timer);
     socket.once("close", () => authenticated(socket));
