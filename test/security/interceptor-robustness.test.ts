@@ -83,10 +83,20 @@ describe("the interceptor under a local attacker and a stall", () => {
     const flood = await idleFlood(port!, 500);
     // The oldest beyond the cap were dropped at once: the descriptors left for real sessions never run out.
     expect(await until(() => flood.filter((entry) => !entry.closed).length <= UNAUTHENTICATED_MAX, 2_000)).toBe(true);
-    // A new CLI (reuse is off) connects, authenticates and is answered while the flood holds its sockets.
+    // A new CLI (reuse is off) connects, authenticates and is answered while the flood goes on: 25 more idle connections every 50 ms.
+    let calling = true;
+    const flooding = (async () => {
+      while (calling && flood.length < 5_000) {
+        flood.push(...(await idleFlood(port!, 25)));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
     const started = Date.now();
-    expect(await runtime.generateText({ role: "default", prompt: "second" })).toBe("two");
+    const answer = await runtime.generateText({ role: "default", prompt: "second" }).finally(() => (calling = false));
+    await flooding;
+    expect(answer).toBe("two");
     expect(Date.now() - started).toBeLessThan(30_000);
+    expect(flood.length).toBeGreaterThan(500);
     // Every idle socket is closed once its deadline passes (generous margin for a loaded machine).
     expect(await until(() => flood.every((entry) => entry.closed), UNAUTHENTICATED_DEADLINE_MS + 10_000)).toBe(true);
     expect(api.messageRequests).toHaveLength(2);
