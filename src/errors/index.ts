@@ -235,17 +235,26 @@ export class IsolationError extends ClaudeCodeError {
 }
 
 /**
- * The runtime's interceptor (its own process, docs/isolation.md "The wire check") could not start, or
- * exited while the runtime used it: calls behind it cannot be checked, so they fail instead of running
- * unchecked. The next call starts a new one.
+ * What went wrong with the runtime's interceptor: it could not `start`, its process `exited`, it
+ * `stalled` (did not answer an exchange within its deadline: stopped, hung or saturated; it is killed and
+ * replaced), the CLI could not reach it (`unreachable`), or the runtime was `closed` under the call.
+ */
+export type InterceptorFailure = "start" | "exited" | "stalled" | "unreachable" | "closed";
+
+/**
+ * The runtime's interceptor (its own process, docs/isolation.md "The wire check") could not start,
+ * exited or stalled while the runtime used it, or the CLI could not reach it: calls behind it cannot be
+ * checked, so they fail instead of running unchecked. The next call starts a new one.
  */
 export class InterceptorError extends ClaudeCodeError {
   override readonly code = "interceptor_failed";
   constructor(
     what: string,
     details: ErrorDetails = {},
+    readonly reason: InterceptorFailure = "exited",
   ) {
-    super(`${what} The runtime's calls run only through its interceptor, so this call was stopped; the next call starts a new interceptor. If it keeps failing, the stderr tail says why; \`wire: false\` turns the interceptor off (docs/isolation.md, "The wire check").`, details);
+    const next = reason === "unreachable" ? "so this call failed; rerun it" : "so this call was stopped; the next call starts a new interceptor";
+    super(`${what} The runtime's calls run only through its interceptor, ${next}. If it keeps failing, the stderr tail says why; \`wire: false\` turns the interceptor off (docs/isolation.md, "The wire check").`, details);
   }
 }
 

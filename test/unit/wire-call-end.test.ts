@@ -19,6 +19,7 @@ function fakeOwner(answer: { forwarded: number; records: RequestRecord[] }) {
   let call = 0;
   const owner = {
     nextCallId: () => ++call,
+    running: () => {},
     post: (message: ToProcess) => posted.push(message),
     ask: async (make: (reply: number) => ToProcess): Promise<FromProcess> => {
       const message = make(7);

@@ -23,7 +23,7 @@ import { resultError } from "./result-errors.js";
 import { RunState, followMessage, permissionAnswer } from "./run-state.js";
 import { StepTracker } from "./steps.js";
 import { ToolSwitch } from "../pool/tool-switch.js";
-import type { CallEnd, InterceptorProcess } from "../wire/interceptor-process.js";
+import { type CallEnd, type InterceptorProcess, unreachableError } from "../wire/interceptor-process.js";
 import type { RequestRecord } from "../wire/records.js";
 import { expectationOf, recordToolOutput, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
 
@@ -220,6 +220,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       proc.failCall(error as IsolationError, "wire check");
       throw error;
     }
+    const callStarted = performance.now();
     const end = await proc.call({
       initialize: initializeRequest({ systemPrompt: spec.system, jsonSchema: spec.jsonSchema, mcpServers: tools.bridge ? [KTX_MCP_SERVER_NAME] : [] }),
       prompt: spec.prompt,
@@ -248,7 +249,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     });
     result = end.result;
     if (session) {
-      wireEnd = await session.endCall(state.steps.steps);
+      // Within what is left of the call's timeoutMs: a stalled interceptor cannot hold the call past it.
+      wireEnd = await session.endCall(state.steps.steps, spec.timeoutMs === undefined ? undefined : spec.timeoutMs - (performance.now() - callStarted));
       if (wireEnd.refusals.length > 0) spec.logger.warn(`the interceptor refused: ${wireEnd.refusals.join(", ")}`);
       const unchecked = uncheckedTurns(state.steps.steps, wireEnd.forwarded);
       if (unchecked) {
@@ -261,10 +263,11 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     const output = finish(end.result, end.stderrTail, end.settled, state, deniedTools, source !== "cold");
     return { ...output, login: loginFor(proc, state.init), reusedProcess: { pid: proc.pid, call: callIndex } };
   } catch (error) {
-    failure = error;
+    // Behind the interceptor, a connection the CLI could not make or keep was to the interceptor, not the API.
+    failure = (spec.wire && unreachableError(error, spec.wire)) || error;
     // A failed call returns only once its process is reaped (or rewound and idle): nothing outlives it unseen.
     await proc.settled;
-    throw error;
+    throw failure;
   } finally {
     unbind();
     // A call that failed still reports what its requests carried, when the interceptor can say.

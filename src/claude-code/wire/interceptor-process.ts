@@ -12,21 +12,38 @@ import { type ChildProcess, fork } from "node:child_process";
 import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { InterceptorError, IsolationError } from "../../errors/index.js";
+import { ClaudeCodeError, InterceptorError, IsolationError, PromptTooLongError } from "../../errors/index.js";
 import type { Env } from "../../transport/env.js";
-import { REMINDER_TAG, WIRE_ADVICE } from "./check.js";
+import { WIRE_ADVICE } from "./check.js";
+import { HostWireSession } from "./host-session.js";
 import { newWireSecret, sessionEnv } from "./credentials.js";
 import { interceptorCaOptions } from "./ca-options.js";
 import { WIRE_HOSTS } from "./shape.js";
-import { type FromProcess, type SentExpectation, type ToProcess, WAY_OUT_ENV_NAMES } from "./process-protocol.js";
-import type { RequestRecord } from "./records.js";
+import { type FromProcess, type ToProcess, UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX, WAY_OUT_ENV_NAMES } from "./process-protocol.js";
 import type { WireUpstream } from "./upstream.js";
+
+export { type CallEnd, HostWireSession } from "./host-session.js";
 
 /** The process's script, built into dist/ (src/… and dist/… are both three levels down, as the shapes' root is). */
 export const INTERCEPTOR_SCRIPT = fileURLToPath(new URL("../../../dist/claude-code/wire/process-main.js", import.meta.url));
 
 /** How long the process may take to start: a Node start, its modules, a CA key. */
 const START_TIMEOUT_MS = 15_000;
+/**
+ * How long the process may take to answer an exchange (a tool output in place, a call's end, a ping).
+ * A healthy process answers from memory within a millisecond, and within tens of milliseconds behind a
+ * large request's parse and check on a loaded 2-core machine; 3 s is far past that, yet short beside a
+ * call (a failed call already spends up to 1 s on its interrupt and 2 s per stop step). Past it the
+ * process is taken as stalled (stopped, hung, saturated): it is killed, the calls behind it fail, its
+ * CLIs are retired (their proxy and CA settings point at it), and the next call starts a new one.
+ */
+export const EXCHANGE_DEADLINE_MS = 3_000;
+/**
+ * While calls run, the process is pinged this often, so a stall fails them within about
+ * HEARTBEAT_MS + EXCHANGE_DEADLINE_MS instead of at their timeoutMs (an hour by default): a CLI whose
+ * request waits on a stopped proxy says nothing until then. One IPC message each way per second.
+ */
+const HEARTBEAT_MS = 1_000;
 const STDERR_TAIL = 4_000;
 
 export interface InterceptorProcessOptions {
@@ -34,97 +51,18 @@ export interface InterceptorProcessOptions {
   env: Env;
   bodies?: boolean;
   upstream?: WireUpstream;
-  /** Told once if the process exits while the runtime still uses it. */
+  /** Told once if the process exits, or stalls and is killed, while the runtime still uses it. */
   onExit?(error: InterceptorError): void;
 }
 
-export interface CallEnd {
-  forwarded: number;
-  records: RequestRecord[];
-  refusals: string[];
-}
-
-/** One CLI process's session on the interceptor, as the runtime sees it. */
-export class HostWireSession {
-  private call: { id: number; fail: (error: IsolationError | InterceptorError) => void; records: RequestRecord[] } | undefined;
-  /** Refusals pushed by the process since the last call's end. */
-  private readonly refusals: string[] = [];
-  private broken: IsolationError | InterceptorError | undefined;
-  /** Told when the session breaks while no call runs on it (its process must then not serve one). */
-  onIdleBreak?: () => void;
-
-  constructor(
-    readonly name: string,
-    readonly env: Record<string, string>,
-    private readonly owner: InterceptorProcess,
-  ) {}
-
-  /** The next call on this process. Throws when the process is already compromised or the interceptor is gone. */
-  beginCall(expectation: SentExpectation, fail: (error: IsolationError | InterceptorError) => void): void {
-    if (this.broken) throw this.broken;
-    const id = this.owner.nextCallId();
-    this.call = { id, fail, records: [] };
-    this.owner.post({ type: "begin", session: this.name, call: id, expectation });
-  }
-
-  /**
-   * What one of the call's tools handed the CLI. The check reads a tool's output only to tell a
-   * `<system-reminder>` it returned from one the CLI added after it, so only an output with such a tag
-   * is sent, whole, and waited for (its arrival must come before the CLI's next request is checked).
-   * An output without one is not sent: for the check it is the same as none, every reminder in that
-   * tool result must be of a recorded kind (a message per tool call cost the host CPU and woke the
-   * interceptor's process for nothing).
-   */
-  toolOutput(id: string, texts: string[]): Promise<void> | undefined {
-    const call = this.call;
-    if (!call || !texts.some((text) => REMINDER_TAG.test(text))) return undefined;
-    return this.owner.ask((reply) => ({ type: "tool", session: this.name, call: call.id, id, texts, ack: reply })).then(() => undefined);
-  }
-
-  /**
-   * Ends the call: how many of its Messages requests passed, what each carried, and what was refused.
-   * The process pushes the call's records when an answer ends the model's turn, before the CLI can
-   * have read that answer, so with `responses` (the model responses the call got) already matched by
-   * records, the end needs no round trip. Otherwise (a failed call, records still on their way, a
-   * response that went around the interceptor) the process is asked, and its answer is the whole list:
-   * pushed messages come before it on the one channel.
-   */
-  async endCall(responses?: number): Promise<CallEnd> {
-    const call = this.call;
-    if (!call) return { forwarded: 0, records: [], refusals: this.refusals.splice(0) };
-    // The last record left the process as the CLI got its answer, but may be read after the CLI's result: one turn to read it.
-    if (responses !== undefined && call.records.length < responses) await new Promise((resolve) => setImmediate(resolve));
-    if (this.call === call) this.call = undefined;
-    if (responses !== undefined && call.records.length >= responses) {
-      this.owner.post({ type: "end", session: this.name, call: call.id });
-      return { forwarded: call.records.length, records: call.records, refusals: this.refusals.splice(0) };
-    }
-    const ended = await this.owner.ask((reply) => ({ type: "end", session: this.name, call: call.id, reply }));
-    if (ended.type !== "ended") throw new InterceptorError(`The runtime's interceptor answered a call's end with ${ended.type}.`);
-    return { forwarded: ended.forwarded, records: ended.records, refusals: this.refusals.splice(0) };
-  }
-
-  /** @internal pushed by the process: finished requests of `call`. */
-  recorded(call: number, records: RequestRecord[]): void {
-    if (this.call?.id === call) this.call.records.push(...records);
-  }
-
-  /** @internal pushed by the process: a request that no call needs was refused. */
-  refused(what: string): void {
-    this.refusals.push(what);
-  }
-
-  /** @internal the process stopped this session (`call`: the call it ran, when it knew of one). */
-  stopped(call: number | undefined, error: IsolationError | InterceptorError): void {
-    this.broken ??= error;
-    if (this.call && (call === undefined || call === this.call.id)) this.call.fail(error);
-    else if (!this.call) this.onIdleBreak?.();
-  }
-}
 
 export class InterceptorProcess {
   private readonly sessions = new Map<string, HostWireSession>();
   private readonly replies = new Map<number, { resolve: (message: FromProcess) => void; reject: (error: Error) => void }>();
+  /** Calls running behind the process, and the ping that runs while there are any. */
+  private calls = 0;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private pinging = false;
   private nextReply = 1;
   private nextCall = 1;
   private version: string | undefined;
@@ -165,7 +103,7 @@ export class InterceptorProcess {
       const fail = (what: string) => {
         clearTimeout(timer);
         child.kill("SIGKILL");
-        reject(new InterceptorError(`The runtime's interceptor could not start: ${what}.`, { stderrTail: stderr.trim() || undefined }));
+        reject(new InterceptorError(`The runtime's interceptor could not start: ${what}.`, { stderrTail: stderr.trim() || undefined }, "start"));
       };
       const timer = setTimeout(() => fail(`it did not report ready within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
       child.once("error", (error) => fail(error.message));
@@ -213,6 +151,30 @@ export class InterceptorProcess {
     if (this.sessions.delete(session.name)) this.post({ type: "drop", session: session.name });
   }
 
+  /** @internal a call began (+1) or ended (-1) on one of the sessions: pings run while any call does. */
+  running(change: 1 | -1): void {
+    this.calls = Math.max(0, this.calls + change);
+    if (this.calls > 0 && !this.heartbeat && !this.gone && !this.closing) {
+      this.heartbeat = setInterval(() => this.ping(), HEARTBEAT_MS);
+      // The calls' CLIs hold the host; the ping never does.
+      this.heartbeat.unref();
+    } else if (this.calls === 0) this.stopHeartbeat();
+  }
+
+  private ping(): void {
+    if (this.pinging) return;
+    this.pinging = true;
+    this.ask((reply) => ({ type: "ping", reply })).then(
+      () => (this.pinging = false),
+      () => (this.pinging = false),
+    );
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
   /** @internal */
   nextCallId(): number {
     return this.nextCall++;
@@ -224,15 +186,45 @@ export class InterceptorProcess {
     this.child.send(message);
   }
 
-  /** @internal sends a message that is answered, and waits for the answer (the channel holds the host meanwhile). */
-  ask(make: (reply: number) => ToProcess): Promise<FromProcess> {
+  /**
+   * @internal sends a message that is answered, and waits for the answer (the channel holds the host
+   * meanwhile). An answer later than the exchange deadline means a stalled process: it is replaced. The
+   * caller may wait less (`waitMs`): it then gets InterceptorError, while the deadline still runs.
+   */
+  ask(make: (reply: number) => ToProcess, waitMs?: number): Promise<FromProcess> {
     if (this.gone) return Promise.reject(this.gone);
     const reply = this.nextReply++;
+    const message = make(reply);
     return new Promise<FromProcess>((resolve, reject) => {
-      this.replies.set(reply, { resolve, reject });
+      const stall = setTimeout(() => this.stalled(message.type), EXCHANGE_DEADLINE_MS);
+      const wait =
+        waitMs !== undefined && waitMs < EXCHANGE_DEADLINE_MS
+          ? setTimeout(
+              () => reject(new InterceptorError(`The runtime's interceptor process (pid ${this.child.pid}) did not answer the call's ${message.type} within what was left of its timeoutMs (${Math.max(0, Math.round(waitMs))} ms).`, { stderrTail: this.stderr().trim() || undefined }, "stalled")),
+              Math.max(0, waitMs),
+            )
+          : undefined;
+      const settle = () => (clearTimeout(stall), clearTimeout(wait));
+      this.replies.set(reply, {
+        resolve: (answer) => (settle(), resolve(answer)),
+        reject: (error) => (settle(), reject(error)),
+      });
       if (this.replies.size === 1) this.child.channel?.ref();
-      this.post(make(reply));
+      this.post(message);
     });
+  }
+
+  /** No answer within the exchange deadline: the process is killed (a stopped one too) and every call and CLI behind it let go. */
+  private stalled(what: string): void {
+    if (this.gone || this.closing) return;
+    this.abandon(
+      new InterceptorError(
+        `The runtime's interceptor process (pid ${this.child.pid}) did not answer within ${EXCHANGE_DEADLINE_MS / 1000} s (a \`${what}\` message; the process is stopped, hung or saturated), so it was killed and its CLIs retired.`,
+        { stderrTail: this.stderr().trim() || undefined },
+        "stalled",
+      ),
+    );
+    this.child.kill("SIGKILL");
   }
 
   private receive(message: FromProcess): void {
@@ -250,14 +242,20 @@ export class InterceptorProcess {
     }
   }
 
-  /** The process is gone: every call behind it fails, every session breaks, and the runtime starts a new one next time. */
   private lost(code: number | null, signal: NodeJS.Signals | null): void {
     rmSync(dirname(this.caFile), { recursive: true, force: true });
-    if (this.closing) return;
-    const error = new InterceptorError(`The runtime's interceptor process (pid ${this.child.pid}) exited (${signal ?? `code ${code}`}) while the runtime used it.`, { stderrTail: this.stderr().trim() || undefined });
+    if (this.closing || this.gone) return;
+    this.abandon(new InterceptorError(`The runtime's interceptor process (pid ${this.child.pid}) exited (${signal ?? `code ${code}`}) while the runtime used it.`, { stderrTail: this.stderr().trim() || undefined }));
+  }
+
+  /** The process is gone or stalled: every call behind it fails, every session breaks, and the runtime starts a new one next time. */
+  private abandon(error: InterceptorError): void {
     this.gone = error;
+    this.stopHeartbeat();
+    this.calls = 0;
     for (const { reject } of this.replies.values()) reject(error);
     this.replies.clear();
+    this.child.channel?.unref();
     for (const session of this.sessions.values()) session.stopped(undefined, error);
     this.sessions.clear();
     this.options.onExit?.(error);
@@ -266,7 +264,8 @@ export class InterceptorProcess {
   async close(): Promise<void> {
     if (this.closing) return this.exited;
     this.closing = true;
-    for (const { reject } of this.replies.values()) reject(new InterceptorError("The runtime was closed while a call waited for its interceptor."));
+    this.stopHeartbeat();
+    for (const { reject } of this.replies.values()) reject(new InterceptorError("The runtime was closed while a call waited for its interceptor.", {}, "closed"));
     this.replies.clear();
     // The process exits when its channel closes; a process that does not is killed. close() is awaited: the wait holds the host.
     this.child.ref();
@@ -276,4 +275,28 @@ export class InterceptorProcess {
     await this.exited;
     clearTimeout(timer);
   }
+}
+
+/**
+ * An API failure without an HTTP status (a refused, reset or dropped connection: the CLI's
+ * `ApiRetryBudgetError` "dropped connection", or its `API Error: Connection error.` result) of a CLI
+ * behind the interceptor: that CLI's one way out is the interceptor on 127.0.0.1, so the error names it
+ * instead of the API. A failure with a status is the API's answer (or the interceptor's own, which says so).
+ */
+export function unreachableError(error: unknown, wire: { port: number }): InterceptorError | undefined {
+  if (!(error instanceof ClaudeCodeError) || error instanceof PromptTooLongError) return undefined;
+  const status = (error as { status?: number }).status;
+  if ((error.code !== "api_retry_budget_exceeded" && error.code !== "api_error") || status !== undefined) return undefined;
+  const retries = error as { attempts?: number; elapsedMs?: number };
+  const seen =
+    error.code === "api_retry_budget_exceeded"
+      ? `the CLI retried ${retries.attempts} time(s) over ${Math.round((retries.elapsedMs ?? 0) / 1000)} s, each without an HTTP answer`
+      : `the CLI reported no HTTP answer: ${error.message.slice(0, 300)}`;
+  return new InterceptorError(
+    `The Claude Code CLI could not reach the runtime's interceptor on 127.0.0.1:${wire.port}, or lost its connection to it (${seen}). ` +
+      `It may be saturated (another local process holding connections to its port: it keeps at most ${UNAUTHENTICATED_MAX} that have not authenticated, each for at most ${UNAUTHENTICATED_DEADLINE_MS / 1000} s), ` +
+      `or its way out to the API broke during an answer; look for what connects to that port.`,
+    { cause: error, stderrTail: error.stderrTail },
+    "unreachable",
+  );
 }

@@ -80,6 +80,9 @@ process.on("message", (message: ToProcess) => {
       if (message.reply !== undefined) send({ type: "ended", reply: message.reply, forwarded: ended.forwarded, records: ended.records });
       return;
     }
+    case "ping":
+      send({ type: "acked", reply: message.reply });
+      return;
     case "drop":
       calls.delete(message.session);
       interceptor?.dropSession(message.session);

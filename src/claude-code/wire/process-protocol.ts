@@ -20,7 +20,9 @@ export type ToProcess =
   | { type: "tool"; session: string; call: number; id: string; texts: string[]; ack: number }
   /** `reply`: answer with the call's records (without it, the call's end is only noted: the host had them all). */
   | { type: "end"; session: string; call: number; reply?: number }
-  | { type: "drop"; session: string };
+  | { type: "drop"; session: string }
+  /** Is the process still answering? Sent while calls run (interceptor-process.ts, HEARTBEAT_MS); answered with `acked`. */
+  | { type: "ping"; reply: number };
 
 export type FromProcess =
   | { type: "ready"; port: number; caFile: string }
@@ -39,3 +41,13 @@ export type FromProcess =
 
 /** The proxy and CA variables the process's way out reads (upstream.ts); nothing else of the runtime's env crosses. */
 export const WAY_OUT_ENV_NAMES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "NODE_EXTRA_CA_CERTS"] as const;
+
+/**
+ * The proxy (tls-proxy.ts) keeps at most this many connections not yet authenticated (no accepted
+ * CONNECT) at once; a new one past it drops the oldest: a real CLI sends its CONNECT within
+ * milliseconds of connecting, so it is never the oldest for long, while refusing new ones instead would
+ * let a flood hold the port until its deadline. A runtime's own CLIs open a few at once.
+ */
+export const UNAUTHENTICATED_MAX = 256;
+/** How long a connection may stay unauthenticated (a real CLI needs milliseconds; seconds cover a loaded machine). */
+export const UNAUTHENTICATED_DEADLINE_MS = 5_000;

@@ -3,11 +3,19 @@
  * decrypted request to a handler. Shared by the runtime's interceptor (interceptor.ts) and the test
  * harness's first-party mode (src/testing/first-party.ts). TLS is node:tls; requests are parsed by
  * node:http (an inner server fed the decrypted sockets), so nothing here parses HTTP or TLS by hand.
+ *
+ * Any local user can connect to a port on 127.0.0.1 (the CLI's proxy, HTTPS_PROXY, is a host and port,
+ * not a socket file only this user could open), so connections that have not yet authenticated (an
+ * accepted CONNECT) are capped and given a deadline: a flood of idle connections cannot take the
+ * descriptors real sessions need.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { TLSSocket } from "node:tls";
 import type { MemoryCa } from "./ca.js";
+import { UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX } from "./process-protocol.js";
+
+export { UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX };
 
 export interface ConnectTarget {
   host: string;
@@ -49,6 +57,26 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => {});
   };
+  // Connections without an accepted CONNECT, oldest first (a Map keeps insertion order), each with its deadline.
+  const unauthenticated = new Map<Socket, NodeJS.Timeout>();
+  const authenticated = (socket: Socket) => {
+    clearTimeout(unauthenticated.get(socket));
+    unauthenticated.delete(socket);
+  };
+  const admit = (socket: Socket) => {
+    while (unauthenticated.size >= UNAUTHENTICATED_MAX) {
+      const [oldest] = unauthenticated.keys();
+      authenticated(oldest!);
+      oldest!.destroy();
+    }
+    const timer = setTimeout(() => {
+      unauthenticated.delete(socket);
+      socket.destroy();
+    }, UNAUTHENTICATED_DEADLINE_MS);
+    timer.unref();
+    unauthenticated.set(socket, timer);
+    socket.once("close", () => authenticated(socket));
+  };
   const connections = new WeakMap<Socket, { host: string; port: number; tag: Tag }>();
   const inner = createServer({ keepAlive: true }, (request, response) => {
     const connection = connections.get(request.socket);
@@ -59,7 +87,10 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     if (options.onPlainRequest) return options.onPlainRequest(request, response, decodeCredentials(request.headers["proxy-authorization"]));
     response.writeHead(403).end("plain HTTP is not proxied\n");
   });
-  outer.on("connection", track);
+  outer.on("connection", (socket: Socket) => {
+    track(socket);
+    admit(socket);
+  });
   // Never keeps the host alive: a call in flight holds its CLI, which holds the host.
   outer.unref();
   outer.on("connect", (request: IncomingMessage, socket: Socket, head: Buffer) => {
@@ -67,9 +98,11 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     const target: ConnectTarget = { host: host.toLowerCase(), port: Number(portText), credentials: decodeCredentials(request.headers["proxy-authorization"] as string | undefined) };
     const decision = options.onConnect(target);
     if (!decision.accept) {
+      // Still unauthenticated (or refused): its deadline runs on, and it closes with this answer.
       socket.end(`HTTP/1.1 ${decision.status} ${decision.reason.replace(/[\r\n]/g, " ")}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
       return;
     }
+    authenticated(socket);
     options.ca.contextFor(target.host).then(
       (secureContext) => {
         if (socket.destroyed) return;
@@ -96,6 +129,8 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         outer.close(() => resolve());
+        for (const timer of unauthenticated.values()) clearTimeout(timer);
+        unauthenticated.clear();
         for (const socket of sockets) socket.destroy();
         outer.closeAllConnections();
         inner.closeAllConnections();
