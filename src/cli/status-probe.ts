@@ -18,7 +18,7 @@ import { type ResolvedModels, UnknownModelError, UnsupportedModelError, isUnreco
 import { AUTH_FIX } from "../claude-code/auth-probe.js";
 import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
-import { loginAhead, networkRoute } from "../claude-code/checks/billing.js";
+import { interceptorState, loginAhead, networkRoute } from "../claude-code/checks/billing.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type IsolationSurface, egressFrom, loginFrom, surfaceFrom } from "./status-transcript.js";
 import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "../claude-code/wire/shape.js";
@@ -153,14 +153,17 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
       const refusal = new UnsupportedCliVersionError(cli.path, cli.version, Object.keys(VERIFIED_CLI_VERSIONS));
       fail({ check: "cli", message: refusal.message, fix: "Reinstall dependencies (npm ci) to get a verified Claude Code CLI (package.json names every verified version; docs/compatibility.md)." });
     }
-    // The probe runs behind the interceptor (opt-in for calls) whenever the version's shape is recorded; a
-    // verified version without one (a shape file that did not load) cannot run with `wire: true`: said as a failure.
-    report.network.interceptor = options.apiEndpoint ? "apiEndpoint" : wireShapeFor(cli.version) ? "on" : "off";
-    if (cli.verified && report.network.interceptor === "off") {
+    // What a runtime with these options would use (billing.ts decides, as for every runtime); the probe runs
+    // so too. A verified version without a shape (a shape file that did not load) cannot run behind it: the
+    // probe then runs without it, unchecked, and that is said as a failure.
+    const state = interceptorState({ apiEndpoint: options.apiEndpoint, cliPath: options.cliPath });
+    const unshaped = state === "on" && !wireShapeFor(cli.version);
+    report.network.interceptor = unshaped ? "off" : state;
+    if (cli.verified && unshaped) {
       fail({
         check: "wire",
-        message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so the runtime's interceptor cannot check its requests: every call with \`wire: true\` is refused with IsolationError (the probe ran without the interceptor, unchecked).`,
-        fix: "Reinstall the package (npm ci) so its shape files are intact, or run it without `wire: true` (no wire check) (docs/isolation.md, \"The wire check\").",
+        message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so the runtime's interceptor cannot check its requests: every call is refused with IsolationError unless \`wire: false\` (the probe ran without the interceptor, unchecked).`,
+        fix: "Reinstall the package (npm ci) so its shape files are intact, or run with `wire: false` (no wire check) (docs/isolation.md, \"The wire check\").",
       });
     }
   } catch (error) {
@@ -292,7 +295,7 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
       warm: false, reuse: false,
-      // The probe is the library's own call on the real CLI: behind the interceptor whenever the
+      // The probe is the library's own call, as a runtime's by default: behind the interceptor whenever the
       // version's shape is recorded; without it (unchecked, and said as a failure above) when it is not.
       wire: wireShapeFor(cli.version) !== undefined,
       // A probe never waits for a usage reset: a reached limit is reported at once.
