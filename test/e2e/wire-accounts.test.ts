@@ -15,7 +15,7 @@ afterEach(async () => {
 
 it("a Console (API-key) login: its x-api-key request and its policy_limits and settings fetches pass the interceptor (the default)", async () => {
   const api = await firstPartyApi([turn.text("OK")], { onExhausted: "repeat-last" });
-  const env = { ...testEnv(), ...api.firstParty!.env() };
+  const env: Record<string, string> = { ...testEnv(), ...api.firstParty!.env() };
   api.firstParty!.login(env.HOME!, { console: true });
   const runtime = runtimeFor(api, { env });
   const result = await runtime.generateTextResult({ prompt: "hi" });
@@ -33,7 +33,7 @@ it("a Console (API-key) login: its x-api-key request and its policy_limits and s
 
 it("a beta no recorded shape admits (per-turn-control, which newer models add) is refused as a CLI variant for the account or model, naming wire: false, with 0 requests at the API", async () => {
   const api = await firstPartyApi([turn.text("should not be reached")]);
-  const env = { ...testEnv(), ...api.firstParty!.env() };
+  const env: Record<string, string> = { ...testEnv(), ...api.firstParty!.env() };
   api.firstParty!.login(env.HOME!, { console: true });
   // The CLI's own ANTHROPIC_BETAS adds the beta as a newer model does (the library never passes the variable: a wrapper does).
   const variant = script("claude-5-5-beta", `export ANTHROPIC_BETAS=per-turn-control-2026-07-01\nexec '${realCli()}' "$@"`);
