@@ -220,7 +220,7 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(refusedApi.messageRequests).toHaveLength(1);
   }, 180_000);
 
-  it("without the interceptor (wire: false, the default), what is lost: the same planted body field reaches the API unchecked, with no request record, and the result says the interceptor was off", async () => {
+  it("without the interceptor (wire: false), what is lost: the same planted body field reaches the API unchecked, with no request record, and the result says the interceptor was off", async () => {
     const api = await firstPartyApi([turn.text("unchecked")], { onExhausted: "repeat-last" });
     const field = script("claude-extra-body", `export CLAUDE_CODE_EXTRA_BODY='{"planted_field":1}'\nexec '${realCli()}' "$@"`);
     const transcripts = tempDir("transcripts");
