@@ -383,6 +383,9 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
 
 function fixFor(error: ClaudeCodeError): string {
   if (error instanceof ClaudeCodeAuthError) return AUTH_FIX;
+  if (error instanceof IsolationError && wireDifferences(error).length > 0) {
+    return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md: the runtime's interceptor refused the request for what is named above, and nothing left the machine. A CLI variant for your account or model is no fault of the setup: run with `wire: false` (unchecked) until a recorded shape admits it (\"Real accounts\").";
+  }
   if (error instanceof IsolationError) return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md; the run was stopped before any tool could run.";
   return "Check the message above; rerun with the same command once it is resolved.";
 }
