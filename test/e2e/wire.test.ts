@@ -1,6 +1,6 @@
 /**
- * The runtime's interceptor on the first-party path (issue 31; opt-in, `wire: true`, which runtimeFor sets
- * for a first-party API): the real CLI talks to api.anthropic.com through the runtime's proxy, which checks
+ * The runtime's interceptor on the first-party path (issue 31; on by default since issue 45, so runtimeFor
+ * sets no `wire` option for a first-party API): the real CLI talks to api.anthropic.com through the runtime's proxy, which checks
  * each request before forwarding it to the scripted API (behind its own HTTPS front on loopback, as a
  * corporate proxy would be).
  */
