@@ -330,7 +330,7 @@ describe("a version whose first-party shape is not recorded", () => {
     const error = await failure(runtimeFor(api, { cliPath: older, allowUnverifiedCli: true }).generateText({ role: "default", prompt: "hi" }));
     expect(error).toBeInstanceOf(IsolationError);
     expect(error!.message).toMatch(new RegExp(`Claude Code 2\\.1\\.329 has no recorded first-party request shape \\(recorded: ${WIRE_VERSIONS.join(", ").replace(/\./g, "\\.")}\\)`));
-    expect(error!.message).toMatch(/run it without `wire`/);
+    expect(error!.message).toMatch(/run it with `wire: false`/);
     expect(existsSync(started)).toBe(false);
     expect(api.requests).toHaveLength(0);
   }, 60_000);
