@@ -184,7 +184,7 @@ function egressText(report: StatusReport): string {
   const state = report.network.interceptor;
   const interceptor = state ? `interceptor ${describeInterceptor(state)}` : "interceptor not decided (no usable CLI)";
   if (!egress) {
-    const why = state === "apiEndpoint" ? "an apiEndpoint" : state === "off" ? "the interceptor was off" : "no probe call through the runtime's interceptor";
+    const why = state === "apiEndpoint" ? "an apiEndpoint" : state === "off" || state === "standIn" ? "the interceptor was off" : "no probe call through the runtime's interceptor";
     return `${interceptor}; not checked (${why})`;
   }
   const checked = `${interceptor}; ${egress.requests} Messages request(s) checked by the runtime's interceptor`;
