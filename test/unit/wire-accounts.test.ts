@@ -64,5 +64,10 @@ describe("a refused request's error", () => {
     expect(planted.message).not.toMatch(/CLI variant/);
     const both = wireRefusal(["wire: beta \"context-1m-2025-08-07\" is not one the CLI version sends", "wire: header \"x-planted\" is not one the CLI version sends"], WIRE_ADVICE);
     expect(both.message).toMatch(/the beta a \[1m\] model id adds.*Text the call did not give/);
+    // Reminders read from 2.1.330's bundle, by the text the check quotes.
+    const date = wireRefusal(["wire: a <system-reminder> of no kind recorded for this CLI version: \"The date has changed. Today's date is now 2026-11-30.\""], WIRE_ADVICE);
+    expect(date.message).toMatch(/a CLI variant for your account or model: the date-change reminder/);
+    const silent = wireRefusal(["wire: a <system-reminder> of no kind recorded for this CLI version: \"The user hasn't heard from you in a while.\""], WIRE_ADVICE);
+    expect(silent.message).toMatch(/a CLI variant for your account or model: the reminder newer models get/);
   });
 });

@@ -49,9 +49,11 @@ export const KNOWN_VARIANTS: ReadonlyArray<{ test: RegExp; what: string }> = [
   { test: /beta "per-turn-control-2026-07-01"/, what: "the beta newer models (claude-*-5-5 and others) add to every request" },
   { test: /beta "context-1m-2025-08-07"/, what: "the beta a [1m] model id adds" },
   { test: /model was "claude-[^"]*", not the role's "claude-[^"]*\[1m\]"/, what: "a [1m] model id, whose suffix the CLI strips from the body" },
-  { test: /user hasn't heard from you/i, what: "the reminder newer models get after turns without text" },
-  { test: /date has changed|date change/i, what: "the date-change reminder of a call across midnight" },
-  { test: /git worktree|worktree/i, what: "the lines a project dir in a git worktree adds to the environment reminder" },
+  { test: /The user hasn't heard from you/, what: "the reminder newer models get after turns without text" },
+  { test: /The date has changed\./, what: "the date-change reminder of a call across midnight" },
+  // 2.1.330: "This is a git worktree — an isolated copy of the repository. …"; told apart only when the
+  // difference's quote (check.ts: its first 120 characters) reaches the line.
+  { test: /This is a git worktree|no longer a git worktree/, what: "the lines a project dir in a git worktree adds to the environment reminder" },
 ];
 
 /** A variant's name when a difference is one known above. */
