@@ -26,6 +26,9 @@ const lib = await loadLibrary();
 const runtimes = [];
 const makeRuntime = (extra) => {
   const runtime = new lib.ClaudeCodeRuntime(runtimeOptions(api, extra));
+  // Ours runs as a user's runtime does: first party, its interceptor on by default; nowire alone turns it off.
+  const want = !api.firstParty ? "apiEndpoint" : extra.wire === false ? "off" : "on";
+  if (runtime.interceptor !== want) throw new Error(`bench: a runtime's interceptor is ${runtime.interceptor}, not ${want}`);
   runtimes.push(runtime);
   return runtime;
 };

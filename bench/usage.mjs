@@ -14,7 +14,7 @@
  * The path (lib/common.mjs `benchPath`): by default the first-party one real users take. The scripted API
  * runs its first-party front; ours and the Agent SDK's CLI reach api.anthropic.com through it with a
  * throwaway claude.ai login (used before: the account cached in ~/.claude.json), ours behind the runtime's
- * interceptor (`wire: true`). Every request is counted, the `GET /api/oauth/profile` a CLI sends at start
+ * interceptor (on by default). Every request is counted, the `GET /api/oauth/profile` a CLI sends at start
  * included, with its bytes as received (body, and header lines). `direct` goes to the base URL (the AI SDK
  * with an API key; its body is what it sends to api.anthropic.com). `--base-url`: ours with a subscription
  * endpoint (`CLAUDE_CODE_OAUTH_TOKEN` at the base URL), the old way.
@@ -164,7 +164,8 @@ const oursOptions = {
   projectDir: tempDir("project"),
   models: { default: "sonnet" },
   env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: benchHome(api), ...frontEnv(api) },
-  ...(firstParty ? { wire: true } : { apiEndpoint: api.endpoint("subscription"), wire: false }),
+  // First-party: the runtime's default (its interceptor on); base URL: an apiEndpoint, never intercepted.
+  ...(firstParty ? {} : { apiEndpoint: api.endpoint("subscription") }),
   warm: false,
 };
 const ours = new lib.ClaudeCodeRuntime({ ...oursOptions, reuse: false });

@@ -77,8 +77,8 @@ export const TEST_PASS_ENV = [OWNER_VAR, "STAND_IN_MODE", "STAND_IN_BYTES", "STA
 
 /**
  * A runtime for a test. With a scripted API in first-party mode (`firstPartyApi`) the CLI goes to
- * api.anthropic.com through the runtime's interceptor (`wire: true`), as in real use; with a plain one
- * (`baseUrlApi`, `scriptedApi`), to its base URL. Without an API, nothing turns the interceptor on.
+ * api.anthropic.com through the runtime's interceptor (on by default), as in real use; with a plain one
+ * (`baseUrlApi`, `scriptedApi`), to its base URL. Without an API the runtime takes its defaults too.
  */
 export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partial<ClaudeCodeRuntimeOptions> = {}): ClaudeCodeRuntime {
   return new ClaudeCodeRuntime({
@@ -86,8 +86,6 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     models: { default: "sonnet" },
     env: api?.firstParty ? firstPartyEnv(api) : testEnv(),
     passEnv: TEST_PASS_ENV,
-    // The interceptor is opt-in; every first-party test runs behind it.
-    ...(api?.firstParty ? { wire: true } : {}),
     ...(api && !api.firstParty ? { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" } } : {}),
     ...cliOption(),
     idleTimeoutMs: 30_000,
@@ -270,7 +268,7 @@ export const failure = (promise: Promise<unknown>): Promise<Error | undefined> =
  * The first-party path, as real users take it: the scripted API behind its HTTPS front on loopback
  * (src/testing/first-party.ts), a throwaway claude.ai login in the test HOME, no base URL. The caller's
  * environment names the front as its proxy and the test CA as its extra CA, like a corporate network
- * would; the runtime's own interceptor (`wire: true`, set by runtimeFor) sits between the CLI and that proxy.
+ * would; the runtime's own interceptor (on by default) sits between the CLI and that proxy.
  */
 export async function firstPartyApi(script: Script, options: ScriptedApiOptions = {}): Promise<ScriptedMessagesApi> {
   return scriptedApi(script, { ...options, firstParty: true });

@@ -115,7 +115,7 @@ export const DUMMY_API_KEY = "sk-ant-bench-dummy";
 /**
  * Which way the bench's CLIs reach the scripted API. The default is the path real users take: the
  * first-party front (api.anthropic.com through an HTTPS proxy on 127.0.0.1 with a test CA), a throwaway
- * claude.ai login in each temp HOME, and the runtime's interceptor (`wire: true`) in front. `--base-url`
+ * claude.ai login in each temp HOME, and the runtime's interceptor (its default) in front. `--base-url`
  * runs the old way for comparison: `ANTHROPIC_BASE_URL` at the plain scripted API with a dummy key, no
  * interceptor. run.mjs passes the flag on to every section.
  */

@@ -10,10 +10,10 @@
  * `api` is what `startApiProcess` returns (or an in-process scripted API). With `api.firstParty` (the
  * default, lib/common.mjs `benchPath`) every variant takes the first-party path: a throwaway claude.ai
  * login in its temp HOME, `HTTPS_PROXY` and `NODE_EXTRA_CA_CERTS` naming the scripted API's front, no
- * base URL. Our runtime runs its interceptor there (`wire: true`); the floors and the Agent SDK cannot
+ * base URL. Our runtime runs its interceptor there (its default: no `wire` option); the floors and the Agent SDK cannot
  * (the interceptor is the runtime's own), so they talk to the front directly: a ratio ours / floor on
  * this path includes what the interceptor costs per call. Without `api.firstParty` (`--base-url`):
- * `ANTHROPIC_BASE_URL` and a dummy key, no interceptor (`wire: false`).
+ * `ANTHROPIC_BASE_URL` and a dummy key, no interceptor (an `apiEndpoint` is never intercepted).
  */
 import { dist, DUMMY_API_KEY, importSdk, isolatedEnv, tempDir } from "./common.mjs";
 import { runFloor } from "./floor.mjs";
@@ -77,8 +77,8 @@ export function runtimeOptions(api, extra = {}) {
     projectDir: tempDir("project"),
     models: { default: MODEL },
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: benchHome(api), ...frontEnv(api) },
-    // First-party: the runtime's interceptor on, explicitly (whatever the runtime's default); base URL: off.
-    ...(api.firstParty ? { wire: true } : { apiEndpoint: { baseUrl: api.baseUrl, apiKey: DUMMY_API_KEY }, wire: false }),
+    // First-party: the runtime's default (its interceptor on), as a user's runtime runs; base URL: an apiEndpoint, never intercepted.
+    ...(api.firstParty ? {} : { apiEndpoint: { baseUrl: api.baseUrl, apiKey: DUMMY_API_KEY } }),
     timeoutMs: 120_000,
     // One process per call unless a variant asks for reuse (bench/reuse.mjs).
     reuse: false,

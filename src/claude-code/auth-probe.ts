@@ -17,8 +17,8 @@ export interface AuthProbeOptions {
   env?: Env;
   apiEndpoint?: ApiEndpoint;
   /**
-   * The runtime's interceptor, as for every call (opt-in: `true` on the first-party path); a stand-in CLI at
-   * `cliPath` answers without any request and cannot run with it (docs/isolation.md).
+   * The runtime's interceptor, as for every call (on by default on the first-party path; `false` turns it
+   * off); a stand-in CLI of the testing helpers at `cliPath` runs without it (docs/isolation.md).
    */
   wire?: boolean;
   timeoutMs?: number;

@@ -78,23 +78,24 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
    * The runtime's interceptor on the first-party path (docs/isolation.md, "The wire check"): every
    * request the CLI sends is checked against what the library built for the call before it is forwarded,
    * and everything else it would send is refused. The interceptor runs in a process of its own, started
-   * with the first call (`InterceptorError` if it cannot start or dies). **Opt-in** (`true`, or an object): not on by default
-   * until the bench's reuse goals hold with it on (docs/performance.md, "The first-party path"). Never
-   * used with an `apiEndpoint` (a base URL the CLI talks to directly). Only CLI versions whose
+   * with the first call (`InterceptorError` if it cannot start or dies). **On by default** (`true`, an
+   * object, or unset); `false` turns it off. Never
+   * used with an `apiEndpoint` (a base URL the CLI talks to directly) or a stand-in CLI made by
+   * `createScriptedCli` / `createReplayCli` in this process (it makes no request): those run without it,
+   * whatever this says (`network.interceptor` says which). Only CLI versions whose
    * first-party shape is recorded can run with it (every verified version's is); another is refused
    * with an `IsolationError`. `{ bodies: true }` keeps each request's body in the
    * transcript's request records; `upstream` (tests) sends checked requests through that proxy and CA
    * instead of the `env`'s.
    *
-   * Without it (the default, or `wire: false`) nothing of this happens: requests go from the CLI to the user's
+   * With `wire: false` nothing of this happens: requests go from the CLI to the user's
    * proxy or to Anthropic unchecked (a managed `CLAUDE.md`, a planted body field, header, beta or model,
    * extra system text reach the API; the `system/init` check still stops the run, after the first
    * request), egress is no longer refused (analytics or other hosts a policy or wrapper re-enables
    * leave), a call's model responses are no longer counted against checked requests, and the
    * transcript has no request records. The policy read-ahead and the account and init checks stay.
-   * Stand-in CLIs that answer without any request (`createScriptedCli`, `createReplayCli`, test
-   * scripts) cannot run with it: their calls fail the "every model response came through a checked
-   * request" rule.
+   * Other stand-ins that answer without any request (a test script at `cliPath`) need `wire: false`:
+   * their calls fail the "every model response came through a checked request" rule.
    */
   wire?: boolean | { bodies?: boolean; upstream?: { proxy: string; ca: string } };
 }

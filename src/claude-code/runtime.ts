@@ -96,21 +96,21 @@ export class ClaudeCodeRuntime extends PortRuntime {
   }
 
   /**
-   * Whether calls run behind the runtime's interceptor: opt-in (`wire: true`) on the first-party path,
-   * off otherwise; an `apiEndpoint` (a base URL) is never intercepted.
+   * Whether calls run behind the runtime's interceptor: on by default on the first-party path, off with
+   * `wire: false`; an `apiEndpoint` (a base URL) and a stand-in CLI of the testing helpers never are (billing.ts).
    */
   get interceptor(): InterceptorState {
     return interceptorState(this.options);
   }
 
-  /** The runtime's interceptor (opt-in: `wire`), started with its first call on the first-party path; never with an `apiEndpoint`. */
+  /** The runtime's interceptor (on unless `wire: false`), started with its first call on the first-party path; never with an `apiEndpoint`. */
   private wire(cli: ResolvedCli): Promise<InterceptorProcess> | undefined {
     if (this.interceptor !== "on") return undefined;
     // Refused before any process starts: requests of a version whose first-party shape nobody recorded cannot be checked.
     if (!wireShapeFor(cli.version)) {
       throw new IsolationError(
         [`wire: Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so its requests cannot be checked`],
-        "Use a verified CLI version (npm ci installs one), record this one's shape (ktx-claude-code fixtures verify), or run it without `wire` (no wire check; docs/isolation.md, \"The wire check\"). If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), run it without `wire`: it could not pass the check on any version.",
+        "Use a verified CLI version (npm ci installs one), record this one's shape (ktx-claude-code fixtures verify), or run it with `wire: false` (no wire check; docs/isolation.md, \"The wire check\"). If this is a stand-in CLI that answers without any request (a test script at cliPath), run it with `wire: false`: it could not pass the check on any version (createScriptedCli and createReplayCli are recognised and run without it).",
       );
     }
     return this.startWire()!.then((interceptor) => (interceptor.useVersion(cli.version), interceptor));

@@ -17,7 +17,8 @@ import { LOGIN_USAGE, TRANSCRIPT_USAGE } from "./usage.js";
 const USAGE = `Usage: ktx-claude-code <command>   (ktx-claude-code <command> --help for its options and an example)
 
 ${LOGIN_USAGE}  status [--project-dir DIR] [--json]        what the claude-code backend will use
-  doctor [--project-dir DIR] [--json]        the same checks; exits 1 on any failure, with the fix
+  doctor [--project-dir DIR] [--json] [--live]
+                                             the same checks; exits 1 on any failure, with the fix
 ${TRANSCRIPT_USAGE}  fixtures record [--versions V,V] [--scenarios S,S]
                                              record the scenario catalog with each CLI version
   fixtures compare (--cli PATH | --version V) [--against V] [--scenarios S,S] [--cache-dir DIR] [--json]

@@ -18,7 +18,7 @@ import { type ResolvedModels, UnknownModelError, UnsupportedModelError, isUnreco
 import { AUTH_FIX } from "../claude-code/auth-probe.js";
 import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
-import { loginAhead, networkRoute } from "../claude-code/checks/billing.js";
+import { describeInterceptor, interceptorState, loginAhead, networkRoute } from "../claude-code/checks/billing.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type IsolationSurface, egressFrom, loginFrom, surfaceFrom } from "./status-transcript.js";
 import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "../claude-code/wire/shape.js";
@@ -27,7 +27,7 @@ import { RateLimitGovernor } from "../limits/governor.js";
 import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
 
 export interface StatusFailure {
-  check: "project" | "config" | "backend" | "cli" | "session" | "isolation" | "wire" | "models";
+  check: "project" | "config" | "backend" | "cli" | "session" | "isolation" | "wire" | "models" | "live";
   message: string;
   fix: string;
 }
@@ -46,6 +46,23 @@ export interface RoleModel {
 
 export type { IsolationSurface } from "./status-transcript.js";
 
+/**
+ * `doctor --live`: one model's minimal call through the runtime's interceptor, on the user's own login.
+ * `pass`: its requests passed the check (`refused` lists anything else the CLI tried, refused); `refused`:
+ * the interceptor refused its request (`differences`, exactly as the check named them); `failed`: the call
+ * failed otherwise (`message`); `skipped`: no call (`message` says why).
+ */
+export interface LiveCheck {
+  model: string;
+  roles: string[];
+  verdict: "pass" | "refused" | "failed" | "skipped";
+  /** Messages requests the interceptor checked and forwarded (null: no interceptor record). */
+  requests: number | null;
+  refused: string[];
+  differences: string[];
+  message?: string;
+}
+
 export interface StatusReport {
   projectDir: string | null;
   configPath: string | null;
@@ -62,6 +79,8 @@ export interface StatusReport {
   network: NetworkRoute;
   /** The probe call as the runtime's interceptor saw it: its Messages requests and what it refused (null: no interceptor, or no probe). */
   egress: { requests: number; refused: string[] } | null;
+  /** `doctor --live`: each distinct model's call through the interceptor (null without `--live`). */
+  live: LiveCheck[] | null;
   warnings: KtxConfigWarning[];
   failures: StatusFailure[];
 }
@@ -75,6 +94,8 @@ export interface StatusOptions {
   apiEndpoint?: ApiEndpoint;
   /** Probe every distinct configured model, not only the default's (doctor). */
   probeAllModels?: boolean;
+  /** `doctor --live`: every distinct model's probe must run through the interceptor; each one's verdict is reported (`live`). */
+  live?: boolean;
   timeoutMs?: number;
   /** Called around the probe, for the progress indicator. */
   onProbe?(phase: "start" | "end"): void;
@@ -93,6 +114,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     login: { ahead: null, probe: null },
     network: { proxies: {}, trustedCa: {}, clientCertificate: [] },
     egress: null,
+    live: null,
     warnings: [],
     failures: [],
   };
@@ -139,6 +161,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     }
   }
   let models: ResolvedModels | undefined;
+  const probes = new Map<string, ProbeResult>();
   if (config?.provider.backend === "claude-code") {
     models = pinnedModels(config, report.configPath!, fail);
     if (models) report.models = Object.values(models).map(({ role, configured, from, id }) => ({ role, configured, from, resolved: id }));
@@ -153,14 +176,17 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
       const refusal = new UnsupportedCliVersionError(cli.path, cli.version, Object.keys(VERIFIED_CLI_VERSIONS));
       fail({ check: "cli", message: refusal.message, fix: "Reinstall dependencies (npm ci) to get a verified Claude Code CLI (package.json names every verified version; docs/compatibility.md)." });
     }
-    // The probe runs behind the interceptor (opt-in for calls) whenever the version's shape is recorded; a
-    // verified version without one (a shape file that did not load) cannot run with `wire: true`: said as a failure.
-    report.network.interceptor = options.apiEndpoint ? "apiEndpoint" : wireShapeFor(cli.version) ? "on" : "off";
-    if (cli.verified && report.network.interceptor === "off") {
+    // What a runtime with these options would use (billing.ts decides, as for every runtime); the probe runs
+    // so too. A verified version without a shape (a shape file that did not load) cannot run behind it: the
+    // probe then runs without it, unchecked, and that is said as a failure.
+    const state = interceptorState({ apiEndpoint: options.apiEndpoint, cliPath: options.cliPath });
+    const unshaped = state === "on" && !wireShapeFor(cli.version);
+    report.network.interceptor = unshaped ? "off" : state;
+    if (cli.verified && unshaped) {
       fail({
         check: "wire",
-        message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so the runtime's interceptor cannot check its requests: every call with \`wire: true\` is refused with IsolationError (the probe ran without the interceptor, unchecked).`,
-        fix: "Reinstall the package (npm ci) so its shape files are intact, or run it without `wire: true` (no wire check) (docs/isolation.md, \"The wire check\").",
+        message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so the runtime's interceptor cannot check its requests: every call is refused with IsolationError unless \`wire: false\` (the probe ran without the interceptor, unchecked).`,
+        fix: "Reinstall the package (npm ci) so its shape files are intact, or run with `wire: false` (no wire check) (docs/isolation.md, \"The wire check\").",
       });
     }
   } catch (error) {
@@ -177,6 +203,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     report.session = { ok: null, skipped: "the Claude Code CLI is not usable" };
   } else {
     const probe = await probeSession(projectDir!, models.default.id, cli, options);
+    probes.set(models.default.id, probe);
     report.isolation = probe.isolation;
     report.egress = probe.egress;
     report.usage = probe.usage;
@@ -189,13 +216,48 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
         : { ok: true, model: models.default.id, apiKeySource: probe.isolation?.apiKeySource ?? null };
       markChecked(report.models, models.default.id, probe.ok ? "ok" : "failed");
       if (unknown) fail(unknown);
-      if (options.probeAllModels) await probeOtherModels(report, projectDir!, models.default.id, cli, options, fail);
+      if (options.probeAllModels || options.live) await probeOtherModels(report, projectDir!, models.default.id, cli, options, fail, probes);
     } else {
       report.session = { ok: false, code: probe.error.code, message: probe.message };
       fail({ check: probe.error instanceof IsolationError ? "isolation" : "session", message: probe.message, fix: fixFor(probe.error) });
+      // --live: a request the interceptor refused says nothing of the other models' requests: each is still called.
+      if (options.live && wireDifferences(probe.error).length > 0) await probeOtherModels(report, projectDir!, models.default.id, cli, options, fail, probes);
     }
   }
+  if (options.live) report.live = liveChecks(report, probes, fail);
   return report;
+}
+
+/** What the interceptor refused a request for, when that is why a probe failed. */
+const wireDifferences = (error: ClaudeCodeError): string[] => (error instanceof IsolationError ? error.differences.filter((difference) => difference.startsWith("wire: ")) : []);
+
+/**
+ * `doctor --live`: each distinct model's probe as the interceptor judged it. A refusal is already a failure
+ * of the probe (isolation, models); what this adds is the verdict per model, and a failure when the
+ * interceptor could not be used at all, since then nothing was checked.
+ */
+function liveChecks(report: StatusReport, probes: ReadonlyMap<string, ProbeResult>, fail: (failure: StatusFailure) => void): LiveCheck[] {
+  const state = report.network.interceptor;
+  const off = state === undefined ? "no usable Claude Code CLI" : state === "on" ? undefined : describeInterceptor(state);
+  if (off && report.models.length > 0) {
+    fail({
+      check: "live",
+      message: `doctor --live needs the runtime's interceptor, and it is ${off}: no model call was checked.`,
+      fix: state === "apiEndpoint" ? "Run it without --api-base-url: --live checks your own login on the first-party path." : "Use a verified CLI version whose shape is recorded (npm ci), then rerun doctor --live.",
+    });
+  }
+  const ids = [...new Set(report.models.map((entry) => entry.resolved))];
+  return ids.map((model) => {
+    const roles = report.models.filter((entry) => entry.resolved === model).map((entry) => entry.role);
+    const probe = probes.get(model);
+    const base = { model, roles, requests: probe?.egress?.requests ?? null, refused: probe?.egress?.refused ?? [], differences: [] as string[] };
+    if (off) return { ...base, verdict: "skipped" as const, message: `the interceptor is ${off}` };
+    if (!probe) return { ...base, verdict: "skipped" as const, message: "not called (an earlier check failed)" };
+    if (probe.ok) return { ...base, verdict: "pass" as const };
+    const wire = wireDifferences(probe.error);
+    if (wire.length > 0) return { ...base, verdict: "refused" as const, differences: wire.map((difference) => difference.slice("wire: ".length)), message: probe.error.message };
+    return { ...base, verdict: "failed" as const, message: probe.error.message };
+  });
 }
 
 /** The pinned id per role, or undefined (with a failure) when a model or the default is unusable. */
@@ -230,10 +292,12 @@ async function probeOtherModels(
   cli: ResolvedCli,
   options: StatusOptions,
   fail: (failure: StatusFailure) => void,
+  probes: Map<string, ProbeResult>,
 ): Promise<void> {
   const others = [...new Set(report.models.map((entry) => entry.resolved))].filter((id) => id !== defaultId);
   for (const id of others) {
     const probe = await probeSession(projectDir, id, cli, options);
+    probes.set(id, probe);
     markChecked(report.models, id, probe.ok ? "ok" : "failed");
     if (probe.ok) continue;
     fail(
@@ -292,7 +356,7 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
       warm: false, reuse: false,
-      // The probe is the library's own call on the real CLI: behind the interceptor whenever the
+      // The probe is the library's own call, as a runtime's by default: behind the interceptor whenever the
       // version's shape is recorded; without it (unchecked, and said as a failure above) when it is not.
       wire: wireShapeFor(cli.version) !== undefined,
       // A probe never waits for a usage reset: a reached limit is reported at once.
@@ -319,6 +383,9 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
 
 function fixFor(error: ClaudeCodeError): string {
   if (error instanceof ClaudeCodeAuthError) return AUTH_FIX;
+  if (error instanceof IsolationError && wireDifferences(error).length > 0) {
+    return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md: the runtime's interceptor refused the request for what is named above, and nothing left the machine. A CLI variant for your account or model is no fault of the setup: run with `wire: false` (unchecked) until a recorded shape admits it (\"Real accounts\").";
+  }
   if (error instanceof IsolationError) return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md; the run was stopped before any tool could run.";
   return "Check the message above; rerun with the same command once it is resolved.";
 }

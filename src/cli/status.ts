@@ -3,14 +3,15 @@
  * project will use, and whether it works. `status` reports and exits 0; `doctor` runs the same
  * checks and exits 1 on any failure, printing each failure with its fix. Both accept `--json`.
  *
- * Options: `--project-dir DIR` (default: the nearest ktx.yaml walking up from the cwd), `--json`.
+ * Options: `--project-dir DIR` (default: the nearest ktx.yaml walking up from the cwd), `--json`;
+ * `doctor --live`: each distinct model's call must pass the runtime's interceptor, reported per model.
  * Hidden, for tests: `--cli-path PATH`, `--api-base-url URL` with `--api-key KEY` (an explicit
  * endpoint; never read from the environment).
  */
 import { usageText } from "../limits/usage-status.js";
 import { parseArgs } from "node:util";
 import type { Env } from "../transport/env.js";
-import type { StatusReport } from "./status-probe.js";
+import type { LiveCheck, StatusReport } from "./status-probe.js";
 import { terminalText } from "./terminal-text.js";
 import { describeInterceptor, describeLogin, describeRoute } from "../claude-code/checks/billing.js";
 
@@ -25,21 +26,25 @@ export interface StatusIo {
   cwd?: string;
 }
 
-const USAGE = `Usage: ktx-claude-code status|doctor [--project-dir DIR] [--json]
+const USAGE = `Usage: ktx-claude-code status|doctor [--project-dir DIR] [--json] [--live]
 
   --project-dir DIR   the KTX project (default: the nearest ktx.yaml at or above the current directory)
   --json              print the report as JSON
+  --live              doctor only: one minimal call per configured model on your login, through the
+                      runtime's interceptor; each model passes or shows exactly what was refused
   -h, --help          this help
 
 doctor exits 1 when any check fails, each failure with its fix; status always exits 0.
 
-Example:
+Examples:
   ktx-claude-code doctor --project-dir ~/my-ktx-project
+  ktx-claude-code doctor --live
 `;
 
 interface ParsedArgs {
   projectDir?: string;
   json: boolean;
+  live: boolean;
   cliPath?: string;
   apiEndpoint?: { baseUrl: string; apiKey: string };
 }
@@ -52,6 +57,7 @@ function parse(argv: string[]): ParsedArgs | string {
       options: {
         "project-dir": { type: "string" },
         json: { type: "boolean" },
+        live: { type: "boolean" },
         "cli-path": { type: "string" },
         "api-base-url": { type: "string" },
         "api-key": { type: "string" },
@@ -70,16 +76,17 @@ function parse(argv: string[]): ParsedArgs | string {
   return {
     projectDir: values["project-dir"] as string | undefined,
     json: values.json === true,
+    live: values.live === true,
     cliPath: values["cli-path"] as string | undefined,
     ...(baseUrl && apiKey ? { apiEndpoint: { baseUrl, apiKey } } : {}),
   };
 }
 
 /** A spinner on a terminal, one plain line otherwise. */
-function progress(io: StatusIo, allModels: boolean): (phase: "start" | "end") => void {
+function progress(io: StatusIo, allModels: boolean, live = false): (phase: "start" | "end") => void {
   const tty = io.stderrIsTTY ?? Boolean(process.stderr.isTTY);
   // status probes the default role's model; doctor each distinct configured model.
-  const label = `Checking the local Claude Code session (one short model call${allModels ? " per model" : ", the default model"})`;
+  const label = `Checking the local Claude Code session (one short model call${allModels ? " per model" : ", the default model"}${live ? ", through the interceptor" : ""})`;
   let timer: NodeJS.Timeout | undefined;
   return (phase) => {
     if (phase === "start") {
@@ -111,6 +118,10 @@ async function run(command: "status" | "doctor", argv: string[], io: StatusIo): 
     io.stderr(terminalText(`${args}\n\n${USAGE}`));
     return 2;
   }
+  if (args.live && command !== "doctor") {
+    io.stderr(terminalText(`--live is a doctor option (ktx-claude-code doctor --live).\n\n${USAGE}`));
+    return 2;
+  }
   // The probe (the runtime, the CLI, the MCP server) is loaded only to run it: `--help` needs none of it.
   const { collectStatus } = await import("./status-probe.js");
   const report = await collectStatus({
@@ -120,7 +131,8 @@ async function run(command: "status" | "doctor", argv: string[], io: StatusIo): 
     cliPath: args.cliPath,
     apiEndpoint: args.apiEndpoint,
     probeAllModels: command === "doctor",
-    onProbe: progress(io, command === "doctor"),
+    live: args.live,
+    onProbe: progress(io, command === "doctor", args.live),
   });
   const ok = report.failures.length === 0;
   if (args.json) io.stdout(`${JSON.stringify({ command, ok, ...report }, null, 2)}\n`);
@@ -172,7 +184,7 @@ function egressText(report: StatusReport): string {
   const state = report.network.interceptor;
   const interceptor = state ? `interceptor ${describeInterceptor(state)}` : "interceptor not decided (no usable CLI)";
   if (!egress) {
-    const why = state === "apiEndpoint" ? "an apiEndpoint" : state === "off" ? "the interceptor was off" : "no probe call through the runtime's interceptor";
+    const why = state === "apiEndpoint" ? "an apiEndpoint" : state === "off" || state === "standIn" ? "the interceptor was off" : "no probe call through the runtime's interceptor";
     return `${interceptor}; not checked (${why})`;
   }
   const checked = `${interceptor}; ${egress.requests} Messages request(s) checked by the runtime's interceptor`;
@@ -228,6 +240,23 @@ export function renderStatus(report: StatusReport): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** `doctor --live`: a model's verdict, and exactly what the interceptor refused. */
+function liveLines(check: LiveCheck): string[] {
+  const label = `live: ${check.model} (${check.roles.join(", ")})`;
+  const others = check.refused.length > 0 ? `; other requests refused: ${check.refused.join(", ")}` : "; nothing else sent";
+  if (check.verdict === "pass") return [`  ok   ${label} passed the interceptor: ${check.requests ?? 0} Messages request(s) checked${others}`];
+  if (check.verdict === "refused") {
+    const variant = check.differences.some((difference) => difference.includes("(a CLI variant for your account or model:"));
+    return [
+      `  FAIL ${label} refused by the interceptor:`,
+      ...check.differences.map((difference) => `       - ${difference}`),
+      `       fix: ${variant ? "a CLI variant for your account or model that no recorded shape admits yet: run with `wire: false` (unchecked) until one does (docs/isolation.md, \"Real accounts\")" : "find what added it (a managed CLAUDE.md, a policy file, a wrapper); `wire: false` turns the check off (docs/isolation.md)"}`,
+    ];
+  }
+  if (check.verdict === "failed") return [`  FAIL ${label}: the call failed before the interceptor judged it (the failure above)`];
+  return [`  skip ${label} (${check.message ?? "not called"})`];
+}
+
 export function renderDoctor(report: StatusReport): string {
   const failed = (check: string) => report.failures.filter((f) => f.check === check);
   const lines: string[] = ["ktx-claude-code doctor"];
@@ -261,6 +290,8 @@ export function renderDoctor(report: StatusReport): string {
     else if (users[0]!.checked === undefined) lines.push(`  info ${label}`);
   }
   failures("models");
+  for (const check of report.live ?? []) lines.push(...liveLines(check));
+  failures("live");
   if (report.usage) lines.push(`  info usage: ${usageText(report.usage)}`);
   lines.push(`  info login: ${loginText(report)}`, `  info network: ${describeRoute(report.network)}`, `  info egress: ${egressText(report)}`);
   for (const w of report.warnings) lines.push(`  warn ${w.message}`, `       fix: ${w.fix}`);

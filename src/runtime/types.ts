@@ -54,13 +54,14 @@ export interface NetworkRoute {
    * Whether the runtime's interceptor carried the CLI's requests (docs/isolation.md, "The wire check"):
    * `"on"` (each request checked on 127.0.0.1, then sent on the route above; other egress refused),
    * `"off"` (`wire: false`: requests go out on the route above unchecked), `"apiEndpoint"` (a base URL:
-   * never intercepted). Absent where no runtime decided it (`networkRoute` of an environment alone).
+   * never intercepted), `"standIn"` (a stand-in CLI of `ktx-claude-code/testing`, which makes no request).
+   * Absent where no runtime decided it (`networkRoute` of an environment alone).
    */
   interceptor?: InterceptorState;
 }
 
 /** Whether calls run behind the runtime's interceptor, and if not, why (`NetworkRoute.interceptor`). */
-export type InterceptorState = "on" | "off" | "apiEndpoint";
+export type InterceptorState = "on" | "off" | "apiEndpoint" | "standIn";
 
 /** What every operation reports about the CLI run behind it. */
 export interface RunInfo {

@@ -18,6 +18,8 @@ export const FIRST_PARTY_HOSTS = ["api.anthropic.com", "platform.claude.com"] as
 
 export const SCRIPTED_ACCESS_TOKEN = "sk-ant-oat01-scripted-first-party-access";
 export const SCRIPTED_REFRESH_TOKEN = "sk-ant-ort01-scripted-first-party-refresh";
+/** The key of the Console (API-key) login `login(home, { console: true })` writes. */
+export const SCRIPTED_CONSOLE_KEY = "sk-ant-api03-scripted-console-login-key";
 
 export interface FirstPartyFront {
   /** `http://127.0.0.1:<port>`: the child's `HTTPS_PROXY`. */
@@ -29,8 +31,8 @@ export interface FirstPartyFront {
   readonly refused: string[];
   /** CONNECTs accepted (one per connection the client opened). */
   readonly connects: number;
-  /** Writes a claude.ai login into `home` (`.claude/.credentials.json`); `expired` makes the CLI refresh it first; `usedBefore` also caches the account as after a first profile fetch (`writeScriptedLogin`). */
-  login(home: string, options?: { expired?: boolean; usedBefore?: boolean }): string;
+  /** Writes a claude.ai login into `home` (`.claude/.credentials.json`); `expired` makes the CLI refresh it first; `usedBefore` also caches the account as after a first profile fetch; `console` writes a Console (API-key) login instead (`writeScriptedLogin`). */
+  login(home: string, options?: { expired?: boolean; usedBefore?: boolean; console?: boolean }): string;
   /** The proxy and CA variables a child needs to reach this front. */
   env(): { HTTPS_PROXY: string; NODE_EXTRA_CA_CERTS: string };
   close(): Promise<void>;
@@ -56,8 +58,15 @@ export function loginAnswer(request: { method: string; path: string }): object |
  * `usedBefore` also writes the account the CLI caches in `~/.claude.json` after its first profile fetch, as a real
  * user's login has: with it, 2.1.330 puts the account context (`userEmail`) into every call's first user turn;
  * without it, only once the profile has come back (the first process in a HOME races its own profile request).
+ * `console`: a Console (API-key) login instead, as `claude auth login --console` leaves it: a `primaryApiKey` in
+ * `~/.claude.json` and no OAuth credentials. The CLI then sends `x-api-key` and fetches the organisation's
+ * `/api/claude_code/settings` and `/api/claude_code/policy_limits` (the front answers them 404, which the CLI takes as none).
  */
-export function writeScriptedLogin(home: string, options: { expired?: boolean; usedBefore?: boolean } = {}): string {
+export function writeScriptedLogin(home: string, options: { expired?: boolean; usedBefore?: boolean; console?: boolean } = {}): string {
+  if (options.console) {
+    writeFileSync(join(home, ".claude.json"), JSON.stringify({ primaryApiKey: SCRIPTED_CONSOLE_KEY }), { mode: 0o600 });
+    return home;
+  }
   if (options.usedBefore) {
     const profile = loginAnswer({ method: "GET", path: "/api/oauth/profile" }) as { account: Record<string, unknown>; organization: Record<string, unknown> };
     const oauthAccount = {

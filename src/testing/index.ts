@@ -15,7 +15,7 @@ export {
   type RateLimitWindowName,
 } from "./scripted-api.js";
 export { rateLimitHeaders } from "./rate-limit-headers.js";
-export { type FirstPartyFront, FIRST_PARTY_HOSTS, SCRIPTED_ACCESS_TOKEN, SCRIPTED_REFRESH_TOKEN, writeScriptedLogin } from "./first-party.js";
+export { type FirstPartyFront, FIRST_PARTY_HOSTS, SCRIPTED_ACCESS_TOKEN, SCRIPTED_REFRESH_TOKEN, SCRIPTED_CONSOLE_KEY, writeScriptedLogin } from "./first-party.js";
 export { createReplayCli, REPLAY_CLI_SCRIPT } from "./replay.js";
 export {
   createScriptedCli,

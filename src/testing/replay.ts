@@ -3,6 +3,7 @@ import { chmodSync, closeSync, mkdtempSync, openSync, readSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { registerStandInCli } from "../binary/stand-in.js";
 
 /** The compiled stand-in (the same path from src/ under vitest and from dist/). */
 export const REPLAY_CLI_SCRIPT = fileURLToPath(new URL("../../dist/transcripts/replay-cli.js", import.meta.url));
@@ -10,9 +11,9 @@ export const REPLAY_CLI_SCRIPT = fileURLToPath(new URL("../../dist/transcripts/r
 /**
  * Writes an executable that behaves like the CLI did in `transcriptPath`; pass it as `cliPath`.
  * (`allowUnverifiedCli` is not needed: it reports the recorded version.) A recording made with an
- * `apiEndpoint` replays with one (nothing listens there); one made on the first-party path replays with
- * `wire: false`, since the replay answers without any request and the runtime's interceptor (on by
- * default there) would fail the call.
+ * `apiEndpoint` replays with one (nothing listens there); one made on the first-party path replays
+ * without the runtime's interceptor on its own: the path is registered as a stand-in (src/binary/stand-in.ts),
+ * since the replay answers without any request.
  */
 export function createReplayCli(transcriptPath: string, dir = mkdtempSync(join(tmpdir(), "ktx-replay-"))): string {
   const path = join(dir, "claude-replay");
@@ -23,6 +24,7 @@ export function createReplayCli(transcriptPath: string, dir = mkdtempSync(join(t
   const answerVersion = version ? `if [ "$#" = 1 ] && [ "$1" = --version ]; then printf '%s\\n' ${quote(`${version} (Claude Code)`)}; exit 0; fi\n` : "";
   writeFileSync(path, `#!/bin/sh\n${answerVersion}exec ${quote(process.execPath)} ${quote(REPLAY_CLI_SCRIPT)} ${quote(transcriptPath)} "$@"\n`);
   chmodSync(path, 0o755);
+  registerStandInCli(path); // It answers without any request: runtimes run it without the interceptor.
   return path;
 }
 

@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { registerStandInCli } from "../binary/stand-in.js";
 import { NEWEST_VERIFIED_CLI_VERSION } from "../binary/versions.js";
 
 /** The compiled stand-in (the same path from src/ under vitest and from dist/). */
@@ -71,11 +72,10 @@ export interface ScriptedCli {
 
 /**
  * Writes an executable stand-in CLI that plays `runs` (one array of steps per run, or one array for
- * every run). Pass `warm: false` to the runtime so no process waits idle for a later test, and
- * `wire: false`: the stand-in answers without any request, so with the runtime's interceptor on (the
- * default on the first-party path) every call fails its "every model response came through a checked
- * request" rule. (The runtime cannot tell a stand-in from a wrapper around the real CLI, so nothing the
- * stand-in says about itself turns the check off: the test does.)
+ * every run). Pass `warm: false` to the runtime so no process waits idle for a later test. A runtime
+ * whose `cliPath` is `path` runs without the interceptor (`network.interceptor: "standIn"`): the
+ * stand-in answers without any request. It is this process's own record of the path it wrote that
+ * says so (src/binary/stand-in.ts), never anything the stand-in says about itself.
  */
 export function createScriptedCli(runs: ScriptedCliStep[] | ScriptedCliStep[][], options: { version?: string; dir?: string } = {}): ScriptedCli {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "ktx-scripted-cli-"));
@@ -90,6 +90,7 @@ export function createScriptedCli(runs: ScriptedCliStep[] | ScriptedCliStep[][],
   const version = `${script.version} (Claude Code)`;
   writeFileSync(path, `#!/bin/sh\nif [ "$#" = 1 ] && [ "$1" = --version ]; then printf '%s\\n' ${quote(version)}; exit 0; fi\nexec ${quote(process.execPath)} ${quote(SCRIPTED_CLI_SCRIPT)} ${quote(dir)} "$@"\n`);
   chmodSync(path, 0o755);
+  registerStandInCli(path);
   const invocations = (): ScriptedCliInvocation[] =>
     readdirSync(folder)
       .filter((name) => name.endsWith(".json"))

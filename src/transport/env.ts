@@ -233,6 +233,14 @@ export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOption
   if (options.disableNonessentialTraffic !== false) result.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1";
   // The `<total_tokens>` reminder in every user turn is nothing a caller asked for (docs/performance.md#what-a-request-carries).
   result.CLAUDE_CODE_TOTAL_TOKENS_REMINDER = "off";
+  // Variants the wire check would otherwise meet on real accounts, removed at the source (docs/environment.md).
+  // 2.1.330 remaps claude-opus-4-0/-4-1 (and their dated ids) to its current default Opus unless this is set
+  // (its bundle: `function a2n(){return!s.CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP}`): the role's model must be the one sent.
+  result.CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP = "1";
+  // KTX's calls are one-shot: a compaction's summary turn and its new headers are nothing a call asked for
+  // (2.1.330: `Boolean(He(process.env.DISABLE_COMPACT)||s.DISABLE_AUTO_COMPACT)` turns auto-compaction off).
+  // Long sessions will need compaction back, with its requests recorded in the wire shape.
+  result.DISABLE_AUTO_COMPACT = "1";
   if (options.apiEndpoint) {
     // A proxy of the user's must not carry requests meant for a loopback endpoint (it cannot reach it: 7 retries, then ApiRetryBudgetError).
     if (isLoopbackUrl(options.apiEndpoint.baseUrl)) {

@@ -280,6 +280,46 @@ describe("ktx-claude-code doctor", () => {
     expect(out.stdout).toMatch(/fix: Use the pinned Claude Code CLI/);
   });
 
+  it("--live: one call per distinct model on the login, through the interceptor, each reported as passed", async () => {
+    const { api, env } = await firstParty([turn.text("OK")], { onExhausted: "repeat-last" });
+    const out = capture({ env });
+    expect(await runDoctor(["--live", "--project-dir", project()], out.io)).toBe(0);
+    expect(out.stdout).toMatch(/ok {3}live: claude-sonnet-4-6 \(default, candidateExtraction, curator, reconcile, repair\) passed the interceptor: 1 Messages request\(s\) checked; nothing else sent/);
+    expect(out.stdout).toMatch(/ok {3}live: claude-haiku-4-5 \(triage\) passed the interceptor: 1 Messages request\(s\) checked; nothing else sent/);
+    expect(out.stderr).toMatch(/one short model call per model, through the interceptor/);
+    expect(api.messageRequests.map((request) => request.body.model)).toEqual(["claude-sonnet-4-6", "claude-haiku-4-5"]);
+    expect(out.stdout).toMatch(/doctor: all checks passed\n$/);
+    const json = capture({ env });
+    expect(await runDoctor(["--live", "--json", "--project-dir", project()], json.io)).toBe(0);
+    expect(JSON.parse(json.stdout).live).toEqual([
+      { model: "claude-sonnet-4-6", roles: ["default", "candidateExtraction", "curator", "reconcile", "repair"], verdict: "pass", requests: 1, refused: [], differences: [] },
+      { model: "claude-haiku-4-5", roles: ["triage"], verdict: "pass", requests: 1, refused: [], differences: [] },
+    ]);
+  });
+
+  it("--live: a model's request the interceptor refuses is shown with exactly what differed (exit 1), 0 requests at the API", async () => {
+    const { api, env } = await firstParty([turn.text("should not be reached")]);
+    // What a newer model makes the CLI add to every request (here through the CLI's own ANTHROPIC_BETAS, set by a wrapper).
+    const variant = script("claude-variant", `export ANTHROPIC_BETAS=per-turn-control-2026-07-01\nexec '${realCli()}' "$@"`);
+    const out = capture({ env });
+    expect(await runDoctor(["--live", "--project-dir", project(), "--cli-path", variant], out.io)).toBe(1);
+    expect(out.stdout).toMatch(/FAIL live: claude-sonnet-4-6 \(default, [^)]*\) refused by the interceptor:\n {7}- beta "per-turn-control-2026-07-01" is not one the CLI version sends \(a CLI variant for your account or model: [^\n]*\)\n {7}fix: a CLI variant for your account or model that no recorded shape admits yet: run with `wire: false`/);
+    expect(out.stdout).toMatch(/FAIL live: claude-haiku-4-5 \(triage\) refused by the interceptor:\n {7}- beta "per-turn-control-2026-07-01"/);
+    expect(api.messageRequests).toHaveLength(0);
+  });
+
+  it("--live needs the interceptor: with an apiEndpoint nothing is checked, which is a failure; status refuses the flag", async () => {
+    // Base URL: the point is that --live cannot run there.
+    const api = await baseUrlApi([turn.text("OK"), turn.text("OK")], { onExhausted: "repeat-last" });
+    const out = capture();
+    expect(await runDoctor(["--live", "--project-dir", project(), "--api-base-url", api.baseUrl, "--api-key", "sk-test-scripted"], out.io)).toBe(1);
+    expect(out.stdout).toMatch(/FAIL doctor --live needs the runtime's interceptor, and it is off \(an apiEndpoint[^\n]*\n\s+fix: Run it without --api-base-url/);
+    expect(out.stdout).toMatch(/skip live: claude-sonnet-4-6 \(default, [^)]*\) \(the interceptor is off \(an apiEndpoint/);
+    const status = capture();
+    expect(await runStatus(["--live"], status.io)).toBe(2);
+    expect(status.stderr).toMatch(/--live is a doctor option/);
+  });
+
   it("refuses bad arguments with the usage (exit 2)", async () => {
     const { exitCode, stderr } = await cli(["doctor", "--frobnicate"]);
     expect(exitCode).toBe(2);

@@ -1,6 +1,6 @@
 /**
- * The runtime's interceptor on the first-party path (issue 31; opt-in, `wire: true`, which runtimeFor sets
- * for a first-party API): the real CLI talks to api.anthropic.com through the runtime's proxy, which checks
+ * The runtime's interceptor on the first-party path (issue 31; on by default since issue 45, so runtimeFor
+ * sets no `wire` option for a first-party API): the real CLI talks to api.anthropic.com through the runtime's proxy, which checks
  * each request before forwarding it to the scripted API (behind its own HTTPS front on loopback, as a
  * corporate proxy would be).
  */
@@ -220,7 +220,7 @@ describe("the runtime's interceptor on the first-party path", () => {
     expect(refusedApi.messageRequests).toHaveLength(1);
   }, 180_000);
 
-  it("without the interceptor (wire: false, the default), what is lost: the same planted body field reaches the API unchecked, with no request record, and the result says the interceptor was off", async () => {
+  it("without the interceptor (wire: false), what is lost: the same planted body field reaches the API unchecked, with no request record, and the result says the interceptor was off", async () => {
     const api = await firstPartyApi([turn.text("unchecked")], { onExhausted: "repeat-last" });
     const field = script("claude-extra-body", `export CLAUDE_CODE_EXTRA_BODY='{"planted_field":1}'\nexec '${realCli()}' "$@"`);
     const transcripts = tempDir("transcripts");
@@ -330,7 +330,7 @@ describe("a version whose first-party shape is not recorded", () => {
     const error = await failure(runtimeFor(api, { cliPath: older, allowUnverifiedCli: true }).generateText({ role: "default", prompt: "hi" }));
     expect(error).toBeInstanceOf(IsolationError);
     expect(error!.message).toMatch(new RegExp(`Claude Code 2\\.1\\.329 has no recorded first-party request shape \\(recorded: ${WIRE_VERSIONS.join(", ").replace(/\./g, "\\.")}\\)`));
-    expect(error!.message).toMatch(/run it without `wire`/);
+    expect(error!.message).toMatch(/run it with `wire: false`/);
     expect(existsSync(started)).toBe(false);
     expect(api.requests).toHaveLength(0);
   }, 60_000);
@@ -419,22 +419,29 @@ function splitRequests(bytes: Buffer): Array<{ head: string; body: Buffer }> {
 }
 
 describe("stand-in CLIs and the interceptor", () => {
-  it("a stand-in that answers without any request fails a call with wire: true, and the error says to run it without; without it, it runs", async () => {
+  it("the testing helpers' stand-in runs without the interceptor on its own; a script of the test's own that makes no request fails and is told to pass wire: false", async () => {
     // A version whose shape is recorded, so the interceptor starts and the count rule is what stops the call.
     const cli = createScriptedCli([cliMessage.text("answer"), cliMessage.result({ result: "answer" })], { version: "2.1.330" });
-    // Nothing the stand-in says about itself can turn the check off: only the runtime's own option does.
-    const error = await failure(runtimeFor(undefined, { cliPath: cli.path, wire: true }).generateText({ role: "default", prompt: "hi" }));
+    // The helper's own path: recognised by the host's record of what it wrote, even with wire: true.
+    const standIn = runtimeFor(undefined, { cliPath: cli.path, wire: true });
+    expect(standIn.interceptor).toBe("standIn");
+    const result = await standIn.generateTextResult({ role: "default", prompt: "hi" });
+    expect([result.text, result.network?.interceptor]).toEqual(["answer", "standIn"]);
+    // A script around it is nothing the helpers wrote (it could be a wrapper around the real CLI): intercepted by default.
+    const own = script("claude", `exec '${cli.path}' "$@"`);
+    const error = await failure(runtimeFor(undefined, { cliPath: own }).generateText({ role: "default", prompt: "hi" }));
     expect(error).toBeInstanceOf(IsolationError);
     expect(error!.message).toMatch(/got 1 model response\(s\) but only 0 Messages request\(s\) passed the runtime's interceptor/);
-    expect(error!.message).toMatch(/If this is a stand-in CLI that answers without any request \(a cliPath from createScriptedCli or createReplayCli, a test script\), run it without `wire`/);
-    const off = runtimeFor(undefined, { cliPath: cli.path });
+    expect(error!.message).toMatch(/If this is a stand-in CLI that answers without any request \(a test script at cliPath\), run it with `wire: false`/);
+    const off = runtimeFor(undefined, { cliPath: own, wire: false });
     expect(off.interceptor).toBe("off");
     await expect(off.generateText({ role: "default", prompt: "hi" })).resolves.toBe("answer");
     // A version with no recorded shape (an unverified one, allowed): refused before it starts, with the same advice.
     const unverified = createScriptedCli([cliMessage.text("answer"), cliMessage.result({ result: "answer" })], { version: "2.1.329" });
-    const refused = await failure(runtimeFor(undefined, { cliPath: unverified.path, allowUnverifiedCli: true, wire: true }).generateText({ role: "default", prompt: "hi" }));
+    const wrapped = script("claude", `exec '${unverified.path}' "$@"`);
+    const refused = await failure(runtimeFor(undefined, { cliPath: wrapped, allowUnverifiedCli: true }).generateText({ role: "default", prompt: "hi" }));
     expect(refused).toBeInstanceOf(IsolationError);
-    expect(refused!.message).toMatch(/If this is a stand-in CLI .*run it without `wire`/);
+    expect(refused!.message).toMatch(/If this is a stand-in CLI .*run it with `wire: false`/);
   }, 60_000);
 });
 

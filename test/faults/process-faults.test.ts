@@ -30,7 +30,7 @@ function standIn(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {}, 
     projectDir: tempDir("project"),
     models: { default: "sonnet" },
     cliPath: STAND_IN,
-    // The stand-in answers without any request: the interceptor (opt-in; off here explicitly) cannot apply to it.
+    // A fixture stand-in of this suite (not one the testing helpers wrote) makes no request: the interceptor is off explicitly.
     wire: false,
     env: testEnv({ STAND_IN_MODE: mode, ...extraEnv }),
     passEnv: TEST_PASS_ENV,

@@ -23,7 +23,7 @@ function reuseCli(mode: string, options: Partial<ClaudeCodeRuntimeOptions> = {})
     projectDir: tempDir("project"),
     models: { default: "sonnet", triage: "haiku" },
     cliPath: REUSE_CLI,
-    wire: false, // a stand-in: no request to check
+    wire: false, // a fixture stand-in (not the testing helpers'): no request to check
     env: testEnv({ REUSE_MODE: mode }),
     passEnv: [...TEST_PASS_ENV, "REUSE_MODE"],
     warm: false,

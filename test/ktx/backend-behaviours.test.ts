@@ -157,7 +157,7 @@ describe("KTX behaviour 10: host discovery is metadata; an unexpected surface fa
     const text = await runtime.generateTextResult({ role: "default", prompt: "p" });
     expect(text.hostDiscovery).toEqual({ slashCommands: ["review", "my-team-command"], skills: ["pdf"], agents: ["explorer"] });
     expect((await runtime.runAgentLoop(loop)).stopReason).toBe("natural");
-    expect(await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, wire: false, env: testEnv() })).toEqual({ ok: true });
+    expect(await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, env: testEnv() })).toEqual({ ok: true });
   });
 
   it("unexpected tools, a missing ktx tool, plugins and non-ktx MCP servers fail the run, each named", async () => {
@@ -244,7 +244,7 @@ describe("KTX behaviour 14: the auth probe", () => {
   it("runs isolated with the scrubbed env and resolves exactly { ok: true }", async () => {
     const cli = createScriptedCli([cliMessage.result({ result: "OK" })]);
     const env = testEnv(PROVIDER_ENV);
-    expect(await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, wire: false, env })).toEqual({ ok: true });
+    expect(await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, env })).toEqual({ ok: true });
     const [invocation] = cli.invocations();
     expect(invocation!.argv).toEqual(expect.arrayContaining([...ISOLATION_FLAGS, "--model=claude-sonnet-4-6"]));
     expectScrubbed(invocation!.env, env);
@@ -252,7 +252,7 @@ describe("KTX behaviour 14: the auth probe", () => {
 
   it("with an unsupported model resolves { ok: false, message } naming the model, not a login problem, and starts nothing", async () => {
     const cli = createScriptedCli([cliMessage.result()]);
-    const result = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "gpt-5", cliPath: cli.path, wire: false, env: testEnv() });
+    const result = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "gpt-5", cliPath: cli.path, env: testEnv() });
     expect(Object.keys(result).sort()).toEqual(["message", "ok"]);
     expect(result.ok).toBe(false);
     if (!result.ok) {
@@ -265,7 +265,7 @@ describe("KTX behaviour 14: the auth probe", () => {
 
   it("refuses KTX's query seam with the typed error the hook gives, and starts nothing", async () => {
     const cli = createScriptedCli([cliMessage.result({ result: "OK" })]);
-    const probe = runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, wire: false, env: testEnv(), query: () => undefined });
+    const probe = runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, env: testEnv(), query: () => undefined });
     await expect(probe).rejects.toBeInstanceOf(UnsupportedKtxDepError);
     await expect(probe).rejects.toThrow(/runClaudeCodeAuthProbe does not take `query`.*createScriptedCli/);
     expect(() => createClaudeCodeRuntime({ projectDir: "/p", modelSlots: { default: "sonnet" }, query: () => undefined })).toThrow(UnsupportedKtxDepError);
@@ -274,7 +274,7 @@ describe("KTX behaviour 14: the auth probe", () => {
 
   it("a not-logged-in result (success subtype, is_error true) is ok: false with the login command", async () => {
     const cli = createScriptedCli([cliMessage.text("Not logged in · Please run /login"), cliMessage.result({ is_error: true, result: "Not logged in · Please run /login" })]);
-    const result = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, wire: false, env: testEnv() });
+    const result = await runClaudeCodeAuthProbe({ projectDir: tempDir("probe"), model: "sonnet", cliPath: cli.path, env: testEnv() });
     expect(result).toEqual({ ok: false, message: expect.stringContaining("npx --no-install ktx-claude-code login") });
   });
 });

@@ -12,8 +12,7 @@ export function ktxRuntime(cli: ScriptedCli, deps: Partial<CreateClaudeCodeRunti
     env: testEnv(),
     rateLimitGovernor: recordingGovernor().governor,
     cliPath: cli.path,
-    // The stand-in answers without any request: the interceptor (opt-in; off here explicitly) cannot apply to it.
-    wire: false,
+    // No wire option: the helper's stand-in runs without the interceptor on its own (network.interceptor "standIn").
     passEnv: TEST_PASS_ENV,
     warm: false,
     reuse: false,

@@ -25,7 +25,6 @@ it("waits for the governor and runs again after a rejected rate limit", async ()
     env: { PATH: process.env.PATH, HOME: mkdtempSync(join(tmpdir(), "home-")) },
     rateLimitGovernor: governor,
     cliPath: cli.path,
-    wire: false, // the stand-in makes no request: it cannot run behind the runtime's interceptor (off unless wire: true)
     warm: false,
   });
 

@@ -24,7 +24,7 @@ describe("createKtxClaudeCodeEnv", () => {
       CLAUDE_CODE_SKIP_BEDROCK_AUTH: "1",
       CLAUDE_GATEWAY_LOG_LEVEL: "x",
     });
-    expect(Object.keys(env).sort()).toEqual(["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_TOTAL_TOKENS_REMINDER", "DISABLE_AUTOUPDATER"]);
+    expect(Object.keys(env).sort()).toEqual(["CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_TOTAL_TOKENS_REMINDER", "DISABLE_AUTOUPDATER", "DISABLE_AUTO_COMPACT"]);
   });
 
   it("passes only allowlisted names: preloads, request rewriting, plugins, telemetry and unknown names are dropped", () => {
@@ -47,7 +47,7 @@ describe("createKtxClaudeCodeEnv", () => {
       SOMETHING_ELSE: "x",
     });
     expect(Object.keys(env).sort()).toEqual(
-      ["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES", "CLAUDE_CODE_TOTAL_TOKENS_REMINDER", "DISABLE_AUTOUPDATER", "DISABLE_PROMPT_CACHING_HAIKU", "HOME", "HTTPS_PROXY", "LANG", "LC_TIME", "PATH"].sort(),
+      ["CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES", "CLAUDE_CODE_TOTAL_TOKENS_REMINDER", "DISABLE_AUTOUPDATER", "DISABLE_AUTO_COMPACT", "DISABLE_PROMPT_CACHING_HAIKU", "HOME", "HTTPS_PROXY", "LANG", "LC_TIME", "PATH"].sort(),
     );
   });
 
@@ -131,6 +131,12 @@ describe("createKtxClaudeCodeEnv", () => {
     expect(createKtxClaudeCodeEnv({ DISABLE_AUTOUPDATER: "0" }).DISABLE_AUTOUPDATER).toBe("1");
     expect(createKtxClaudeCodeEnv({}).CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).toBe("1");
     expect(createKtxClaudeCodeEnv({}, { disableNonessentialTraffic: false })).not.toHaveProperty("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC");
+  });
+
+  it("turns legacy Opus remapping and auto-compaction off, whatever the caller's environment says", () => {
+    const env = createKtxClaudeCodeEnv({ CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP: "0", DISABLE_AUTO_COMPACT: "" });
+    expect([env.CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP, env.DISABLE_AUTO_COMPACT]).toEqual(["1", "1"]);
+    expect(() => createKtxClaudeCodeEnv({}, { passEnv: ["DISABLE_AUTO_COMPACT"] })).toThrow(EnvNotAllowedError);
   });
 
   it("turns the CLI's token-budget reminder off, and sets the library's launch settings last", () => {

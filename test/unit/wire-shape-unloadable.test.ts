@@ -1,8 +1,9 @@
 /**
  * A verified version whose shape file does not load (docs/isolation.md, "The wire check"): doctor and
- * status say so with the file's problem and the fix, and a runtime with `wire: true` refuses the version
- * before starting any process. The broken file is written to a temp dir and taken in through
- * `withdrawUnloadableWireShapes`, so the committed fixtures stay as they are; a stand-in CLI answers.
+ * status say so with the file's problem and the fix, and a runtime (the interceptor on by default) refuses
+ * the version before starting any process. The broken file is written to a temp dir and taken in through
+ * `withdrawUnloadableWireShapes`, so the committed fixtures stay as they are; a stand-in CLI answers, behind
+ * a script of the test's own (the helper's own path would run without the interceptor).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,7 +31,7 @@ afterEach(() => {
 });
 
 describe("a verified version whose shape file does not load", () => {
-  it("fails doctor and status with the file's problem and the fix; wire: true refuses it before any process starts", async () => {
+  it("fails doctor and status with the file's problem and the fix; a runtime refuses it before any process starts unless wire: false", async () => {
     const root = temp("shapes");
     mkdirSync(join(root, version));
     const broken = join(root, version, "wire-shape.json");
@@ -44,10 +45,12 @@ describe("a verified version whose shape file does not load", () => {
     const projectDir = temp("project");
     writeFileSync(join(projectDir, "ktx.yaml"), "llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n");
     const cli = createScriptedCli([cliMessage.text("OK"), cliMessage.result({ result: "OK" })], { version, dir: temp("cli") });
+    const cliPath = join(temp("bin"), "claude");
+    writeFileSync(cliPath, `#!/bin/sh\nexec '${cli.path}' "$@"\n`, { mode: 0o755 });
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: temp("home") };
     let stdout = "";
     const io = { stdout: (text: string) => void (stdout += text), stderr: () => {}, stderrIsTTY: false, env };
-    expect(await runDoctor(["--json", "--project-dir", projectDir, "--cli-path", cli.path], io)).toBe(1);
+    expect(await runDoctor(["--json", "--project-dir", projectDir, "--cli-path", cliPath], io)).toBe(1);
     const report = JSON.parse(stdout);
     // The version itself is fine (verified, the probe answered, unchecked): the shape is the only failure.
     expect(report.cli).toMatchObject({ version, verified: true });
@@ -58,13 +61,13 @@ describe("a verified version whose shape file does not load", () => {
     expect(failure.check).toBe("wire");
     expect(failure.message).toContain(`Claude Code ${version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}; its shape file did not load: ${problem})`);
     expect(WIRE_VERSIONS).not.toContain(version);
-    expect(failure.message).toMatch(/every call with `wire: true` is refused with IsolationError \(the probe ran without the interceptor, unchecked\)/);
-    expect(failure.fix).toMatch(/^Reinstall the package \(npm ci\) so its shape files are intact, or run it without `wire: true`/);
+    expect(failure.message).toMatch(/every call is refused with IsolationError unless `wire: false` \(the probe ran without the interceptor, unchecked\)/);
+    expect(failure.fix).toMatch(/^Reinstall the package \(npm ci\) so its shape files are intact, or run with `wire: false`/);
     expect(renderDoctor(report)).toContain(`  FAIL ${failure.message}\n       fix: ${failure.fix}\n`);
     expect(renderStatus(report)).toContain(`    x ${failure.message}\n      fix: ${failure.fix}\n`);
     expect(cli.invocations()).toHaveLength(1);
 
-    const runtime = new ClaudeCodeRuntime({ projectDir, models: { default: "sonnet" }, cliPath: cli.path, env, wire: true, warm: false, reuse: false });
+    const runtime = new ClaudeCodeRuntime({ projectDir, models: { default: "sonnet" }, cliPath, env, warm: false, reuse: false });
     const error = await runtime.generateText({ role: "default", prompt: "hi" }).then(
       () => undefined,
       (caught: unknown) => caught,

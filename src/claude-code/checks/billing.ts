@@ -11,6 +11,7 @@ import { IsolationError, SubscriptionRequiredError } from "../../errors/index.js
 import type { SystemInitMessage } from "../../protocol/messages.js";
 import type { CallLogin, InterceptorState, NetworkRoute } from "../../runtime/types.js";
 import type { Env } from "../../transport/env.js";
+import { isStandInCli } from "../../binary/stand-in.js";
 import { NotRegularFileError, readRegularFile } from "../../transport/files.js";
 import { type ExpectedSurface, checkAccount } from "./isolation.js";
 import { MANAGED_POLICY_ADVICE, USER_POLICY_ADVICE, checkManagedPolicy, checkUserPolicy, claudeConfigDir } from "./managed-policy.js";
@@ -116,19 +117,23 @@ export function networkRoute(childEnv: Record<string, string | undefined>, inter
 }
 
 /**
- * Whether a runtime with these options runs its calls behind its interceptor: opt-in (`wire: true` or an
- * object) until the bench's reuse goals hold with it on (docs/performance.md); never with an `apiEndpoint`.
+ * Whether a runtime with these options runs its calls behind its interceptor, decided here only: on by
+ * default on the first-party path; off with `wire: false`; never with an `apiEndpoint` (a base URL the
+ * CLI talks to directly) or a stand-in CLI the testing helpers wrote in this process (it makes no
+ * request; src/binary/stand-in.ts), whatever `wire` says.
  */
-export function interceptorState(options: { wire?: unknown; apiEndpoint?: unknown }): InterceptorState {
+export function interceptorState(options: { wire?: unknown; apiEndpoint?: unknown; cliPath?: string }): InterceptorState {
   if (options.apiEndpoint) return "apiEndpoint";
-  return options.wire === true || (typeof options.wire === "object" && options.wire !== null) ? "on" : "off";
+  if (isStandInCli(options.cliPath)) return "standIn";
+  return options.wire === false ? "off" : "on";
 }
 
 /** One line on the interceptor for status, doctor and `transcript show`. */
 export function describeInterceptor(state: InterceptorState): string {
   if (state === "on") return "on (every request checked on 127.0.0.1 before it is forwarded; other egress refused)";
   if (state === "apiEndpoint") return "off (an apiEndpoint: the CLI talks to its base URL directly)";
-  return "off (opt-in with wire: true; without it requests leave unchecked, egress is not refused, no request records)";
+  if (state === "standIn") return "off (a stand-in CLI of ktx-claude-code/testing: it makes no request)";
+  return "off (wire: false: requests leave unchecked, egress is not refused, no request records)";
 }
 
 /** One line for status, doctor and logs. */

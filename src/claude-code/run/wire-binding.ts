@@ -47,11 +47,12 @@ export async function recordToolOutput<T>(session: HostWireSession, message: unk
  */
 export function uncheckedTurns(responses: number, forwarded: number): IsolationError | undefined {
   if (forwarded >= responses) return undefined;
-  // Never a way out: a stand-in cannot declare itself (a wrapper at cliPath could claim anything); the
-  // message only tells the test author what to do when the "CLI" is one that makes no request at all.
+  // Never a way out: a stand-in cannot declare itself (a wrapper at cliPath could claim anything; only the
+  // testing helpers' own record in the host turns the interceptor off, billing.ts). The message tells the
+  // author of a test script that makes no request at all what to do.
   const standIn =
     forwarded === 0
-      ? " If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), run it without `wire` (or `wire: false`): a CLI that sends no request cannot pass the interceptor."
+      ? " If this is a stand-in CLI that answers without any request (a test script at cliPath), run it with `wire: false`: a CLI that sends no request cannot pass the interceptor (createScriptedCli and createReplayCli are recognised and run without it)."
       : "";
   return new IsolationError(
     [`wire: the call got ${responses} model response(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],

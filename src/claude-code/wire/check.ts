@@ -5,6 +5,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { WireShape } from "./shape.js";
+import { credentialDifferences, isCredentialHeader } from "./account-variants.js";
 
 /** Advice for a request the check stopped. */
 export const WIRE_ADVICE =
@@ -52,8 +53,9 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
   }
   if (request.query && request.query !== "beta=true") differences.push(`the query was ${quote(request.query)}, not "beta=true"`);
   for (const name of Object.keys(request.headers)) {
-    if (!shape.headers.has(name.toLowerCase())) differences.push(`header ${quote(name)} is not one the CLI version sends`);
+    if (!shape.headers.has(name.toLowerCase()) && !isCredentialHeader(name.toLowerCase(), shape)) differences.push(`header ${quote(name)} is not one the CLI version sends`);
   }
+  differences.push(...credentialDifferences(request.headers));
   const betaHeader = request.headers["anthropic-beta"];
   const betas = (Array.isArray(betaHeader) ? betaHeader.join(",") : (betaHeader ?? "")).split(",").map((beta) => beta.trim()).filter(Boolean);
   for (const beta of betas) if (!shape.betas.has(beta)) differences.push(`beta ${quote(beta)} is not one the CLI version sends`);

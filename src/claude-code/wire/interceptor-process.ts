@@ -12,10 +12,11 @@ import { type ChildProcess, fork } from "node:child_process";
 import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ClaudeCodeError, InterceptorError, IsolationError, PromptTooLongError } from "../../errors/index.js";
+import { ClaudeCodeError, InterceptorError, PromptTooLongError } from "../../errors/index.js";
 import type { Env } from "../../transport/env.js";
 import { WIRE_ADVICE } from "./check.js";
 import { HostWireSession } from "./host-session.js";
+import { wireRefusal } from "./account-variants.js";
 import { newWireSecret, sessionEnv } from "./credentials.js";
 import { interceptorCaOptions } from "./ca-options.js";
 import { WIRE_HOSTS } from "./shape.js";
@@ -231,7 +232,7 @@ export class InterceptorProcess {
     if (message.type === "records") return this.sessions.get(message.session)?.recorded(message.call, message.records);
     if (message.type === "refused") return this.sessions.get(message.session)?.refused(message.what);
     if (message.type === "stop") {
-      this.sessions.get(message.session)?.stopped(message.call, new IsolationError(message.differences, WIRE_ADVICE));
+      this.sessions.get(message.session)?.stopped(message.call, wireRefusal(message.differences, WIRE_ADVICE));
       return;
     }
     if (message.type === "acked" || message.type === "ended") {

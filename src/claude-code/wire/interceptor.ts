@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { IsolationError } from "../../errors/index.js";
 import type { Env } from "../../transport/env.js";
 import type { IssuedLeaves } from "./ca.js";
 import { interceptorCaOptions } from "./ca-options.js";
+import { isAccountRequest, wireRefusal } from "./account-variants.js";
 import { checkMessagesRequest, WIRE_ADVICE, type WireRequest } from "./check.js";
 import { callerCaPem, newWireSecret, sessionEnv, sessionPassword } from "./credentials.js";
 import { issuedCa } from "./issued.js";
@@ -175,6 +175,8 @@ export class WireInterceptor {
       }
       if (method === "POST" && path === "/v1/messages") return session.whenCall(() => this.checkMessages(request, session));
       if (this.shape?.otherRequests.some((allowed) => allowed.method === method && allowed.host === host && allowed.path === path)) return this.forward(request, undefined);
+      // Essential for Console, Team and Enterprise logins (account-variants.ts).
+      if (this.shape && isAccountRequest(method, host, path)) return this.forward(request, undefined);
       session.refuse(`${method} ${host}${path}`);
       refuse(response, `${method} ${host}${path} is not a request this CLI version needs for a call`);
     });
@@ -192,7 +194,7 @@ export class WireInterceptor {
         ? ["a Messages request was sent while no call ran on the process"]
         : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body }, call.expectation, shape);
     if (!call || differences.length > 0) {
-      session.stop(new IsolationError(differences.map((difference) => `wire: ${difference}`), WIRE_ADVICE));
+      session.stop(wireRefusal(differences.map((difference) => `wire: ${difference}`), WIRE_ADVICE));
       return refuse(request.response, "the request differs from what the library built for the call");
     }
     call.forwarded += 1;

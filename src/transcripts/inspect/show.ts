@@ -311,7 +311,7 @@ function loginLines(record: Record<string, unknown>): string[] {
   if (network) {
     const parts = [...Object.entries({ ...network.proxies, ...network.trustedCa }).map(([name, value]) => `${name}=${value}`), ...(network.clientCertificate?.length ? [`client certificate`] : [])];
     // Older transcripts have no interceptor field: nothing is said then.
-    const interceptor = network.interceptor === "on" ? "; interceptor on" : network.interceptor === "off" ? "; interceptor OFF (wire: false)" : network.interceptor === "apiEndpoint" ? "; interceptor off (apiEndpoint)" : "";
+    const interceptor = network.interceptor === "on" ? "; interceptor on" : network.interceptor === "off" ? "; interceptor OFF (wire: false)" : network.interceptor === "apiEndpoint" ? "; interceptor off (apiEndpoint)" : network.interceptor === "standIn" ? "; interceptor off (stand-in CLI)" : "";
     lines.push(clip(`# network ${parts.length > 0 ? parts.join("; ") : "direct"}${interceptor}`, LINE_WIDTH));
   }
   return lines;
