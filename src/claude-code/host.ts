@@ -139,6 +139,11 @@ export class ClaudeCodeHost {
     return this.pool.stats;
   }
 
+  /** Calls of every caller waiting for a slot under `maxConcurrentRuns` (diagnostics, tests). */
+  get waitingCalls(): number {
+    return this.limiter.queued;
+  }
+
   /** Process ids of idle spares right now (diagnostics, tests). */
   get warmIdlePids(): number[] {
     return this.pool.sparePids;
