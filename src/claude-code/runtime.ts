@@ -68,7 +68,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   private readonly ownsHost: boolean;
   /** Unregisters this runtime from its host's `close({ abortInFlight })`; set while registered. */
   private detach: (() => void) | undefined;
-  /** Calls in flight of a runtime on a shared host, which its close() waits for. */
+  /** Calls in flight of a runtime on a host it was given: its close() waits for them, and it is registered with the host while there are any. */
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(options: ClaudeCodeRuntimeOptions | ClaudeCodeRuntimeOnHostOptions) {
@@ -91,10 +91,11 @@ export class ClaudeCodeRuntime extends PortRuntime {
     this.ownsHost = given === undefined;
     this.host = given ?? new ClaudeCodeHost(hostPart(this.options));
     this.limits = this.host.limitsFor(this.options.onEvent, this.logger);
-    this.attach();
+    // A runtime with its own host lives as long as it; one on a shared host registers while it has calls, so a dropped one leaves nothing behind.
+    if (this.ownsHost) this.attach();
   }
 
-  /** While it has calls to abort, the host's `close({ abortInFlight })` aborts them as this runtime's own would. */
+  /** The host's `close({ abortInFlight })` aborts this runtime's calls as its own close would. */
   private attach(): void {
     this.detach ??= this.host.attach(() => void super.close({ abortInFlight: true }));
   }
@@ -114,9 +115,6 @@ export class ClaudeCodeRuntime extends PortRuntime {
     if (this.ownsHost) return this.host.close(options);
     await super.close(options);
     await Promise.all(this.inFlight);
-    // A runtime dropped after close() leaves nothing behind on a host that outlives it; a later call registers it again.
-    this.detach?.();
-    this.detach = undefined;
   }
 
   /**
@@ -247,6 +245,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   private call(spec: CallSpec): Promise<CallOutput> {
     const role = spec.role;
     if (!MODEL_ROLES.includes(role)) return Promise.reject(new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`));
+    if (!this.ownsHost) this.attach();
     const output = this.host.run(
       {
         model: this.resolveModel(role),
@@ -270,13 +269,17 @@ export class ClaudeCodeRuntime extends PortRuntime {
       this.limits,
     );
     if (!this.ownsHost) {
-      this.attach();
       const settled = output.then(
         () => {},
         () => {},
       );
       this.inFlight.add(settled);
-      void settled.then(() => this.inFlight.delete(settled));
+      void settled.then(() => {
+        this.inFlight.delete(settled);
+        if (this.inFlight.size > 0) return;
+        this.detach?.();
+        this.detach = undefined;
+      });
     }
     return output;
   }

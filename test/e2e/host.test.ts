@@ -154,6 +154,8 @@ describe("one host, several callers", () => {
     // A closed runtime on an open host still runs its calls there.
     expect(await a.generateText({ prompt: "case=A_again" })).toBe("answer to A_again");
     expect(host.reuseStats).toMatchObject({ started: 1, reusedCalls: 2, retired: {} });
+    // With no call in flight, neither runtime is left registered with the host (one dropped unclosed leaves nothing there).
+    expect(host["callers"].size).toBe(0);
     await host.close();
     expect(pidAlive(pid)).toBe(false);
 
@@ -183,6 +185,7 @@ describe("one host, several callers", () => {
     const onA = loop(a, "case=block_on_A");
     const onB = loop(b, "case=block_on_B");
     await until(() => running === 2, "both tool calls to start");
+    expect(host["callers"].size).toBe(2);
     const interceptor = host.interceptorPid!;
     await host.close({ abortInFlight: true });
     expect(await Promise.all([onA, onB])).toEqual(["aborted", "aborted"]);
