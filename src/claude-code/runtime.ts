@@ -1,20 +1,19 @@
 /**
- * `ClaudeCodeRuntime`: KTX's LLM runtime port over the local Claude Code CLI. Each call is one
- * isolated CLI run (see run.ts); this class resolves the CLI, models, environment and options.
+ * `ClaudeCodeRuntime`: KTX's LLM runtime port over the local Claude Code CLI, an adapter on a
+ * `ClaudeCodeHost` (host.ts: the pool, limits, interceptor and transcripts every caller shares). This
+ * class maps KTX's calls (roles, models, thinking, the port's results) onto the host's one run path.
+ * Given no `host`, it builds its own from its options and closes it with itself.
  */
-import { availableParallelism } from "node:os";
 import { z } from "zod";
-import { type ResolvedCli, resolveCli } from "../binary/locate.js";
-import { noReuseWarning } from "../binary/versions.js";
-import { AbortError, ClaudeCodeError, InvalidInputError, IsolationError } from "../errors/index.js";
+import type { ResolvedCli } from "../binary/locate.js";
+import { InvalidInputError } from "../errors/index.js";
 import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { ResultMessage } from "../protocol/messages.js";
-import { RunLimiter } from "../runtime/limiter.js";
 import { planObjectSchema, validateObject } from "../runtime/object-schema.js";
 import { type CloseOptions, type LoopOutcome, type ObjectOutcome, PortRuntime, type TextOutcome } from "../runtime/port-runtime.js";
 import type { CallClock, LoopTracker } from "../runtime/port-support.js";
 import type { ExperimentalTelemetry } from "../runtime/spans.js";
-import { type AttemptHooks, type CallLimits, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, armedTimeout, createCallLimits } from "../limits/index.js";
+import type { CallLimits } from "../limits/index.js";
 import { type ResolvedModels, resolveRoleModels, unknownModelError } from "./models.js";
 import {
   type CallOptions,
@@ -27,21 +26,22 @@ import {
   type InterceptorState,
 } from "../runtime/types.js";
 import { type Logger, silentLogger } from "../session/logger.js";
-import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
-import { createKtxClaudeCodeEnv } from "../transport/env.js";
-import { InterceptorProcess } from "./wire/interceptor-process.js";
-import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "./wire/shape.js";
-import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
-import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
-import { requireProjectDir } from "./checks/project-dir.js";
-import { RetryHold } from "./run/retry-hold.js";
-import { executeRun } from "./run/run.js";
+import type { PoolStats } from "./pool/process-pool.js";
 import { mapStopReason } from "./run/stop-reason.js";
 import { type CallOutput, runInfo, runUsage, throwOnBudget } from "./run/call-output.js";
 import { thinkingEnv, thinkingFor } from "./thinking.js";
 import { type ClaudeCodeRuntimeOptions, parseRuntimeOptions } from "./options.js";
+import { ClaudeCodeHost } from "./host.js";
+import { type CallerOptionName, hostPart, parseCallerOptions } from "./host-options.js";
 
 export { type ClaudeCodeRuntimeOptions, parseRuntimeOptions } from "./options.js";
+
+/**
+ * `new ClaudeCodeRuntime({ host, models, … })`: KTX's runtime on a host it was given (shared with other
+ * callers), with only the caller's own options; the host's owner closes the host.
+ */
+export type ClaudeCodeRuntimeOnHostOptions = Partial<Pick<ClaudeCodeRuntimeOptions, CallerOptionName | "logger">> &
+  Pick<ClaudeCodeRuntimeOptions, "models"> & { host: ClaudeCodeHost };
 
 interface CallSpec extends CallOptions {
   role: ModelRole;
@@ -56,25 +56,48 @@ interface CallSpec extends CallOptions {
 }
 
 export class ClaudeCodeRuntime extends PortRuntime {
+  /** The runtime's options; on a host it was given, the host's options together with the runtime's own. */
   readonly options: ClaudeCodeRuntimeOptions;
   /** Each role's pinned model id, resolved at construction (see models.ts). */
   readonly models: ResolvedModels;
+  /** The host its calls run on: the one it was given, or its own (built from its options). */
+  readonly host: ClaudeCodeHost;
   protected readonly logger: Logger;
-  private readonly limiter: RunLimiter;
-  private cliPromise: Promise<ResolvedCli> | undefined;
-  private wirePromise: Promise<InterceptorProcess> | undefined;
-  private wireProcess: InterceptorProcess | undefined;
   private readonly limits: CallLimits;
-  private readonly pool: ProcessPool;
+  /** Whether this runtime built its host (then its close() closes the host). */
+  private readonly ownsHost: boolean;
+  /** Unregisters this runtime from its host's `close({ abortInFlight })`; set while registered. */
+  private detach: (() => void) | undefined;
+  /** Calls in flight of a runtime on a host it was given: its close() waits for them, and it is registered with the host while there are any. */
+  private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(options: ClaudeCodeRuntimeOptions) {
+  constructor(options: ClaudeCodeRuntimeOptions | ClaudeCodeRuntimeOnHostOptions) {
     super();
-    this.options = parseRuntimeOptions(options);
-    this.models = resolveRoleModels(this.options.models, { aliases: options.modelAliases, source: options.modelsSource });
-    this.logger = options.logger ?? silentLogger;
-    this.limits = createCallLimits(this.options, this.logger);
-    this.limiter = new RunLimiter(options.maxConcurrentRuns ?? Math.max(1, availableParallelism()));
-    this.pool = new ProcessPool(options.reuse ?? {}, options.warm ?? {}, this.logger, () => this.limiter.queued > 0);
+    const given = typeof options === "object" && options !== null ? (options as { host?: unknown }).host : undefined;
+    if (given !== undefined) {
+      if (!(given instanceof ClaudeCodeHost)) {
+        const error = new InvalidInputError("Invalid ClaudeCodeRuntime options: host must be a ClaudeCodeHost (new ClaudeCodeHost({ projectDir, … })).");
+        error.field = "host";
+        throw error;
+      }
+      const { host: _host, ...own } = parseCallerOptions(options as ClaudeCodeRuntimeOnHostOptions, "ClaudeCodeRuntime");
+      this.options = { ...given.options, ...own, logger: own.logger ?? given.logger } as ClaudeCodeRuntimeOptions;
+    } else {
+      const { host: _host, ...full } = options as ClaudeCodeRuntimeOptions & { host?: undefined };
+      this.options = parseRuntimeOptions(full);
+    }
+    this.models = resolveRoleModels(this.options.models, { aliases: this.options.modelAliases, source: this.options.modelsSource });
+    this.logger = this.options.logger ?? silentLogger;
+    this.ownsHost = given === undefined;
+    this.host = given ?? new ClaudeCodeHost(hostPart(this.options));
+    this.limits = this.host.limitsFor(this.options.onEvent, this.logger);
+    // A runtime with its own host lives as long as it; one on a shared host registers while it has calls, so a dropped one leaves nothing behind.
+    if (this.ownsHost) this.attach();
+  }
+
+  /** The host's `close({ abortInFlight })` aborts this runtime's calls as its own close would. */
+  private attach(): void {
+    this.detach ??= this.host.attach(() => void super.close({ abortInFlight: true }));
   }
 
   /**
@@ -83,94 +106,53 @@ export class ClaudeCodeRuntime extends PortRuntime {
    * retired when the call ends), unless `abortInFlight` (they then reject with `AbortError` and their
    * CLIs are interrupted, then stopped). While it waits, the CLIs keep the host alive, so the code
    * after `await close()` runs even when nothing else is left in the host.
+   *
+   * On a host it was given, the host stays open (its owner closes it, `host.close()`): this aborts the
+   * runtime's own calls when asked and resolves once they have ended; their processes stay in the
+   * host's pool, and the runtime's later calls still run on the host.
    */
   override async close(options: CloseOptions = {}): Promise<void> {
-    // The pool closes first (synchronously), so a process whose call ends during close() is retired, not kept.
-    const pool = this.pool.close();
+    if (this.ownsHost) return this.host.close(options);
     await super.close(options);
-    await pool;
-    const wire = this.wirePromise;
-    this.wirePromise = undefined;
-    this.wireProcess = undefined;
-    await wire?.then((interceptor) => interceptor.close(), () => {});
+    await Promise.all(this.inFlight);
   }
 
   /**
-   * Whether calls run behind the runtime's interceptor: on by default on the first-party path, off with
-   * `wire: false`; an `apiEndpoint` (a base URL) and a stand-in CLI of the testing helpers never are (billing.ts).
+   * Whether calls run behind the host's interceptor: opt-in (`wire: true`) on the first-party path,
+   * off otherwise; an `apiEndpoint` (a base URL) is never intercepted.
    */
   get interceptor(): InterceptorState {
-    return interceptorState(this.options);
+    return this.host.interceptor;
   }
 
-  /** The runtime's interceptor (on unless `wire: false`), started with its first call on the first-party path; never with an `apiEndpoint`. */
-  private wire(cli: ResolvedCli): Promise<InterceptorProcess> | undefined {
-    if (this.interceptor !== "on") return undefined;
-    // Refused before any process starts: requests of a version whose first-party shape nobody recorded cannot be checked.
-    if (!wireShapeFor(cli.version)) {
-      throw new IsolationError(
-        [`wire: Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so its requests cannot be checked`],
-        "Use a verified CLI version (npm ci installs one), record this one's shape (ktx-claude-code fixtures verify), or run it with `wire: false` (no wire check; docs/isolation.md, \"The wire check\"). If this is a stand-in CLI that answers without any request (a test script at cliPath), run it with `wire: false`: it could not pass the check on any version (createScriptedCli and createReplayCli are recognised and run without it).",
-      );
-    }
-    return this.startWire()!.then((interceptor) => (interceptor.useVersion(cli.version), interceptor));
-  }
-
-  /** Starts the interceptor's process once (again after it exited); undefined when calls run without one. */
-  private startWire(): Promise<InterceptorProcess> | undefined {
-    if (this.interceptor !== "on") return undefined;
-    if (!this.wirePromise) {
-      const wire = typeof this.options.wire === "object" ? this.options.wire : {};
-      const started = InterceptorProcess.start({
-        env: this.options.env ?? process.env,
-        bodies: wire.bodies === true,
-        upstream: wire.upstream,
-        // Its calls have failed and its processes are retired; the next call starts a new one.
-        onExit: () => {
-          if (this.wirePromise !== started) return;
-          this.wirePromise = undefined;
-          this.wireProcess = undefined;
-        },
-      });
-      this.wirePromise = started;
-      started.then(
-        (process) => (this.wireProcess = process),
-        () => {
-          if (this.wirePromise === started) this.wirePromise = undefined;
-        },
-      );
-    }
-    return this.wirePromise;
-  }
-
-  /** The process id of the runtime's interceptor, once started (diagnostics; the bench reads its CPU). */
+  /** The process id of the host's interceptor, once started (diagnostics; the bench reads its CPU). */
   get interceptorPid(): number | undefined {
-    return this.wireProcess?.pid;
+    return this.host.interceptorPid;
   }
 
-  /** Process ids of live processes that served a call (idle or serving one); diagnostics, tests. */
+  /** Process ids of the host's live processes that served a call (idle or serving one); diagnostics, tests. */
   get reusePids(): number[] {
-    return this.pool.pids;
+    return this.host.reusePids;
   }
 
-  /** Counters of the pool (processes started, reused calls, retirements by reason); undefined with `reuse: false`. */
+  /** Counters of the host's pool (processes started, reused calls, retirements by reason); undefined with `reuse: false`. */
   get reuseStats(): PoolStats | undefined {
-    return this.pool.reuse ? this.pool.stats : undefined;
+    return this.host.reuseStats;
   }
 
-  /** Counters of the pool, whatever `reuse` says (the bench). */
+  /** Counters of the host's pool, whatever `reuse` says (the bench). */
   get poolStats(): PoolStats {
-    return this.pool.stats;
+    return this.host.poolStats;
   }
 
   /** Process ids of idle spares right now (diagnostics, tests). */
   get warmIdlePids(): number[] {
-    return this.pool.sparePids;
+    return this.host.warmIdlePids;
   }
 
   /** Resident memory of every idle process (diagnostics, the bench). */
   idleMemory(): Array<{ pid: number | undefined; rssMiB: number }> {
-    return this.pool.idleMemory();
+    return this.host.idleMemory();
   }
 
   /** The pinned model id for `role` (falls back to `default`); what the CLI is given. */
@@ -178,13 +160,9 @@ export class ClaudeCodeRuntime extends PortRuntime {
     return (this.models[role] ?? this.models.default).id;
   }
 
-  /** Resolves and checks the CLI once per runtime (a failure is retried on the next call). */
+  /** Resolves and checks the CLI once per host (a failure is retried on the next call). */
   cli(): Promise<ResolvedCli> {
-    if (!this.cliPromise) {
-      this.cliPromise = resolveCli(this.options);
-      this.cliPromise.then((cli) => announceNoReuse(cli, this.options.reuse !== false, this.logger)).catch(() => (this.cliPromise = undefined));
-    }
-    return this.cliPromise;
+    return this.host.cli();
   }
 
   protected async runText(input: KtxGenerateTextInput, signal: AbortSignal | undefined, clock: CallClock): Promise<TextOutcome> {
@@ -263,117 +241,48 @@ export class ClaudeCodeRuntime extends PortRuntime {
     return this.options.experimentalTelemetry ? { option: this.options.experimentalTelemetry, provider: "claude-code" } : undefined;
   }
 
-  /** Rate limits (src/limits/): every attempt waits for the governor; one a limit stopped before anything acted runs again. */
+  /** One call on the host: the role's model and thinking, KTX's reading of an unknown model. */
   private call(spec: CallSpec): Promise<CallOutput> {
-    const unitKey = (spec as { telemetryTags?: { unitKey?: string } }).telemetryTags?.unitKey;
-    const hold = new RetryHold(this.pool, this.limiter);
-    return this.limits.run({ signal: spec.signal, unitKey }, (hooks) => this.attempt(spec, hooks, hold)).finally(() => hold.drop());
-  }
-
-  private async attempt(spec: CallSpec, hooks: AttemptHooks, hold: RetryHold): Promise<CallOutput> {
     const role = spec.role;
-    if (!MODEL_ROLES.includes(role)) throw new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`);
-    // An aborted call starts nothing, not even the once-per-path version check.
-    if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
-    // Before the CLI is looked for, while no process runs in the project dir; later a call needing a new CLI checks it (run.ts).
-    if (!this.pool.servesCalls) requireProjectDir(this.options.projectDir);
-    // The interceptor's process (a Node start and a CA key) starts while the CLI is looked for.
-    this.startWire();
-    const cli = await this.cli();
-    const wire = await this.wire(cli);
-    if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
-    const transcriptDir = spec.transcript === false ? undefined : (spec.transcript?.dir ?? this.options.transcript?.dir);
-    const transcriptName = spec.transcript ? spec.transcript.name : undefined;
-    const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
-      apiEndpoint: this.options.apiEndpoint,
-      disableNonessentialTraffic: this.options.disableNonessentialTraffic,
-      passEnv: this.options.passEnv,
-      telemetry: this.options.telemetry,
-      launchSettings: thinkingEnv(thinkingFor(this.options.thinking, role)),
-    });
-    // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
-    // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
-    // A retry after a usage-limit reset has the slot its rejected attempt kept (retry-hold.ts).
-    if (!hold.takeSlot()) await this.limiter.acquire(spec.signal);
-    let released = false;
-    const release = () => {
-      if (!released) this.limiter.release();
-      released = true;
-    };
-    await hooks.admit(spec.signal).catch((error: unknown) => {
-      release();
-      throw error;
-    });
-    const transcript = transcriptDir
-      ? await openRunTranscript(transcriptDir, {
-          name: transcriptName,
-          secrets: secretValues(this.options.env ?? process.env, this.options.apiEndpoint),
-          login: loginAhead(env, this.options.apiEndpoint && (this.options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken")),
-          network: networkRoute(env, this.interceptor),
-        }).catch((error: unknown) => {
-          release();
-          throw error;
-        })
-      : undefined;
-    try {
-      const output = await executeRun({
-        cli,
-        projectDir: this.options.projectDir,
-        env,
-        apiKeyAllowed: this.options.apiEndpoint?.apiKey !== undefined,
-        explicitCredential: this.options.apiEndpoint && (this.options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken"),
-        requireSubscription: this.options.requireSubscription,
+    if (!MODEL_ROLES.includes(role)) return Promise.reject(new InvalidInputError(`Unknown model role ${JSON.stringify(role)}; use one of ${MODEL_ROLES.join(", ")}.`));
+    if (!this.ownsHost) this.attach();
+    const output = this.host.run(
+      {
         model: this.resolveModel(role),
-        maxTurns: spec.maxTurns,
+        launchSettings: thinkingEnv(thinkingFor(this.options.thinking, role)),
+        includePartialMessages: this.options.includePartialMessages,
         system: spec.system,
         prompt: spec.prompt,
-        jsonSchema: spec.jsonSchema,
+        maxTurns: spec.maxTurns,
         tools: spec.tools,
-        toolTimeoutMs: armedTimeout(this.options.toolTimeoutMs, DEFAULT_TOOL_TIMEOUT_MS),
-        timeoutMs: armedTimeout(spec.timeoutMs ?? this.options.timeoutMs, DEFAULT_CALL_TIMEOUT_MS),
-        includePartialMessages: this.options.includePartialMessages,
-        onCliMessage: (message) => hooks.onCliMessage(message),
-        idleTimeoutMs: this.options.idleTimeoutMs,
-        maxLineBytes: this.options.maxLineBytes,
+        jsonSchema: spec.jsonSchema,
         signal: spec.signal,
+        timeoutMs: spec.timeoutMs,
+        transcript: spec.transcript,
+        unitKey: (spec as { telemetryTags?: { unitKey?: string } }).telemetryTags?.unitKey,
         logger: this.logger,
-        observer: transcript?.observer,
-        onStepFinish: (stepIndex) => (hooks.onStepFinish(stepIndex), spec.onStepFinish?.(stepIndex)),
-        onToolSettled: (call) => (hooks.onToolSettled(call), spec.onToolSettled?.(call)),
+        onStepFinish: spec.onStepFinish,
+        onToolSettled: spec.onToolSettled,
         onResult: spec.onResult,
-        // A transcript is complete (exit included) when the call returns; without one the exit is not awaited.
-        reapInBackground: transcript === undefined,
-        transcriptPath: transcript?.path,
-        retry: hold.forAttempt(hooks),
-        wire,
-      }, this.pool);
-      void output.reaped.finally(release);
-      await transcript?.close();
-      return { ...output, transcriptPath: transcript?.path, network: networkRoute(env, this.interceptor) };
-    } catch (error) {
-      // A call that runs again after the reset keeps its place: its slot waits for the retry.
-      if (hooks.willRetry(error)) {
-        released = true;
-        hold.keepSlot();
-      } else release();
-      await transcript?.close();
-      if (ClaudeCodeError.isInstance(error) && transcript) error.transcriptPath = transcript.path;
-      throw unknownModelError(error, this.models[role], this.options.modelsSource);
+        mapError: (error) => unknownModelError(error, this.models[role], this.options.modelsSource),
+      },
+      this.limits,
+    );
+    if (!this.ownsHost) {
+      const settled = output.then(
+        () => {},
+        () => {},
+      );
+      this.inFlight.add(settled);
+      void settled.then(() => {
+        this.inFlight.delete(settled);
+        if (this.inFlight.size > 0) return;
+        this.detach?.();
+        this.detach = undefined;
+      });
     }
+    return output;
   }
 }
 
 export type { KtxRuntimeToolSet };
-
-/** Versions whose lack of reuse this process has already announced with a process warning. */
-const announcedNoReuse = new Set<string>();
-
-/** Says once per runtime (logger) and once per process (a `KTX_CC_NO_REUSE` process warning) that the CLI cannot be reused. */
-function announceNoReuse(cli: ResolvedCli, reuseWanted: boolean, logger: Logger): void {
-  const message = noReuseWarning(cli.facts, reuseWanted);
-  if (message === undefined) return;
-  logger.warn(message);
-  if (announcedNoReuse.has(cli.version)) return;
-  announcedNoReuse.add(cli.version);
-  process.emitWarning(message, { code: "KTX_CC_NO_REUSE" });
-}
