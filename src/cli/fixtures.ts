@@ -9,7 +9,7 @@ import { NEWEST_VERIFIED_CLI_VERSION, VERIFIED_CLI_VERSIONS, isVerifiedVersion }
 import type { Scenario } from "../testing/scenarios.js";
 import { SCENARIO_NAMES } from "../testing/scenario-names.js";
 import { InvalidInputError, UnverifiedFixturesError } from "../errors/index.js";
-import { loadTranscript } from "../transcripts/reader.js";
+import { loadTranscript, projectDirLength } from "../transcripts/reader.js";
 import { differs, driftReport, renderDriftReport, scenarioDrift, type DriftReport, type ScenarioDrift } from "./drift.js";
 import { terminalText } from "./terminal-text.js";
 
@@ -164,7 +164,7 @@ export async function compareFixtures(options: CompareTarget & { against?: strin
       const started = performance.now();
       const recorded = loadTranscript(fixture);
       // A project dir as long as the recording's: the CLI names it in every request, so the token counts compare exactly.
-      const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work, projectDirLength: recorded.header.cwd.length });
+      const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work, projectDirLength: projectDirLength(recorded.header) });
       const live = join(work, `${scenario.name}.jsonl`);
       const drift = scenarioDrift(scenario.name, recorded, after, live);
       drifts.push(drift);

@@ -43,6 +43,16 @@ export function rawCaptureHeader(init?: Record<string, unknown>): HeaderRecord {
   };
 }
 
+/**
+ * How long the recording's project dir was. A shipped fixture names no machine path: its `cwd` is
+ * `<cwd>` and `cwdLength` keeps the length, which the token counts follow (the CLI names the dir in
+ * every API request), so a drift report runs the scenario in a dir as long.
+ */
+export function projectDirLength(header: HeaderRecord): number {
+  const kept = (header as { cwdLength?: unknown }).cwdLength;
+  return typeof kept === "number" && Number.isInteger(kept) && kept >= 0 ? kept : header.cwd.length;
+}
+
 export function isRawCapture(header: HeaderRecord): boolean {
   return (header as { source?: unknown }).source === "stream-json";
 }

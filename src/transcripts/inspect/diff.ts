@@ -1,5 +1,5 @@
 /** `transcript diff` and the drift report: two runs compared after normalising, by structure and by value (its text: diff-text.ts). */
-import { isRawCapture, type LoadedTranscript } from "../reader.js";
+import { isRawCapture, projectDirLength, type LoadedTranscript } from "../reader.js";
 import { summarizeTranscript } from "./summary.js";
 import { RunNoise } from "./run-noise.js";
 import { parse, asJson, messageKey, type Json } from "./text.js";
@@ -99,9 +99,22 @@ interface Comparable {
   lineNumber: number;
 }
 
+const noises = new WeakMap<LoadedTranscript, RunNoise>();
+
+/** One run's masks, its ids numbered over all its lines in record order (both directions share the numbering). */
+function noiseOf(transcript: LoadedTranscript): RunNoise {
+  let noise = noises.get(transcript);
+  if (!noise) {
+    noise = new RunNoise(transcript.header.cwd, transcript.header.cliVersion);
+    noise.learn(transcript.records.flatMap((record) => (record.kind === "in" || record.kind === "out" ? [record.text] : [])));
+    noises.set(transcript, noise);
+  }
+  return noise;
+}
+
 /** Messages of one direction grouped for pairing, each masked of run-to-run noise. */
 function comparableMessages(transcript: LoadedTranscript, direction: "in" | "out"): Map<string, Comparable[]> {
-  const noise = new RunNoise(transcript.header.cwd, transcript.header.cliVersion);
+  const noise = noiseOf(transcript);
   const byKey = new Map<string, Comparable[]>();
   for (const { key, text, lineNumber } of keyedMessages(transcript, direction)) {
     const list = byKey.get(key) ?? [];
@@ -244,7 +257,7 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     // Old transcripts have no call record: compared only when both sides have them.
     call: calls[0]!.length > 0 && calls[1]!.length > 0 ? changed(calls[0], calls[1]) : undefined,
     cliVersions: before.header.cliVersion === after.header.cliVersion ? undefined : { before: before.header.cliVersion, after: after.header.cliVersion },
-    ...(before.header.cwd && after.header.cwd && before.header.cwd.length !== after.header.cwd.length ? { projectDirLengths: { before: before.header.cwd.length, after: after.header.cwd.length } } : {}),
+    ...(before.header.cwd && after.header.cwd && projectDirLength(before.header) !== projectDirLength(after.header) ? { projectDirLengths: { before: projectDirLength(before.header), after: projectDirLength(after.header) } } : {}),
   };
 }
 
