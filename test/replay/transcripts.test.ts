@@ -67,9 +67,12 @@ function rewritten(transcript: LoadedTranscript, edit: (text: string) => string)
 }
 
 /** What changes between two live runs of the same call: uuids (session ids, the CLI's request ids), our request ids, timestamps, ports. */
+/** Another run's uuids: each uuid consistently another (a fresh one per occurrence would change which request a reply answers). */
+const otherUuids = new Map<string, string>();
+
 function volatileRewrite(text: string): string {
   return text
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, () => randomUUID())
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (uuid) => otherUuids.get(uuid) ?? (otherUuids.set(uuid, randomUUID()), otherUuids.get(uuid)!))
     .replace(/ktx_\d+_(\d+)/g, "ktx_4242_$1")
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, "2030-01-02T03:04:05.678Z")
     .replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:65000");
