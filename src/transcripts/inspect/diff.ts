@@ -106,7 +106,15 @@ function noiseOf(transcript: LoadedTranscript): RunNoise {
   let noise = noises.get(transcript);
   if (!noise) {
     noise = new RunNoise(transcript.header.cwd, transcript.header.cliVersion);
-    noise.learn(transcript.records.flatMap((record) => (record.kind === "in" || record.kind === "out" ? [record.text] : [])));
+    const occurrences = new Map<string, number>();
+    const lines = (["in", "out"] as const).flatMap((direction) =>
+      keyedMessages(transcript, direction).map(({ key, text }) => {
+        const occurrence = (occurrences.get(`${direction} ${key}`) ?? 0) + 1;
+        occurrences.set(`${direction} ${key}`, occurrence);
+        return { text, place: `${key}\u0000${direction}\u0000${String(occurrence).padStart(8, "0")}` };
+      }),
+    );
+    noise.learn(lines);
     noises.set(transcript, noise);
   }
   return noise;

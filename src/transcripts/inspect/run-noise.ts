@@ -5,8 +5,8 @@
  * project slug), the HOME before any `/.claude` path (wherever HOME is), temporary dirs and the names
  * in them, the process id, wall-clock times, the jittered API retry delay, the CLI's own version (a
  * drift report names the versions once instead of in every init line), and the per-run ids: the API's
- * message, tool-use and request ids and uuids (session ids among them) are numbered by their first
- * appearance in the run (`msg_1`, `toolu_1`, `req_1`, `uuid_1`, …), so two runs whose ids differ
+ * message, tool-use and request ids and uuids (session ids among them) are numbered by where they first
+ * appear in the run (`msg_1`, `toolu_1`, `req_1`, `uuid_1`, …; see `learn`), so two runs whose ids differ
  * compare the same while a changed id structure (a tool result naming another tool use, another
  * number of distinct ids) still shows.
  *
@@ -84,12 +84,21 @@ export class RunNoise {
   }
 
   /**
-   * Numbers the ids of a run's lines in the order given (the run's record order, both directions):
-   * call it with every line first, then `comparable` names each id by its place in the whole run,
-   * whichever direction or message asks. Ids met only later are numbered then.
+   * Numbers the ids of a run's lines before any is compared: call it with every line of the run, each
+   * with its place — the message's key, direction and occurrence (`place`, compared as text). Ids are
+   * numbered in the order of the place where each first appears (then its offset in the line), not of
+   * time: two runs of one program interleave their directions differently (the MCP handshake and our
+   * prompt race), and the same ids must still get the same names. Ids met only later are numbered then.
    */
-  learn(texts: Iterable<string>): void {
-    for (const text of texts) this.mask(text);
+  learn(lines: Iterable<{ text: string; place: string }>): void {
+    const first = new Map<string, { kind: string; place: string; offset: number }>();
+    for (const { text, place } of lines) {
+      for (const match of this.maskPaths(text).matchAll(RUN_IDS)) {
+        if (!first.has(match[0]) && !this.ids.has(match[0])) first.set(match[0], { kind: match[1] ?? "uuid", place, offset: match.index });
+      }
+    }
+    const ordered = [...first].sort(([, a], [, b]) => (a.place < b.place ? -1 : a.place > b.place ? 1 : a.offset - b.offset));
+    for (const [id, { kind }] of ordered) this.positional(id, kind);
   }
 
   /** A protocol line as a comparable value. */
@@ -102,10 +111,14 @@ export class RunNoise {
     }
   }
 
-  private mask(text: string): string {
+  private maskPaths(text: string): string {
     let masked = normalizeLine(text);
     for (const [pattern, replacement] of this.replacements) masked = masked.replace(pattern, replacement);
-    return masked.replace(RUN_IDS, (id: string, kind: string | undefined) => this.positional(id, kind ?? "uuid")).replace(KTX_TEMP_DIRS, "$1<tmp>").replace(SOCKETS, "$1$2<pid>");
+    return masked;
+  }
+
+  private mask(text: string): string {
+    return this.maskPaths(text).replace(RUN_IDS, (id: string, kind: string | undefined) => this.positional(id, kind ?? "uuid")).replace(KTX_TEMP_DIRS, "$1<tmp>").replace(SOCKETS, "$1$2<pid>");
   }
 
   private positional(id: string, kind: string): string {
