@@ -68,3 +68,20 @@ it("numbers ids per kind by first appearance, and keeps names that are not ids",
   const line = JSON.stringify({ a: "msg_01XFDUDYJgAACzvnptvVoYEL", b: "toolu_scripted_3_1", c: "msg_scripted_4", d: "msg_01XFDUDYJgAACzvnptvVoYEL", e: "req_msg_scripted_4", f: "msg_lifecycle_v1", g: "7d0c9a57-3f7e-4d0e-9a3b-2f1c0b1e2d3a" });
   expect(noise.comparable(line)).toEqual({ a: "msg_1", b: "toolu_1", c: "msg_2", d: "msg_1", e: "req_1", f: "msg_lifecycle_v1", g: "uuid_1" });
 });
+
+it("our reply to the CLI's MCP initialize going out after our prompt instead of before is the same run; a reply left out is not", () => {
+  const lines = readFileSync(FIXTURE, "utf8").split("\n");
+  const kindOf = (index: number) => {
+    const record = JSON.parse(lines[index]!) as { kind: string; text: string };
+    return `${record.kind} ${(JSON.parse(record.text) as { type: string }).type}`;
+  };
+  // The recorded order: our reply to mcp initialize (line 4), the initialize reply (5), our prompt (6).
+  expect([kindOf(3), kindOf(4), kindOf(5)]).toEqual(["out control_response", "in control_response", "out user"]);
+  const raced = [...lines];
+  [raced[3], raced[4], raced[5]] = [lines[4]!, lines[5]!, lines[3]!];
+  const racedPath = copyWith(() => raced.join("\n"));
+  expect(isEmptyDiff(diffTranscripts(loadTranscript(FIXTURE), loadTranscript(racedPath)))).toBe(true);
+  const missing = copyWith(() => lines.filter((_, index) => index !== 3).join("\n"));
+  const diff = diffTranscripts(loadTranscript(FIXTURE), loadTranscript(missing));
+  expect(diff.hostLines).toBeDefined();
+});

@@ -242,7 +242,13 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     if (removed.length) removedFields[key] = removed;
   }
   const controls = (t: LoadedTranscript) => sequence(t, "in", (key) => key.startsWith("control_request"));
-  const host = (t: LoadedTranscript) => sequence(t, "out", () => true);
+  // Our own lines in order; our replies (each with the request it answers) as a set after them: when
+  // a reply goes out races our prompt (the CLI's MCP handshake runs while we wait for the initialize
+  // reply), so two runs of one program order them differently.
+  const host = (t: LoadedTranscript) => {
+    const keys = keyedMessages(t, "out").map(({ key }) => key);
+    return [...keys.filter((key) => !key.startsWith("control_response")), ...keys.filter((key) => key.startsWith("control_response")).sort()];
+  };
   const changed = <T>(x: T, y: T) => (JSON.stringify(x) === JSON.stringify(y) ? undefined : { before: x, after: y });
   const resultOf = (t: LoadedTranscript) => {
     const { result } = summarizeTranscript(t);
