@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `ktx-claude-code` command: log in (the pinned CLI's own login), inspect transcripts, record and
+ * The `ktx-claude-code` command: log in (the installed CLI's own login), inspect transcripts, record and
  * compare golden fixtures, and check a project's claude-code backend (status, doctor). Exit codes: 0
  * done (same), 1 found a difference or a failure, 2 could not run (wrong arguments, bad input, an
  * install that failed).

@@ -319,6 +319,6 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
 
 function fixFor(error: ClaudeCodeError): string {
   if (error instanceof ClaudeCodeAuthError) return AUTH_FIX;
-  if (error instanceof IsolationError) return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md; the run was stopped before any tool could run.";
+  if (error instanceof IsolationError) return "Use a verified Claude Code CLI (npm ci installs one) and see docs/isolation.md; the run was stopped before any tool could run.";
   return "Check the message above; rerun with the same command once it is resolved.";
 }

@@ -10,7 +10,7 @@
  */
 import { closeSync, createReadStream, fstatSync, readFileSync, readSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { InvalidInputError } from "../errors/index.js";
+import { InvalidInputError, TranscriptFileError } from "../errors/index.js";
 import { NotRegularFileError, openRegularFile } from "../transport/files.js";
 import { Redactor } from "./redact.js";
 import { GITLEAKS_VERSION } from "./secret-rules/index.js";
@@ -132,7 +132,13 @@ function openTranscript(path: string): number {
   try {
     return openRegularFile(path);
   } catch (error) {
-    if (error instanceof NotRegularFileError) throw new InvalidInputError(`${path} is ${error.kind}, not a transcript file: only a regular file is read.`);
+    if (error instanceof NotRegularFileError) throw new TranscriptFileError(path, "not a file", `${path} is ${error.kind}, not a transcript file: only a regular file is read.`);
+    const code = (error as NodeJS.ErrnoException)?.code;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new TranscriptFileError(path, "missing", `No transcript at ${path}: there is no such file. Check the path (a call's transcript is \`<transcript.dir>/<name>.jsonl\`; \`result.transcriptPath\` names it).`, { cause: error });
+    }
+    if (code === "EISDIR") throw new TranscriptFileError(path, "not a file", `${path} is a directory, not a transcript file: pass one of the .jsonl files in it.`, { cause: error });
+    if (code === "EACCES" || code === "EPERM") throw new TranscriptFileError(path, "not readable", `${path} cannot be read (${code}): check its permissions.`, { cause: error });
     throw error;
   }
 }

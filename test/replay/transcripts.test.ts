@@ -8,7 +8,8 @@ import { createReplayCli } from "../../src/testing/replay.js";
 import { checkOutcomeRecord, checkRecord } from "../../src/transcripts/format-check.js";
 import { outcomeRecordSchema, TRANSCRIPT_FORMAT, transcriptRecordSchema } from "../../src/transcripts/format.js";
 import { diffTranscripts, isEmptyDiff, renderTimeline, renderTranscript, summarizeTranscript } from "../../src/transcripts/inspect.js";
-import { type AnyRecord, type LoadedTranscript, loadTranscript } from "../../src/transcripts/reader.js";
+import { type AnyRecord, type LoadedTranscript, loadTranscript, readTranscriptRecords } from "../../src/transcripts/reader.js";
+import { TranscriptFileError } from "../../src/errors/index.js";
 import { cleanup, remainingChildren, tempDir } from "../support.js";
 
 const ROOT = join(import.meta.dirname, "../../fixtures/transcripts");
@@ -296,5 +297,21 @@ describe("the reader's record check (format-check.ts, no zod) against the zod sc
       "header",
     ];
     for (const value of cases) expectSame(value);
+  });
+});
+
+describe("a transcript that cannot be read", () => {
+  it("is a TranscriptFileError naming the path and the reason, not a raw ENOENT", async () => {
+    const dir = tempDir("missing");
+    const absent = join(dir, "absent.jsonl");
+    expect(() => loadTranscript(absent)).toThrow(TranscriptFileError);
+    try {
+      loadTranscript(absent);
+    } catch (error) {
+      expect(error).toMatchObject({ name: "TranscriptFileError", code: "invalid_input", path: absent, reason: "missing" });
+      expect((error as Error).message).toMatch(/^No transcript at .*absent\.jsonl: there is no such file\./);
+    }
+    await expect(readTranscriptRecords(absent).next()).rejects.toMatchObject({ name: "TranscriptFileError", reason: "missing" });
+    expect(() => loadTranscript(dir)).toThrow(expect.objectContaining({ reason: "not a file" }));
   });
 });
