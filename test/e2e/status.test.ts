@@ -251,7 +251,7 @@ describe("ktx-claude-code doctor", () => {
     const bad = capture({ env });
     const dir = project("llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n    triage: gpt-4o-mini\n");
     expect(await runDoctor(["--project-dir", dir], bad.io)).toBe(1);
-    expect(bad.stdout).toContain(`FAIL Unsupported Claude Code model in ${join(dir, "ktx.yaml")}:\n  - llm.models.triage in ${join(dir, "ktx.yaml")}: "gpt-4o-mini"`);
+    expect(bad.stdout).toContain(`FAIL Unsupported Claude Code model "gpt-4o-mini". Use sonnet, opus, haiku, or a claude-* model id.\n  - llm.models.triage in ${join(dir, "ktx.yaml")}: "gpt-4o-mini"`);
     expect(bad.stdout).toMatch(/skip local Claude Code session not checked \(the configured models cannot be used\)/);
     const missing = capture({ env });
     expect(await runDoctor(["--project-dir", project("llm:\n  provider:\n    backend: claude-code\n  models:\n    triage: haiku\n")], missing.io)).toBe(1);
