@@ -158,7 +158,11 @@ export interface RunLoopParams extends CallOptions {
   /** KTX passes `operationName`, `source`, `unitKey`, `jobId`; `unitKey` keys `toolFailureCount`. */
   telemetryTags?: Record<string, string>;
   /** Not in KTX's port any more (KTX reads `metrics.stepBoundariesMs`); kept for callers that want live progress. */
-  onStepFinish?(event: StepFinishEvent): void | Promise<void>;
+  /**
+   * Its return value is ignored (a returned promise's rejection is logged at warn), so any function
+   * fits: `(e) => seen.push(e.stepIndex)` as well as an async one.
+   */
+  onStepFinish?(event: StepFinishEvent): unknown;
 }
 
 export interface RunLoopResult {
