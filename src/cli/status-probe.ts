@@ -18,7 +18,7 @@ import { type ResolvedModels, UnknownModelError, UnsupportedModelError, isUnreco
 import { AUTH_FIX } from "../claude-code/auth-probe.js";
 import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import type { CallLogin, ModelRole, NetworkRoute } from "../runtime/types.js";
-import { loginAhead, networkRoute } from "../claude-code/checks/billing.js";
+import { interceptorState, loginAhead, networkRoute } from "../claude-code/checks/billing.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type IsolationSurface, egressFrom, loginFrom, surfaceFrom } from "./status-transcript.js";
 import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "../claude-code/wire/shape.js";
@@ -73,6 +73,11 @@ export interface StatusOptions {
   cliPath?: string;
   /** Test-only explicit endpoint (never read from the environment). */
   apiEndpoint?: ApiEndpoint;
+  /**
+   * The `wire` option of the runtimes the report is for: `network.interceptor` says what their calls
+   * get. Default off, as the runtime's and KTX's hook's default (`createClaudeCodeRuntime` without `wire`).
+   */
+  wire?: boolean;
   /** Probe every distinct configured model, not only the default's (doctor). */
   probeAllModels?: boolean;
   timeoutMs?: number;
@@ -153,10 +158,11 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
       const refusal = new UnsupportedCliVersionError(cli.path, cli.version, Object.keys(VERIFIED_CLI_VERSIONS));
       fail({ check: "cli", message: refusal.message, fix: "Reinstall dependencies (npm ci) to get a verified Claude Code CLI (package.json names every verified version; docs/compatibility.md)." });
     }
-    // The probe runs behind the interceptor (opt-in for calls) whenever the version's shape is recorded; a
-    // verified version without one (a shape file that did not load) cannot run with `wire: true`: said as a failure.
-    report.network.interceptor = options.apiEndpoint ? "apiEndpoint" : wireShapeFor(cli.version) ? "on" : "off";
-    if (cli.verified && report.network.interceptor === "off") {
+    // What the calls of a runtime (KTX's hook's included) get: off unless `wire: true` (opt-in), never
+    // with an apiEndpoint. The probe itself runs behind the interceptor whenever the version's shape is
+    // recorded (`egress`); a verified version without one cannot run with `wire: true`: said as a failure.
+    report.network.interceptor = interceptorState({ wire: options.wire === true, apiEndpoint: options.apiEndpoint });
+    if (cli.verified && !options.apiEndpoint && !wireShapeFor(cli.version)) {
       fail({
         check: "wire",
         message: `Claude Code ${cli.version} has no recorded first-party request shape (recorded: ${WIRE_VERSIONS.join(", ")}${wireShapeProblem(cli.version) ? `; its shape file did not load: ${wireShapeProblem(cli.version)}` : ""}), so the runtime's interceptor cannot check its requests: every call with \`wire: true\` is refused with IsolationError (the probe ran without the interceptor, unchecked).`,

@@ -25,9 +25,11 @@ export interface StatusIo {
   cwd?: string;
 }
 
-const USAGE = `Usage: ktx-claude-code status|doctor [--project-dir DIR] [--json]
+const USAGE = `Usage: ktx-claude-code status|doctor [--project-dir DIR] [--wire] [--json]
 
   --project-dir DIR   the KTX project (default: the nearest ktx.yaml at or above the current directory)
+  --wire              report for runtimes created with wire: true (default: as KTX's hook and the runtime
+                      run by default, with the interceptor off)
   --json              print the report as JSON
   -h, --help          this help
 
@@ -40,6 +42,7 @@ Example:
 interface ParsedArgs {
   projectDir?: string;
   json: boolean;
+  wire: boolean;
   cliPath?: string;
   apiEndpoint?: { baseUrl: string; apiKey: string };
 }
@@ -52,6 +55,7 @@ function parse(argv: string[]): ParsedArgs | string {
       options: {
         "project-dir": { type: "string" },
         json: { type: "boolean" },
+        wire: { type: "boolean" },
         "cli-path": { type: "string" },
         "api-base-url": { type: "string" },
         "api-key": { type: "string" },
@@ -70,6 +74,7 @@ function parse(argv: string[]): ParsedArgs | string {
   return {
     projectDir: values["project-dir"] as string | undefined,
     json: values.json === true,
+    wire: values.wire === true,
     cliPath: values["cli-path"] as string | undefined,
     ...(baseUrl && apiKey ? { apiEndpoint: { baseUrl, apiKey } } : {}),
   };
@@ -119,6 +124,7 @@ async function run(command: "status" | "doctor", argv: string[], io: StatusIo): 
     env: io.env,
     cliPath: args.cliPath,
     apiEndpoint: args.apiEndpoint,
+    wire: args.wire,
     probeAllModels: command === "doctor",
     onProbe: progress(io, command === "doctor"),
   });
@@ -166,16 +172,20 @@ function modelLines(report: StatusReport): string[] {
   ];
 }
 
-/** What the runtime's interceptor saw of the probe call (docs/isolation.md, "The wire check"). */
+/**
+ * Whether calls run behind the runtime's interceptor — as KTX's hook and the runtime decide it (off
+ * unless `wire: true`, `--wire` here) — and what the interceptor saw of the probe, which runs behind
+ * it whenever the version's shape is recorded (docs/isolation.md, "The wire check").
+ */
 function egressText(report: StatusReport): string {
   const egress = report.egress;
   const state = report.network.interceptor;
-  const interceptor = state ? `interceptor ${describeInterceptor(state)}` : "interceptor not decided (no usable CLI)";
+  const interceptor = state ? `calls: interceptor ${describeInterceptor(state)}` : "interceptor not decided (no usable CLI)";
   if (!egress) {
-    const why = state === "apiEndpoint" ? "an apiEndpoint" : state === "off" ? "the interceptor was off" : "no probe call through the runtime's interceptor";
-    return `${interceptor}; not checked (${why})`;
+    const why = state === "apiEndpoint" ? "an apiEndpoint" : "no probe call through the runtime's interceptor";
+    return `${interceptor}; the probe not checked (${why})`;
   }
-  const checked = `${interceptor}; ${egress.requests} Messages request(s) checked by the runtime's interceptor`;
+  const checked = `${interceptor}; the probe ran behind the interceptor: ${egress.requests} Messages request(s) checked by the runtime's interceptor`;
   return egress.refused.length === 0 ? `${checked}; nothing else sent` : `${checked}; refused: ${egress.refused.join(", ")}`;
 }
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { describeInterceptor, interceptorState, networkRoute } from "../../src/claude-code/checks/billing.js";
 import { uncheckedTurns } from "../../src/claude-code/run/wire-binding.js";
-import { ClaudeCodeRuntime } from "../../src/index.js";
+import { ClaudeCodeRuntime, createClaudeCodeRuntime } from "../../src/index.js";
 
 describe("the interceptor's default", () => {
   it("is on only with wire: true or an object, off without it, and never used with an apiEndpoint", () => {
@@ -16,6 +16,8 @@ describe("the interceptor's default", () => {
     expect(new ClaudeCodeRuntime({ projectDir: "/p", models: { default: "sonnet" } }).interceptor).toBe("off");
     expect(new ClaudeCodeRuntime({ projectDir: "/p", models: { default: "sonnet" }, wire: true }).interceptor).toBe("on");
     expect(new ClaudeCodeRuntime({ projectDir: "/p", models: { default: "sonnet" }, wire: false }).interceptor).toBe("off");
+    // KTX's hook as KTX calls it (docs/user-guide.md): off too, which is what status and doctor report by default.
+    expect(createClaudeCodeRuntime({ projectDir: "/p", modelSlots: { default: "sonnet" }, env: {}, rateLimitGovernor: undefined }).interceptor).toBe("off");
   });
 
   it("is on the network route only when a runtime decided it, and described for status", () => {
