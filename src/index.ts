@@ -63,7 +63,7 @@ export {
   type KtxPromptCachingConfig,
 } from "./config/index.js";
 export { createClaudeCodeRuntime, UnsupportedKtxDepError, type CreateClaudeCodeRuntimeDeps, type KtxClaudeCodeRuntimeDeps } from "./ktx-hook.js";
-export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./factory.js";
+export { createClaudeCodeRuntimeFromConfig, UnsupportedLlmBackendError, type ClaudeCodeRuntimeFromConfigOptions } from "./factory.js";
 export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";
 export {
   KTX_WORK_UNIT_FAILURE_MODES,
