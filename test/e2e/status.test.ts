@@ -284,7 +284,7 @@ describe("ktx-claude-code doctor", () => {
     const out = capture({ env });
     expect(await runDoctor(["--project-dir", project(), "--cli-path", widened], out.io)).toBe(1);
     expect(out.stdout).toMatch(/FAIL The Claude Code check failed: The Claude Code CLI did not start with the isolated surface.*tools were .*Bash/);
-    expect(out.stdout).toMatch(/fix: Use the pinned Claude Code CLI/);
+    expect(out.stdout).toMatch(/fix: Use a verified Claude Code CLI \(npm ci installs one\)/);
   });
 
   it("refuses bad arguments with the usage (exit 2)", async () => {
