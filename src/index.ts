@@ -11,7 +11,7 @@ export type {
   RunLoopMetrics,
 } from "./port/ktx-port.js";
 export { isAbortError } from "./port/ktx-port.js";
-export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "./claude-code/runtime.js";
+export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions, type Routed } from "./claude-code/runtime.js";
 export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/pool/process-pool.js";
 export { type ThinkingOption, type ThinkingSetting, MIN_THINKING_BUDGET } from "./claude-code/thinking.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";

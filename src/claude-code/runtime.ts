@@ -19,9 +19,12 @@ import {
   type CallOptions,
   type KtxGenerateObjectInput,
   type KtxGenerateTextInput,
+  type KtxGenerateTextResult,
   MODEL_ROLES,
   type ModelRole,
+  type NetworkRoute,
   type RunLoopParams,
+  type RunLoopResult,
   type ToolCallRecord,
   type InterceptorState,
 } from "../runtime/types.js";
@@ -53,6 +56,9 @@ interface CallSpec extends CallOptions {
   onToolSettled?(call: ToolCallRecord): void;
   onResult?(result: ResultMessage): void;
 }
+
+/** What every result of `ClaudeCodeRuntime` carries: the route its CLI's requests took. */
+export type Routed = { network: NetworkRoute };
 
 export class ClaudeCodeRuntime extends PortRuntime {
   readonly options: ClaudeCodeRuntimeOptions;
@@ -100,6 +106,36 @@ export class ClaudeCodeRuntime extends PortRuntime {
    */
   get interceptor(): InterceptorState {
     return interceptorState(this.options);
+  }
+
+  /**
+   * The route every CLI of this runtime gets: the proxy, CA and client-certificate variables of its
+   * environment, and whether its interceptor is on (the same for every role). Every result of this
+   * runtime carries it as `network` — a failed loop's too, which ended before any CLI said more.
+   */
+  get network(): NetworkRoute {
+    const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
+      apiEndpoint: this.options.apiEndpoint,
+      disableNonessentialTraffic: this.options.disableNonessentialTraffic,
+      passEnv: this.options.passEnv,
+      telemetry: this.options.telemetry,
+    });
+    return networkRoute(env, this.interceptor);
+  }
+
+  // Text and loop results typed with `network` always there (the AI SDK runtime's results have none).
+  // generateObjectResult keeps the base overloads, so a call on `ClaudeCodeRuntime | AiSdkKtxLlmRuntime`
+  // (ktx-claude-code/ai-sdk's factory) still type-checks; its results carry `network` all the same.
+  override async generateTextResult(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult & Routed> {
+    return this.routed(await super.generateTextResult(input));
+  }
+
+  override async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult & Routed> {
+    return this.routed(await super.runAgentLoop(params));
+  }
+
+  private routed<T extends { network?: NetworkRoute | undefined }>(result: T): T & Routed {
+    return result.network ? (result as T & Routed) : { ...result, network: this.network };
   }
 
   /** The runtime's interceptor (opt-in: `wire`), started with its first call on the first-party path; never with an `apiEndpoint`. */

@@ -66,7 +66,12 @@ export type InterceptorState = "on" | "off" | "apiEndpoint";
 export interface RunInfo {
   /** The login the CLI billed this call to (docs/isolation.md, "The login a call bills to"). */
   login?: CallLogin;
-  /** Proxies and CAs the CLI's requests went through (docs/environment.md, "What can route requests"); claude-code backend only. */
+  /**
+   * Proxies and CAs the CLI's requests went through (docs/environment.md, "What can route requests").
+   * Every `ClaudeCodeRuntime` result has it (`generateTextResult` and `runAgentLoop` are typed so:
+   * `Routed`; `generateObjectResult` keeps the overloads it shares with the AI SDK runtime); the AI SDK
+   * runtime starts no CLI, and its results have none.
+   */
   network?: NetworkRoute;
   /** Model id the CLI resolved (from `system/init`). */
   model: string;
@@ -182,5 +187,6 @@ export interface RunLoopResult {
   transcriptPath?: string;
   /** As in RunInfo. */
   login?: CallLogin;
+  /** As in RunInfo: every `ClaudeCodeRuntime` loop result has it, a failed one's too. */
   network?: NetworkRoute;
 }
