@@ -88,7 +88,7 @@ describe("ktx-claude-code transcript", () => {
     const missing = await run("transcript", "diff", loop, absent);
     expect(missing.exitCode).toBe(2);
     // A typed message naming the path, not the system's raw ENOENT.
-    expect(missing.stderr).toBe(`TranscriptFileError: No transcript at ${absent}: there is no such file. Check the path (a call's transcript is \`<transcript.dir>/<name>.jsonl\`; \`result.transcriptPath\` names it).\n`);
+    expect(missing.stderr).toBe(`TranscriptFileError: No transcript at ${absent}: there is no such file. Check the path (a call's transcript is \`<transcript.dir>/<name>.jsonl\`; \`result.transcriptPath\` names it).`); // execa strips the final newline
     const notATranscript = join(tempDir("transcript"), "notes.txt");
     writeFileSync(notATranscript, "hello\n");
     const bad = await run("transcript", "diff", loop, notATranscript);
