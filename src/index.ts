@@ -11,7 +11,7 @@ export type {
   RunLoopMetrics,
 } from "./port/ktx-port.js";
 export { isAbortError } from "./port/ktx-port.js";
-export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions, type ClaudeCodeRuntimeOnHostOptions } from "./claude-code/runtime.js";
+export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions, type ClaudeCodeRuntimeOnHostOptions, type Routed } from "./claude-code/runtime.js";
 export { ClaudeCodeHost, type ClaudeCodeHostOptions } from "./claude-code/host.js";
 export { CALLER_OPTIONS } from "./claude-code/host-options.js";
 export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/pool/process-pool.js";
@@ -65,7 +65,7 @@ export {
   type KtxPromptCachingConfig,
 } from "./config/index.js";
 export { createClaudeCodeRuntime, UnsupportedKtxDepError, type CreateClaudeCodeRuntimeDeps, type KtxClaudeCodeRuntimeDeps } from "./ktx-hook.js";
-export { createKtxLlmRuntime, UnsupportedLlmBackendError, type CreateKtxLlmRuntimeOptions, type KtxLlmRuntime } from "./factory.js";
+export { createClaudeCodeRuntimeFromConfig, UnsupportedLlmBackendError, type ClaudeCodeRuntimeFromConfigOptions } from "./factory.js";
 export { collectStatus, type StatusReport, type StatusOptions } from "./cli/status-probe.js";
 export {
   KTX_WORK_UNIT_FAILURE_MODES,

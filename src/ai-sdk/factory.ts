@@ -9,7 +9,7 @@ import type { LanguageModel } from "ai";
 import { type KtxLlmConfig, resolvePromptCaching, resolveRoleModel } from "../config/schema.js";
 import type { ClaudeCodeRuntime } from "../claude-code/runtime.js";
 import {
-  type CreateKtxLlmRuntimeOptions as CoreFactoryOptions,
+  type ClaudeCodeRuntimeFromConfigOptions as CoreFactoryOptions,
   UnsupportedLlmBackendError,
   claudeCodeRuntimeFor,
   prepareKtxLlmConfig,

@@ -6,7 +6,7 @@
 import { AUTH_FIX, ClaudeCodeAuthError, ClaudeCodeError, UnsupportedKtxDepError } from "../errors/index.js";
 import type { Logger } from "../session/logger.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
-import { UnsupportedModelError, modelHint } from "./models.js";
+import { UnsupportedModelError, modelHint, unsupportedModelText } from "./models.js";
 import { ClaudeCodeRuntime } from "./runtime.js";
 
 export interface AuthProbeOptions {
@@ -63,14 +63,14 @@ export async function runClaudeCodeAuthProbeDetailed(options: AuthProbeOptions):
       error instanceof ClaudeCodeAuthError
         ? `Claude Code is not logged in on this machine. ${AUTH_FIX}`
         : error instanceof UnsupportedModelError
-          ? unsupportedModelText(error)
+          ? unsupportedModelMessage(error)
           : `The Claude Code check failed: ${error.message}`;
     return { ok: false, message, error };
   }
 }
 
-/** KTX's own probe's wording (`Unsupported Claude Code model "gpt-5". Use sonnet, opus, haiku, or a claude-* model id.`), with the table's ids. */
-function unsupportedModelText(error: UnsupportedModelError): string {
-  const aliases = Object.entries(error.aliases).map(([alias, id]) => `${alias} (${id})`);
-  return `Unsupported Claude Code model ${JSON.stringify(error.value)}${modelHint(error.value)}. Use ${aliases.join(", ")}, or a claude-* model id.`;
+/** KTX's own probe's message, word for word; a near miss's hint (a provider prefix, capitals) after it. */
+function unsupportedModelMessage(error: UnsupportedModelError): string {
+  const hint = modelHint(error.value).trim();
+  return `${unsupportedModelText(error.value)}${hint ? ` ${hint[0] === "(" ? hint.slice(1, -1) : hint}.` : ""}`;
 }

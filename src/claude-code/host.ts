@@ -15,7 +15,7 @@ import type { PreparedTool } from "../mcp/tools.js";
 import type { ResultMessage } from "../protocol/messages.js";
 import { RunLimiter } from "../runtime/limiter.js";
 import type { CloseOptions } from "../runtime/port-runtime.js";
-import type { InterceptorState, ToolCallRecord } from "../runtime/types.js";
+import type { InterceptorState, NetworkRoute, ToolCallRecord } from "../runtime/types.js";
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
@@ -118,6 +118,20 @@ export class ClaudeCodeHost {
    */
   get interceptor(): InterceptorState {
     return interceptorState(this.options);
+  }
+
+  /**
+   * The route every CLI of this host gets: the proxy, CA and client-certificate variables of its
+   * environment, and whether the interceptor is on. Every result carries it as `network`.
+   */
+  get network(): NetworkRoute {
+    const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
+      apiEndpoint: this.options.apiEndpoint,
+      disableNonessentialTraffic: this.options.disableNonessentialTraffic,
+      passEnv: this.options.passEnv,
+      telemetry: this.options.telemetry,
+    });
+    return networkRoute(env, this.interceptor);
   }
 
   /** The process id of the host's interceptor, once started (diagnostics; the bench reads its CPU). */

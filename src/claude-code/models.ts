@@ -51,6 +51,11 @@ export interface UnsupportedModelProblem {
   value: string;
 }
 
+/** KTX's own backend's message for a model it cannot use, word for word (its auth probe and its tests read it). */
+export function unsupportedModelText(model: string): string {
+  return `Unsupported Claude Code model "${model}". Use sonnet, opus, haiku, or a claude-* model id.`;
+}
+
 /** A role's model is neither an alias of the table nor a `claude-*` id; raised before any CLI starts. */
 export class UnsupportedModelError extends ClaudeCodeError {
   override readonly code = "unsupported_model";
@@ -68,7 +73,7 @@ export class UnsupportedModelError extends ClaudeCodeError {
       .map(([alias, id]) => `${alias} (${id})`)
       .join(", ");
     super(
-      `Unsupported Claude Code model${problems.length === 1 ? "" : "s"}${source ? ` in ${source}` : ""}:\n${lines.join("\n")}\n` +
+      `${unsupportedModelText(problems[0]!.value)}\n${lines.join("\n")}\n` +
         `Use an alias — ${table} — or a full claude-* model id such as ${aliases.sonnet ?? "claude-sonnet-4-6"}.`,
     );
     this.role = problems[0]!.role;

@@ -19,9 +19,12 @@ import {
   type CallOptions,
   type KtxGenerateObjectInput,
   type KtxGenerateTextInput,
+  type KtxGenerateTextResult,
   MODEL_ROLES,
   type ModelRole,
+  type NetworkRoute,
   type RunLoopParams,
+  type RunLoopResult,
   type ToolCallRecord,
   type InterceptorState,
 } from "../runtime/types.js";
@@ -54,6 +57,9 @@ interface CallSpec extends CallOptions {
   onToolSettled?(call: ToolCallRecord): void;
   onResult?(result: ResultMessage): void;
 }
+
+/** What every result of `ClaudeCodeRuntime` carries: the route its CLI's requests took. */
+export type Routed = { network: NetworkRoute };
 
 export class ClaudeCodeRuntime extends PortRuntime {
   /** The runtime's options; on a host it was given, the host's options together with the runtime's own. */
@@ -123,6 +129,30 @@ export class ClaudeCodeRuntime extends PortRuntime {
    */
   get interceptor(): InterceptorState {
     return this.host.interceptor;
+  }
+
+  /**
+   * The route every CLI of this runtime gets: the proxy, CA and client-certificate variables of its
+   * environment, and whether its interceptor is on (the same for every role). Every result of this
+   * runtime carries it as `network` — a failed loop's too, which ended before any CLI said more.
+   */
+  get network(): NetworkRoute {
+    return this.host.network;
+  }
+
+  // Text and loop results typed with `network` always there (the AI SDK runtime's results have none).
+  // generateObjectResult keeps the base overloads, so a call on `ClaudeCodeRuntime | AiSdkKtxLlmRuntime`
+  // (ktx-claude-code/ai-sdk's factory) still type-checks; its results carry `network` all the same.
+  override async generateTextResult(input: KtxGenerateTextInput): Promise<KtxGenerateTextResult & Routed> {
+    return this.routed(await super.generateTextResult(input));
+  }
+
+  override async runAgentLoop(params: RunLoopParams): Promise<RunLoopResult & Routed> {
+    return this.routed(await super.runAgentLoop(params));
+  }
+
+  private routed<T extends { network?: NetworkRoute | undefined }>(result: T): T & Routed {
+    return result.network ? (result as T & Routed) : { ...result, network: this.network };
   }
 
   /** The process id of the host's interceptor, once started (diagnostics; the bench reads its CPU). */

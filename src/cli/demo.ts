@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: a real generateText, generateObject and agent loop through the real pinned CLI,
+ * `npm run demo`: a real generateText, generateObject and agent loop through the installed CLI,
  * against the scripted Messages API on 127.0.0.1 (no account needed). `--live` uses your own local
  * Claude Code session instead.
  */
@@ -15,7 +15,7 @@ import { startScriptedMessagesApi, turn, type ScriptedMessagesApi } from "../tes
 
 const DEMO_USAGE = `Usage: npm run demo [-- --live]
 
-A real generateText, generateObject and agent loop through the real pinned Claude Code CLI.
+A real generateText, generateObject and agent loop through the installed Claude Code CLI (one of the verified versions).
 
 Options:
   --live      use your own local Claude Code session (log in once with \`claude\`) instead of the scripted Messages API on 127.0.0.1

@@ -5,7 +5,7 @@
  * the runtime depends on first), then each scenario's diff.
  */
 import { existsSync } from "node:fs";
-import { loadTranscript, type LoadedTranscript } from "../transcripts/reader.js";
+import { loadTranscript, projectDirLength, type LoadedTranscript } from "../transcripts/reader.js";
 import { diffTranscripts, isEmptyDiff, renderDiff, summarizeTranscript, type TranscriptDiff } from "../transcripts/inspect.js";
 import { ANSWERED_CONTROL_REQUESTS, runtimeReadsField, runtimeReadsType } from "./drift-reads.js";
 
@@ -161,7 +161,8 @@ export function scenarioDrift(scenario: string, recorded: LoadedTranscript, afte
   const same = JSON.stringify(before) === JSON.stringify(after);
   const crash = crashOf(after, livePath);
   const live = existsSync(livePath) ? loadTranscript(livePath) : undefined;
-  const [recordedLength, liveLength] = [recorded.header.cwd.length, live?.header.cwd.length ?? recorded.header.cwd.length];
+  const recordedLength = projectDirLength(recorded.header);
+  const liveLength = live ? projectDirLength(live.header) : recordedLength;
   return {
     scenario,
     outcome: same ? "same" : "changed",

@@ -1,5 +1,5 @@
 /** `ktx-claude-code fixtures record|compare`: golden fixtures per verified CLI version, and the drift report. */
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,8 +9,9 @@ import { NEWEST_VERIFIED_CLI_VERSION, VERIFIED_CLI_VERSIONS, isVerifiedVersion }
 import type { Scenario } from "../testing/scenarios.js";
 import { SCENARIO_NAMES } from "../testing/scenario-names.js";
 import { InvalidInputError, UnverifiedFixturesError } from "../errors/index.js";
-import { loadTranscript } from "../transcripts/reader.js";
+import { loadTranscript, projectDirLength } from "../transcripts/reader.js";
 import { differs, driftReport, renderDriftReport, scenarioDrift, type DriftReport, type ScenarioDrift } from "./drift.js";
+import { type FixtureWrite, writeFixture } from "./fixture-paths.js";
 import { terminalText } from "./terminal-text.js";
 
 export type { ScenarioDrift, DriftReport };
@@ -99,16 +100,29 @@ export async function recordFixtures(options: RecordOptions, io: Io): Promise<nu
   if (unverified.length > 0 && !options.verification) throw new UnverifiedFixturesError(unverified[0]!, Object.keys(VERIFIED_CLI_VERSIONS));
   if (options.cli !== undefined && versions.length !== 1) throw new InvalidInputError("fixtures record --cli records one version: pass --versions with exactly that binary's version.");
   const { scenarios, runScenario } = await catalog(names);
+  const counts: Record<FixtureWrite, number> = { new: 0, written: 0, unchanged: 0 };
   for (const version of versions) {
     const cliPath = options.cli ?? (await binaryFor(version, options.cacheDir, io));
     const dir = join(root, version);
     mkdirSync(dir, { recursive: true });
-    for (const scenario of scenarios) {
-      const started = performance.now();
-      const outcome = await runScenario(scenario, { cliPath, transcriptDir: dir, allowUnverifiedCli: options.verification === true });
-      io.stdout(`${version} ${scenario.name.padEnd(26)} ${Math.round(performance.now() - started)} ms  ${JSON.stringify(outcome).slice(0, 120)}\n`);
+    // Recorded elsewhere, then written into the fixture only when it differs (fixture-paths.ts).
+    const work = mkdtempSync(join(tmpdir(), "ktx-record-"));
+    try {
+      for (const scenario of scenarios) {
+        const started = performance.now();
+        const fixture = join(dir, `${scenario.name}.jsonl`);
+        // In a project dir as long as the fixture's: the token counts follow its length.
+        const projectDir = existsSync(fixture) ? { projectDirLength: projectDirLength(loadTranscript(fixture).header) } : {};
+        const outcome = await runScenario(scenario, { cliPath, transcriptDir: work, allowUnverifiedCli: options.verification === true, ...projectDir });
+        const written = writeFixture(fixture, readFileSync(join(work, `${scenario.name}.jsonl`), "utf8"));
+        counts[written] += 1;
+        io.stdout(terminalText(`${version} ${scenario.name.padEnd(26)} ${Math.round(performance.now() - started)} ms  ${written.padEnd(9)}  ${JSON.stringify(outcome).slice(0, 120)}\n`));
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
     }
   }
+  io.stdout(`Fixtures: ${counts.new} new, ${counts.written} written (the recording differs), ${counts.unchanged} unchanged (left as they were).\n`);
   return 0;
 }
 
@@ -164,7 +178,7 @@ export async function compareFixtures(options: CompareTarget & { against?: strin
       const started = performance.now();
       const recorded = loadTranscript(fixture);
       // A project dir as long as the recording's: the CLI names it in every request, so the token counts compare exactly.
-      const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work, projectDirLength: recorded.header.cwd.length });
+      const after = await runScenario(scenario, { cliPath, allowUnverifiedCli: true, transcriptDir: work, projectDirLength: projectDirLength(recorded.header) });
       const live = join(work, `${scenario.name}.jsonl`);
       const drift = scenarioDrift(scenario.name, recorded, after, live);
       drifts.push(drift);

@@ -19,7 +19,7 @@ export interface LoginIo {
 const LOGIN_COMMAND_SPEC: CommandSpec = {
   name: "login",
   positionals: { shown: "", count: 0, what: "positional arguments" },
-  summary: "Logs in to Claude Code with the pinned CLI's own login (`claude auth login`), in this terminal, into your real HOME: the login every KTX run through this library uses.",
+  summary: "Logs in to Claude Code with the installed CLI's own login (`claude auth login`), in this terminal, into your real HOME: the login every KTX run through this library uses.",
   options: {
     console: { type: "boolean", help: "log in with an Anthropic Console account instead of a Claude subscription (the CLI's `--console`)" },
     sso: { type: "boolean", help: "log in through your organisation's SSO" },

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `ktx-claude-code` command: log in (the pinned CLI's own login), inspect transcripts, record and
+ * The `ktx-claude-code` command: log in (the installed CLI's own login), inspect transcripts, record and
  * compare golden fixtures, and check a project's claude-code backend (status, doctor). Exit codes: 0
  * done (same), 1 found a difference or a failure, 2 could not run (wrong arguments, bad input, an
  * install that failed).
@@ -9,7 +9,7 @@ import { ClaudeCodeError, InvalidInputError, OutputWriteError } from "../errors/
 import { LIBRARY_VERSION } from "../version.js";
 import { isStop, parseCommand, stop, text, type CommandSpec } from "./args.js";
 import type { Io } from "./fixtures.js";
-import { terminalText } from "./terminal-text.js";
+import { terminalIo, terminalText } from "./terminal-text.js";
 import { LOGIN_USAGE, TRANSCRIPT_USAGE } from "./usage.js";
 // Each command's modules are imported when it runs (below): `--version`, `--help` and a wrong argument
 // start in a fraction of the time the whole graph takes (the runtime, the MCP SDK, zod, the scenarios).
@@ -117,7 +117,15 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 
 const io: Io = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) };
 
+/**
+ * Every `fixtures` command's output, made safe for a terminal (issue 40, finding 3): its lines carry
+ * paths given on the command line (`--cli`, `--cache-dir`, `--out`), npm's stderr and error messages
+ * that quote them. `--json` output is JSON.stringify's, which has no raw control character to escape.
+ */
+const fixturesIo: Io = terminalIo(io);
+
 async function fixtures(args: string[]): Promise<number> {
+  const io = fixturesIo;
   const [sub, ...rest] = args;
   const spec = sub ? FIXTURE_COMMANDS[sub] : undefined;
   if (!spec) {

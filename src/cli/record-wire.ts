@@ -11,6 +11,7 @@ import { wireShapePath } from "../claude-code/wire/shape.js";
 import { recordWire } from "../testing/wire-recorder.js";
 import { deriveWireShape, wireShapeText } from "../testing/wire-shape-derive.js";
 import type { Io } from "./fixtures.js";
+import { terminalText } from "./terminal-text.js";
 
 /** The differences between two shape files, one line each (the recording date and call list aside). */
 export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): string[] {
@@ -71,8 +72,14 @@ export async function recordWireShape(options: RecordWireCommandOptions, io: Io)
     io.stdout(changes.length === 0 ? `Same as ${path}.\n` : `Differs from ${path}:\n${changes.map((line) => `  ${line}\n`).join("")}`);
     return { exitCode: changes.length === 0 ? 0 : 1, version: recording.version, seconds, changes, path };
   }
+  // The same shape recorded on another day leaves the file as it was (its date included): re-verifying
+  // a version changes nothing in the checkout.
+  if (before && wireShapeText({ ...file, recorded: { ...file.recorded, date: before.recorded.date } }) === readFileSync(path, "utf8")) {
+    io.stdout(terminalText(`${summary}\n${failed.join("")}Unchanged: ${path} (the recording is the same; the file is left as it was)\n`));
+    return { exitCode: 0, version: recording.version, seconds, changes, path };
+  }
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, wireShapeText(file));
-  io.stdout(`${summary}\n${failed.join("")}Wrote ${path}${before ? (changes.length === 0 ? " (no change but the date)" : `; against the previous file:\n${changes.map((line) => `  ${line}\n`).join("")}`) : " (new)"}\n`);
+  io.stdout(terminalText(`${summary}\n${failed.join("")}Wrote ${path}${before ? (changes.length === 0 ? " (no change in the checked parts)" : `; against the previous file:\n${changes.map((line) => `  ${line}\n`).join("")}`) : " (new)"}\n`));
   return { exitCode: 0, version: recording.version, seconds, changes, path };
 }

@@ -92,6 +92,11 @@ export interface StatusOptions {
   cliPath?: string;
   /** Test-only explicit endpoint (never read from the environment). */
   apiEndpoint?: ApiEndpoint;
+  /**
+   * The `wire` option of the runtimes the report is for: `network.interceptor` says what their calls
+   * get. Default off, as the runtime's and KTX's hook's default (`createClaudeCodeRuntime` without `wire`).
+   */
+  wire?: boolean;
   /** Probe every distinct configured model, not only the default's (doctor). */
   probeAllModels?: boolean;
   /** `doctor --live`: every distinct model's probe must run through the interceptor; each one's verdict is reported (`live`). */
@@ -384,8 +389,8 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
 function fixFor(error: ClaudeCodeError): string {
   if (error instanceof ClaudeCodeAuthError) return AUTH_FIX;
   if (error instanceof IsolationError && wireDifferences(error).length > 0) {
-    return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md: the runtime's interceptor refused the request for what is named above, and nothing left the machine. A CLI variant for your account or model is no fault of the setup: run with `wire: false` (unchecked) until a recorded shape admits it (\"Real accounts\").";
+    return "Use a verified Claude Code CLI (npm ci installs one) and see docs/isolation.md: the runtime's interceptor refused the request for what is named above, and nothing left the machine. A CLI variant for your account or model is no fault of the setup: run with `wire: false` (unchecked) until a recorded shape admits it (\"Real accounts\").";
   }
-  if (error instanceof IsolationError) return "Use the pinned Claude Code CLI (npm ci) and see docs/isolation.md; the run was stopped before any tool could run.";
+  if (error instanceof IsolationError) return "Use a verified Claude Code CLI (npm ci installs one) and see docs/isolation.md; the run was stopped before any tool could run.";
   return "Check the message above; rerun with the same command once it is resolved.";
 }

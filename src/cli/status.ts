@@ -178,16 +178,20 @@ function modelLines(report: StatusReport): string[] {
   ];
 }
 
-/** What the runtime's interceptor saw of the probe call (docs/isolation.md, "The wire check"). */
+/**
+ * Whether calls run behind the runtime's interceptor — as KTX's hook and the runtime decide it (on
+ * unless `wire: false`) — and what the interceptor saw of the probe, which runs behind
+ * it whenever the version's shape is recorded (docs/isolation.md, "The wire check").
+ */
 function egressText(report: StatusReport): string {
   const egress = report.egress;
   const state = report.network.interceptor;
-  const interceptor = state ? `interceptor ${describeInterceptor(state)}` : "interceptor not decided (no usable CLI)";
+  const interceptor = state ? `calls: interceptor ${describeInterceptor(state)}` : "interceptor not decided (no usable CLI)";
   if (!egress) {
     const why = state === "apiEndpoint" ? "an apiEndpoint" : state === "off" || state === "standIn" ? "the interceptor was off" : "no probe call through the runtime's interceptor";
     return `${interceptor}; not checked (${why})`;
   }
-  const checked = `${interceptor}; ${egress.requests} Messages request(s) checked by the runtime's interceptor`;
+  const checked = `${interceptor}; the probe ran behind the interceptor: ${egress.requests} Messages request(s) checked by the runtime's interceptor`;
   return egress.refused.length === 0 ? `${checked}; nothing else sent` : `${checked}; refused: ${egress.refused.join(", ")}`;
 }
 

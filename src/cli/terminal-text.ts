@@ -22,3 +22,8 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2
 export function terminalText(text: string): string {
   return text.replace(CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
+
+/** An output pair whose every write goes through `terminalText` (idempotent: escaping twice changes nothing). */
+export function terminalIo<T extends { stdout(text: string): void; stderr(text: string): void }>(io: T): T {
+  return { ...io, stdout: (text: string) => io.stdout(terminalText(text)), stderr: (text: string) => io.stderr(terminalText(text)) };
+}

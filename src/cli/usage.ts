@@ -3,7 +3,7 @@
  * wrong command need no more than this, so the command line loads a subcommand's modules only to run it.
  */
 export const LOGIN_USAGE = `  login [--console | --sso] [--email E] [--cli PATH]
-                                             log in to Claude Code with the pinned CLI (its own login, in this terminal)
+                                             log in to Claude Code with the installed CLI (its own login, in this terminal)
 `;
 
 export const TRANSCRIPT_USAGE = `  transcript show <file> [--raw] [--type T,T]

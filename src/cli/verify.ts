@@ -24,6 +24,7 @@ import { InvalidInputError } from "../errors/index.js";
 import { binaryFor, compareCliPath, compareFixtures, type Io, recordFixtures } from "./fixtures.js";
 import { probeCliFacts } from "./probe-facts.js";
 import { recordWireShape } from "./record-wire.js";
+import { terminalIo } from "./terminal-text.js";
 import { upsertEntry, withDependencyRange } from "./verify-table.js";
 
 /** The checkout this command runs from (dist/cli/ → the package root). */
@@ -57,7 +58,9 @@ async function runSuite(folder: string, cliPath: string, logDir: string, io: Io)
   return { ok: run.exitCode === 0, result: `${tests}; log ${log}` };
 }
 
-export async function verifyVersion(options: VerifyOptions, io: Io): Promise<number> {
+export async function verifyVersion(options: VerifyOptions, rawIo: Io): Promise<number> {
+  // Phase lines carry the --cli path, npm's stderr and the suites' failures: all made safe for a terminal.
+  const io = terminalIo(rawIo);
   if (!existsSync(join(ROOT, "src", "binary", "versions.ts")) || !existsSync(join(ROOT, "test", "e2e"))) {
     throw new InvalidInputError(`fixtures verify writes the table, fixtures and package.json of a checkout of ktx-claude-code, and ${ROOT} is not one (no src/binary/versions.ts or test/e2e). Run it as \`node dist/cli/main.js fixtures verify\` in a checkout.`);
   }

@@ -39,6 +39,22 @@ export class InvalidInputError extends ClaudeCodeError {
   field: string | undefined;
 }
 
+/**
+ * A transcript (or raw capture) that cannot be read as one: no such file, a directory, a FIFO or device,
+ * or no permission — said with the path and what to do, instead of the system's `ENOENT`.
+ */
+export class TranscriptFileError extends InvalidInputError {
+  constructor(
+    readonly path: string,
+    /** `missing`, `not a file`, `not readable`. */
+    readonly reason: "missing" | "not a file" | "not readable",
+    message: string,
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+  }
+}
+
 /** A dep KTX may pass (the hook, the auth probe) that this runtime cannot honour; refused so nothing is dropped silently. */
 export class UnsupportedKtxDepError extends InvalidInputError {
   constructor(

@@ -67,7 +67,12 @@ export type InterceptorState = "on" | "off" | "apiEndpoint" | "standIn";
 export interface RunInfo {
   /** The login the CLI billed this call to (docs/isolation.md, "The login a call bills to"). */
   login?: CallLogin;
-  /** Proxies and CAs the CLI's requests went through (docs/environment.md, "What can route requests"); claude-code backend only. */
+  /**
+   * Proxies and CAs the CLI's requests went through (docs/environment.md, "What can route requests").
+   * Every `ClaudeCodeRuntime` result has it (`generateTextResult` and `runAgentLoop` are typed so:
+   * `Routed`; `generateObjectResult` keeps the overloads it shares with the AI SDK runtime); the AI SDK
+   * runtime starts no CLI, and its results have none.
+   */
   network?: NetworkRoute;
   /** Model id the CLI resolved (from `system/init`). */
   model: string;
@@ -159,7 +164,11 @@ export interface RunLoopParams extends CallOptions {
   /** KTX passes `operationName`, `source`, `unitKey`, `jobId`; `unitKey` keys `toolFailureCount`. */
   telemetryTags?: Record<string, string>;
   /** Not in KTX's port any more (KTX reads `metrics.stepBoundariesMs`); kept for callers that want live progress. */
-  onStepFinish?(event: StepFinishEvent): void | Promise<void>;
+  /**
+   * Its return value is ignored (a returned promise's rejection is logged at warn), so any function
+   * fits: `(e) => seen.push(e.stepIndex)` as well as an async one.
+   */
+  onStepFinish?(event: StepFinishEvent): unknown;
 }
 
 export interface RunLoopResult {
@@ -179,5 +188,6 @@ export interface RunLoopResult {
   transcriptPath?: string;
   /** As in RunInfo. */
   login?: CallLogin;
+  /** As in RunInfo: every `ClaudeCodeRuntime` loop result has it, a failed one's too. */
   network?: NetworkRoute;
 }

@@ -80,6 +80,13 @@ export interface ScriptedApiOptions {
    * server (first-party.ts). The result's `firstParty` gives the proxy, the CA and the login to use.
    */
   firstParty?: boolean;
+  /**
+   * How the answers' ids are numbered: `msg_<prefix>_<turn + offset>`, its `req_…` request id, and
+   * `toolu_<prefix>_<turn + offset>_<position>` for a scripted tool call without its own id (default
+   * prefix `scripted`, offset 0). Another prefix or offset stands in for a real API, whose ids differ
+   * in every run (`transcript diff` numbers them by appearance).
+   */
+  ids?: { prefix?: string; offset?: number };
 }
 
 /** The OAuth token `endpoint("subscription")` hands the CLI; the scripted API accepts any credential. */
@@ -161,10 +168,13 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
     }
 
     const model = String(request.body?.model ?? options.model ?? "claude-scripted");
-    const id = `msg_scripted_${index}`;
+    const [idPrefix, idNumber] = [options.ids?.prefix ?? "scripted", index + (options.ids?.offset ?? 0)];
+    const id = `msg_${idPrefix}_${idNumber}`;
     const headers = { "request-id": `req_${id}`, ...limitHeaders };
     const pacing: Pacing = scripted;
-    const blocks = blocksOf(scripted, index);
+    const blocks = blocksOf(scripted, index).map((block) =>
+      block.type === "tool_use" && options.ids ? { ...block, id: block.id.replace(new RegExp(`^toolu_scripted_${index}_`), `toolu_${idPrefix}_${idNumber}_`) } : block,
+    );
     const stopReason = blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
     const usage = { input_tokens: roughTokens(request.body?.messages), output_tokens: 0 };
 

@@ -10,7 +10,7 @@
  */
 import { closeSync, createReadStream, fstatSync, readFileSync, readSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { InvalidInputError } from "../errors/index.js";
+import { InvalidInputError, TranscriptFileError } from "../errors/index.js";
 import { NotRegularFileError, openRegularFile } from "../transport/files.js";
 import { Redactor } from "./redact.js";
 import { GITLEAKS_VERSION } from "./secret-rules/index.js";
@@ -41,6 +41,16 @@ export function rawCaptureHeader(init?: Record<string, unknown>): HeaderRecord {
     startedAt: "",
     source: "stream-json",
   };
+}
+
+/**
+ * How long the recording's project dir was. A shipped fixture names no machine path: its `cwd` is
+ * `<cwd>` and `cwdLength` keeps the length, which the token counts follow (the CLI names the dir in
+ * every API request), so a drift report runs the scenario in a dir as long.
+ */
+export function projectDirLength(header: HeaderRecord): number {
+  const kept = (header as { cwdLength?: unknown }).cwdLength;
+  return typeof kept === "number" && Number.isInteger(kept) && kept >= 0 ? kept : header.cwd.length;
 }
 
 export function isRawCapture(header: HeaderRecord): boolean {
@@ -122,7 +132,13 @@ function openTranscript(path: string): number {
   try {
     return openRegularFile(path);
   } catch (error) {
-    if (error instanceof NotRegularFileError) throw new InvalidInputError(`${path} is ${error.kind}, not a transcript file: only a regular file is read.`);
+    if (error instanceof NotRegularFileError) throw new TranscriptFileError(path, "not a file", `${path} is ${error.kind}, not a transcript file: only a regular file is read.`);
+    const code = (error as NodeJS.ErrnoException)?.code;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new TranscriptFileError(path, "missing", `No transcript at ${path}: there is no such file. Check the path (a call's transcript is \`<transcript.dir>/<name>.jsonl\`; \`result.transcriptPath\` names it).`, { cause: error });
+    }
+    if (code === "EISDIR") throw new TranscriptFileError(path, "not a file", `${path} is a directory, not a transcript file: pass one of the .jsonl files in it.`, { cause: error });
+    if (code === "EACCES" || code === "EPERM") throw new TranscriptFileError(path, "not readable", `${path} cannot be read (${code}): check its permissions.`, { cause: error });
     throw error;
   }
 }

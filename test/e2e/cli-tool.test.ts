@@ -84,9 +84,11 @@ describe("ktx-claude-code transcript", () => {
     const same = await run("transcript", "diff", loop, loop);
     expect(same.exitCode).toBe(0);
     expect(same.stdout).toBe("no differences");
-    const missing = await run("transcript", "diff", loop, join(tempDir("transcript"), "absent.jsonl"));
+    const absent = join(tempDir("transcript"), "absent.jsonl");
+    const missing = await run("transcript", "diff", loop, absent);
     expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toMatch(/ENOENT|no such file/);
+    // A typed message naming the path, not the system's raw ENOENT.
+    expect(missing.stderr).toBe(`TranscriptFileError: No transcript at ${absent}: there is no such file. Check the path (a call's transcript is \`<transcript.dir>/<name>.jsonl\`; \`result.transcriptPath\` names it).`); // execa strips the final newline
     const notATranscript = join(tempDir("transcript"), "notes.txt");
     writeFileSync(notATranscript, "hello\n");
     const bad = await run("transcript", "diff", loop, notATranscript);

@@ -91,7 +91,8 @@ describe("ktx-claude-code status (healthy: the first-party path)", () => {
     expect(stdout).toMatch(/login {9}subscription \(OAuth\) via claude\.ai \(Claude Max\) \(from the probe's initialize reply\)/);
     expect(stdout).toContain(`network       HTTPS_PROXY=${api.firstParty!.proxyUrl}`);
     expect(stdout).toContain(`NODE_EXTRA_CA_CERTS=${api.firstParty!.caFile}`);
-    expect(stdout).toMatch(/egress {8}interceptor on .*; 1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
+    // What KTX's hook and a runtime without `wire` use (off), and what the interceptor saw of the probe.
+    expect(stdout).toMatch(/egress {8}calls: interceptor off \(opt-in with wire: true;.*\); the probe ran behind the interceptor: 1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.toolsTtl \("5m"\)/);
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.historyTtl \("1h"\)/);
     expect(stdout).not.toMatch(/problems/);
@@ -105,7 +106,8 @@ describe("ktx-claude-code status (healthy: the first-party path)", () => {
   });
 
   it("reports the same as JSON", async () => {
-    const { env } = await firstParty([turn.text("OK")]);
+    // Two probes: as by default, then --wire.
+    const { env } = await firstParty([turn.text("OK"), turn.text("OK")]);
     const dir = project();
     const out = capture({ env });
     const code = await runStatus(["--json", "--project-dir", dir, ...cliArgs("--cli-path")], out.io);
@@ -120,10 +122,15 @@ describe("ktx-claude-code status (healthy: the first-party path)", () => {
       cli: { path: realCli(), version: await cliVersionInUse(), verified: true },
       session: { ok: true, model: "claude-sonnet-4-6", apiKeySource: "none" },
       isolation: { tools: [], mcpServers: [], plugins: [], apiKeySource: "none" },
-      network: { interceptor: "on" },
+      // The calls of KTX's hook and of a runtime without `wire` run with the interceptor off; the probe ran behind it.
+      network: { interceptor: "off" },
       egress: { requests: 1, refused: [] },
       failures: [],
     });
+    // For runtimes created with wire: true.
+    const wired = capture({ env });
+    expect(await runStatus(["--json", "--wire", "--project-dir", dir, ...cliArgs("--cli-path")], wired.io)).toBe(0);
+    expect(JSON.parse(wired.stdout)).toMatchObject({ network: { interceptor: "on" }, egress: { requests: 1, refused: [] } });
     expect(report.isolation.hostDiscovered).toEqual({ slashCommands: expect.any(Array), skills: expect.any(Array), agents: expect.any(Array) });
     expect(report.models).toHaveLength(6);
     expect(report.models.find((m: { role: string }) => m.role === "triage")).toEqual({ role: "triage", configured: "haiku", from: "role", resolved: "claude-haiku-4-5" });
@@ -251,7 +258,7 @@ describe("ktx-claude-code doctor", () => {
     const bad = capture({ env });
     const dir = project("llm:\n  provider:\n    backend: claude-code\n  models:\n    default: sonnet\n    triage: gpt-4o-mini\n");
     expect(await runDoctor(["--project-dir", dir], bad.io)).toBe(1);
-    expect(bad.stdout).toContain(`FAIL Unsupported Claude Code model in ${join(dir, "ktx.yaml")}:\n  - llm.models.triage in ${join(dir, "ktx.yaml")}: "gpt-4o-mini"`);
+    expect(bad.stdout).toContain(`FAIL Unsupported Claude Code model "gpt-4o-mini". Use sonnet, opus, haiku, or a claude-* model id.\n  - llm.models.triage in ${join(dir, "ktx.yaml")}: "gpt-4o-mini"`);
     expect(bad.stdout).toMatch(/skip local Claude Code session not checked \(the configured models cannot be used\)/);
     const missing = capture({ env });
     expect(await runDoctor(["--project-dir", project("llm:\n  provider:\n    backend: claude-code\n  models:\n    triage: haiku\n")], missing.io)).toBe(1);
@@ -277,7 +284,7 @@ describe("ktx-claude-code doctor", () => {
     const out = capture({ env });
     expect(await runDoctor(["--project-dir", project(), "--cli-path", widened], out.io)).toBe(1);
     expect(out.stdout).toMatch(/FAIL The Claude Code check failed: The Claude Code CLI did not start with the isolated surface.*tools were .*Bash/);
-    expect(out.stdout).toMatch(/fix: Use the pinned Claude Code CLI/);
+    expect(out.stdout).toMatch(/fix: Use a verified Claude Code CLI \(npm ci installs one\)/);
   });
 
   it("--live: one call per distinct model on the login, through the interceptor, each reported as passed", async () => {

@@ -10,7 +10,7 @@
  */
 import type { z } from "zod";
 import { ClaudeCodeRuntime as ClaudeCodeRuntimeClass, createClaudeCodeRuntime } from "../../src/index.js";
-import type { ClaudeCodeRuntime, ClaudeCodeRuntimeOptions, KtxLlmRuntime } from "../../src/index.js";
+import type { ClaudeCodeRuntime, ClaudeCodeRuntimeOptions } from "../../src/index.js";
 
 type Role = "default" | "triage" | "candidateExtraction" | "curator" | "reconcile" | "repair";
 type Tokens = { inputTokens?: number; outputTokens?: number; totalTokens?: number };
@@ -72,7 +72,7 @@ class RuntimeAgentRunner implements KtxAgentRunner {
 }
 
 /** Every runtime the core makes is a KTX port, under `strict` (the AI SDK's: port-conformance-ai-sdk.ts). */
-export function portsFromThisLibrary(claudeCode: ClaudeCodeRuntime, fromFactory: KtxLlmRuntime): KtxPort[] {
+export function portsFromThisLibrary(claudeCode: ClaudeCodeRuntime, fromFactory: ClaudeCodeRuntime): KtxPort[] {
   return [claudeCode, fromFactory];
 }
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { driftReport, renderDriftReport, type DriftReport, type ScenarioDrift } from "../../src/cli/drift.js";
 import { diffTranscripts, renderDiff } from "../../src/transcripts/inspect.js";
-import { loadTranscript } from "../../src/transcripts/reader.js";
+import { loadTranscript, projectDirLength } from "../../src/transcripts/reader.js";
 import { cleanup, tempDir } from "../support.js";
 
 afterEach(cleanup);
@@ -99,6 +99,22 @@ function rewritten(scenario: string, pairs: Array<[string, string]>, version = "
   return path;
 }
 
+/**
+ * A shipped fixture as a live run on some machine would have written it: its placeholders (the
+ * fixture names no machine path) replaced by this project dir, its slug, this HOME and a socket dir.
+ */
+function asLive(scenario: string, cwd: string, home: string, pairs: Array<[string, string]> = []): string {
+  const header = loadTranscript(join(ROOT, "2.1.330", `${scenario}.jsonl`)).header;
+  return rewritten(scenario, [
+    [`"cwd":"<cwd>","cwdLength":${projectDirLength(header)}`, `"cwd":${JSON.stringify(cwd)}`],
+    ["<cwd-slug>", cwd.replace(/[^A-Za-z0-9]/g, "-")],
+    ["<cwd>", cwd],
+    ["<home>", home],
+    ["<tmp>/", "/tmp/cc-socks/"],
+    ...pairs,
+  ]);
+}
+
 /** What 2.1.332 adds (docs/compatibility.md): `sandbox_enabled: false` in init and the initialize reply, one capability in both. */
 const AS_2_1_332: Array<[string, string]> = [
   ["2.1.330", "2.1.332"],
@@ -153,23 +169,17 @@ it("what the runtime depends on comes first: 2.1.142's doubled MCP handshake bef
 
 it("same: a fixture against itself and against a run in other paths (project dir of the same length, another HOME and temp root, other ids) exits as same", () => {
   const fixture = join(ROOT, "2.1.330", "text.jsonl");
-  const cwd = loadTranscript(fixture).header.cwd;
-  const home = /\/tmp\/ktx-scenario-home-[A-Za-z0-9]{6}/.exec(readFileSync(fixture, "utf8"))![0];
+  const length = projectDirLength(loadTranscript(fixture).header);
   // Another machine: the project dir as long as the recording's under another root, HOME far away and longer.
-  const otherCwd = `/var/t/${"q".repeat(cwd.length - "/var/t/".length)}`;
-  expect(otherCwd.length).toBe(cwd.length);
-  const moved = rewritten("text", [
-    [cwd, otherCwd],
-    [cwd.replace(/[^A-Za-z0-9]/g, "-"), otherCwd.replace(/[^A-Za-z0-9]/g, "-")],
-    [home, "/home/someone-else/with/a/much/longer/home"],
-    ["msg_scripted_0", "msg_scripted_0"],
-  ]);
+  const otherCwd = `/var/t/${"q".repeat(length - "/var/t/".length)}`;
+  const moved = asLive("text", otherCwd, "/home/someone-else/with/a/much/longer/home", [["msg_scripted_0", "msg_scripted_0"]]);
   for (const after of [fixture, moved]) {
     const built = report([driftOf("text", fixture, after)], "2.1.330");
     expect(built.verdict, renderDriftReport(built)).toBe("same");
     expect(renderDriftReport(built).split("\n")[0]).toBe("Verdict: same: no scenario differs (1 of 1 the same: outcomes, protocol structure and values).");
   }
   expect(readFileSync(moved, "utf8")).toContain("/home/someone-else/with/a/much/longer/home/.claude/output-styles");
+  expect(loadTranscript(moved).header.cwd).toBe(otherCwd);
 });
 
 it("a real change in the request size still shows: more input tokens are a changed value, not noise", () => {
@@ -188,16 +198,12 @@ it("a project dir that could not be made as long as the recording's is named, wi
 
 it("transcript diff says when two runs' project dirs differ in length, and still lists the token counts that follow", () => {
   const fixture = join(ROOT, "2.1.330", "text.jsonl");
-  const cwd = loadTranscript(fixture).header.cwd;
-  const longer = `/tmp/a-much-longer-temporary-directory-name-for-the-gate/${cwd.slice("/tmp/".length)}`;
-  const moved = rewritten("text", [
-    [cwd, longer],
-    [cwd.replace(/[^A-Za-z0-9]/g, "-"), longer.replace(/[^A-Za-z0-9]/g, "-")],
-    ['\\"input_tokens\\":309', '\\"input_tokens\\":322'],
-  ]);
+  const length = projectDirLength(loadTranscript(fixture).header);
+  const longer = "/tmp/a-much-longer-temporary-directory-name-for-the-gate/ktx-scenario-text-Q1w2e3";
+  const moved = asLive("text", longer, "/tmp/ktx-scenario-home-r4t5y6", [['\\"input_tokens\\":309', '\\"input_tokens\\":322']]);
   const diff = diffTranscripts(loadTranscript(fixture), loadTranscript(moved));
-  expect(diff.projectDirLengths).toEqual({ before: cwd.length, after: longer.length });
+  expect(diff.projectDirLengths).toEqual({ before: length, after: longer.length });
   const lines = renderDiff(diff);
-  expect(lines[0]).toMatch(new RegExp(`^note: the project dirs are ${cwd.length} and ${longer.length} characters long; the CLI names its project dir in every API request`));
+  expect(lines[0]).toMatch(new RegExp(`^note: the project dirs are ${length} and ${longer.length} characters long; the CLI names its project dir in every API request`));
   expect(lines.join("\n")).toContain("message.usage.input_tokens: 309 -> 322");
 });

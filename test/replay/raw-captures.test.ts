@@ -148,6 +148,8 @@ describe("display problems of raw captures", () => {
     expect(summary.mainThreadTokens).toMatchObject({ input: result.usage.input_tokens, output: result.usage.output_tokens });
     expect(summary.costUsd).toBe(billed.costUSD);
     expect(summary.durationMs).toBeNull();
+    // A capture records no stderr: unknown, not 0 bytes (issue 39).
+    expect(summary.stderrBytes).toBeNull();
   });
 
   it("reads the status of an older CLI's `API Error: NNN` text", () => {

@@ -8,7 +8,8 @@ import { createReplayCli } from "../../src/testing/replay.js";
 import { checkOutcomeRecord, checkRecord } from "../../src/transcripts/format-check.js";
 import { outcomeRecordSchema, TRANSCRIPT_FORMAT, transcriptRecordSchema } from "../../src/transcripts/format.js";
 import { diffTranscripts, isEmptyDiff, renderTimeline, renderTranscript, summarizeTranscript } from "../../src/transcripts/inspect.js";
-import { type AnyRecord, type LoadedTranscript, loadTranscript } from "../../src/transcripts/reader.js";
+import { type AnyRecord, type LoadedTranscript, loadTranscript, readTranscriptRecords } from "../../src/transcripts/reader.js";
+import { TranscriptFileError } from "../../src/errors/index.js";
 import { cleanup, remainingChildren, tempDir } from "../support.js";
 
 const ROOT = join(import.meta.dirname, "../../fixtures/transcripts");
@@ -67,9 +68,12 @@ function rewritten(transcript: LoadedTranscript, edit: (text: string) => string)
 }
 
 /** What changes between two live runs of the same call: uuids (session ids, the CLI's request ids), our request ids, timestamps, ports. */
+/** Another run's uuids: each uuid consistently another (a fresh one per occurrence would change which request a reply answers). */
+const otherUuids = new Map<string, string>();
+
 function volatileRewrite(text: string): string {
   return text
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, () => randomUUID())
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (uuid) => otherUuids.get(uuid) ?? (otherUuids.set(uuid, randomUUID()), otherUuids.get(uuid)!))
     .replace(/ktx_\d+_(\d+)/g, "ktx_4242_$1")
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, "2030-01-02T03:04:05.678Z")
     .replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:65000");
@@ -293,5 +297,21 @@ describe("the reader's record check (format-check.ts, no zod) against the zod sc
       "header",
     ];
     for (const value of cases) expectSame(value);
+  });
+});
+
+describe("a transcript that cannot be read", () => {
+  it("is a TranscriptFileError naming the path and the reason, not a raw ENOENT", async () => {
+    const dir = tempDir("missing");
+    const absent = join(dir, "absent.jsonl");
+    expect(() => loadTranscript(absent)).toThrow(TranscriptFileError);
+    try {
+      loadTranscript(absent);
+    } catch (error) {
+      expect(error).toMatchObject({ name: "TranscriptFileError", code: "invalid_input", path: absent, reason: "missing" });
+      expect((error as Error).message).toMatch(/^No transcript at .*absent\.jsonl: there is no such file\./);
+    }
+    await expect(readTranscriptRecords(absent).next()).rejects.toMatchObject({ name: "TranscriptFileError", reason: "missing" });
+    expect(() => loadTranscript(dir)).toThrow(expect.objectContaining({ reason: "not a file" }));
   });
 });

@@ -65,7 +65,7 @@ describe("the command-line tool reads and writes only what it must (finding 7)",
       const run = cli("transcript", sub!, ...rest, fifo);
       expect(run.signal, `transcript ${sub} hung on the FIFO`).toBeNull();
       expect(run.status, `transcript ${sub}`).toBe(2);
-      expect(run.stderr).toContain(`InvalidInputError: ${fifo} is a FIFO (named pipe), not a transcript file`);
+      expect(run.stderr).toContain(`TranscriptFileError: ${fifo} is a FIFO (named pipe), not a transcript file`);
     }
   });
 

@@ -37,12 +37,18 @@ const ktxLoop: Required<KtxRunLoopParams> = {
 const richText: Required<KtxGenerateTextInput> = { ...ktxText, signal, timeoutMs: 1000, transcript: { dir: "/tmp/t", name: "a" }, maxTurns: 2 };
 const richObject: Required<KtxGenerateObjectInput<{ title: string }, typeof schema>> = { ...richText, schema };
 const richLoop: Required<RunLoopParams> = { ...ktxLoop, signal, timeoutMs: Number.POSITIVE_INFINITY, transcript: false, onStepFinish: () => undefined };
+// An arrow that returns a value (push returns the new length) and an async one type-check as onStepFinish (issue 39).
+const steps: number[] = [];
+const countingLoop: RunLoopParams = { ...ktxLoop, onStepFinish: (event) => steps.push(event.stepIndex) };
+const asyncLoop: RunLoopParams = { ...ktxLoop, onStepFinish: async (event) => event.stepBudget };
 
 describe("call inputs", () => {
   it("every field of KTX's port and of the richer calls passes, with optional fields explicitly undefined too", () => {
     expect(() => checkTextInput(ktxText)).not.toThrow();
     expect(() => checkObjectInput(ktxObject)).not.toThrow();
     expect(() => checkLoopParams(ktxLoop)).not.toThrow();
+    expect(() => checkLoopParams(countingLoop)).not.toThrow();
+    expect(() => checkLoopParams(asyncLoop)).not.toThrow();
     expect(() => checkTextInput(richText)).not.toThrow();
     expect(() => checkObjectInput(richObject)).not.toThrow();
     expect(() => checkLoopParams(richLoop)).not.toThrow();

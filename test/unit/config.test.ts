@@ -6,7 +6,7 @@ import {
   KtxLlmConfigError,
   UnsupportedLlmBackendError,
   claudeCodeConfigWarnings,
-  createKtxLlmRuntime as createCoreKtxLlmRuntime,
+  createClaudeCodeRuntimeFromConfig,
   parseKtxLlmConfig,
   promptCachingWarnings,
   resolvePromptCaching,
@@ -196,11 +196,19 @@ describe("createKtxLlmRuntime", () => {
     expect(quiet.warnings).toEqual([]);
   });
 
+  it("the core factory and the ai-sdk one have distinct names: they behave differently (issue 39)", async () => {
+    const [core, aiSdk] = [await import("../../src/index.js"), await import("../../src/ai-sdk/index.js")];
+    expect(Object.keys(core)).not.toContain("createKtxLlmRuntime");
+    expect(Object.keys(core)).toContain("createClaudeCodeRuntimeFromConfig");
+    expect(Object.keys(aiSdk)).toContain("createKtxLlmRuntime");
+    expect(Object.keys(aiSdk)).not.toContain("createClaudeCodeRuntimeFromConfig");
+  });
+
   it("the core factory builds claude-code and refuses anthropic, naming the ktx-claude-code/ai-sdk entry point that builds it", () => {
-    expect(createCoreKtxLlmRuntime(KTX_YAML, { projectDir: tempDir("factory"), warm: false, reuse: false })).toBeInstanceOf(ClaudeCodeRuntime);
+    expect(createClaudeCodeRuntimeFromConfig(KTX_YAML, { projectDir: tempDir("factory"), warm: false, reuse: false })).toBeInstanceOf(ClaudeCodeRuntime);
     let thrown: unknown;
     try {
-      createCoreKtxLlmRuntime({ provider: { backend: "anthropic" }, models: { default: "claude-sonnet-5-5" } }, { projectDir: tempDir("factory") });
+      createClaudeCodeRuntimeFromConfig({ provider: { backend: "anthropic" }, models: { default: "claude-sonnet-5-5" } }, { projectDir: tempDir("factory") });
     } catch (error) {
       thrown = error;
     }

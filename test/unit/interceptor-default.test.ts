@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { describeInterceptor, interceptorState, networkRoute } from "../../src/claude-code/checks/billing.js";
 import { uncheckedTurns } from "../../src/claude-code/run/wire-binding.js";
 import { ClaudeCodeRuntime, createClaudeCodeRuntime } from "../../src/index.js";
-import { createKtxLlmRuntime } from "../../src/factory.js";
+import { createClaudeCodeRuntimeFromConfig } from "../../src/factory.js";
 import { createReplayCli, createScriptedCli } from "../../src/testing/index.js";
 import { tempDir } from "../support.js";
 
@@ -30,8 +30,8 @@ describe("the interceptor's default", () => {
     expect(createClaudeCodeRuntime({ projectDir: "/p", modelSlots: { default: "sonnet" } }).interceptor).toBe("on");
     expect(createClaudeCodeRuntime({ projectDir: "/p", modelSlots: { default: "sonnet" }, wire: false }).interceptor).toBe("off");
     const config = { provider: { backend: "claude-code" }, models: { default: "sonnet" } };
-    expect((createKtxLlmRuntime(config, { projectDir: "/p" }) as ClaudeCodeRuntime).interceptor).toBe("on");
-    expect((createKtxLlmRuntime(config, { projectDir: "/p", wire: false }) as ClaudeCodeRuntime).interceptor).toBe("off");
+    expect((createClaudeCodeRuntimeFromConfig(config, { projectDir: "/p" }) as ClaudeCodeRuntime).interceptor).toBe("on");
+    expect((createClaudeCodeRuntimeFromConfig(config, { projectDir: "/p", wire: false }) as ClaudeCodeRuntime).interceptor).toBe("off");
   });
 
   it("is off for the testing helpers' stand-ins, whatever wire says, and for nothing else at a path", () => {

@@ -10,13 +10,13 @@ import {
   KtxConfigReferenceError,
   KtxLlmConfigError,
   UnsupportedLlmBackendError,
-  createKtxLlmRuntime,
+  createClaudeCodeRuntimeFromConfig,
   defaultKtxIngest,
   loadKtxLlmConfig,
   parseKtxLlmConfig,
   type KtxLlmConfig,
 } from "../../src/index.js";
-import { createKtxLlmRuntime as createAiSdkKtxLlmRuntime } from "../../src/ai-sdk/index.js";
+import { createKtxLlmRuntime } from "../../src/ai-sdk/index.js";
 import { resolveConfigReference } from "../../src/config/references.js";
 import { cleanup, tempDir } from "../support.js";
 
@@ -112,14 +112,14 @@ describe("KTX-shaped example ktx.yaml files", () => {
     writeFileSync(join(project, "ktx.yaml"), readFileSync(join(EXAMPLES, "full-claude-code.yaml")));
     const { path, config } = loadKtxLlmConfig(project, { env: {} });
     expect(config.source).toBe(path);
-    const runtime = createKtxLlmRuntime(config, { projectDir: project, warm: false }) as { resolveModel(role: string): string };
+    const runtime = createClaudeCodeRuntimeFromConfig(config, { projectDir: project, warm: false }) as { resolveModel(role: string): string };
     expect(["default", "triage", "curator", "repair"].map((role) => runtime.resolveModel(role))).toEqual([
       "claude-sonnet-4-6",
       "claude-haiku-4-5",
       "claude-opus-4-7",
       "claude-haiku-4-5",
     ]);
-    const codex = thrown(() => createKtxLlmRuntime(load("codex.yaml"), { projectDir: project }));
+    const codex = thrown(() => createClaudeCodeRuntimeFromConfig(load("codex.yaml"), { projectDir: project }));
     expect(codex).toBeInstanceOf(UnsupportedLlmBackendError);
     expect(codex.message).toMatch(/"codex": this package serves the claude-code and anthropic backends/);
   });
@@ -226,8 +226,8 @@ describe("env: and file: references", () => {
 
   it("resolves references with the factory's env, so the anthropic runtime never gets the reference text", () => {
     const config = { llm: { provider: { backend: "anthropic", anthropic: { api_key: "env:MY_KEY" } }, models: { default: "claude-sonnet-4-6" } } };
-    const error = thrown(() => createAiSdkKtxLlmRuntime(config, { projectDir: tempDir("factory"), env: {} }));
+    const error = thrown(() => createKtxLlmRuntime(config, { projectDir: tempDir("factory"), env: {} }));
     expect(error).toBeInstanceOf(KtxConfigReferenceError);
-    expect(createAiSdkKtxLlmRuntime(config, { projectDir: tempDir("factory"), env: { MY_KEY: "sk-real" } })).toBeDefined();
+    expect(createKtxLlmRuntime(config, { projectDir: tempDir("factory"), env: { MY_KEY: "sk-real" } })).toBeDefined();
   });
 });

@@ -76,6 +76,11 @@ describe("ktx-claude-code login", () => {
     expect(result.stdout).toMatch(/Usage: ktx-claude-code login/);
     expect(result.stdout).toMatch(/--sso/);
     expect(result.stdout).toMatch(/npx --no-install ktx-claude-code login --sso --email me@example.com/);
+    // Several CLI versions are verified: the help names the installed one, never "the pinned CLI".
+    expect(result.stdout).not.toMatch(/pinned/i);
+    const top = await runMain(["--help"], { PATH: process.env.PATH }, "");
+    expect(top.stdout).toContain("with the installed CLI");
+    expect(top.stdout).not.toMatch(/pinned CLI/i);
   });
 
   it("is the command every log-in advice names", () => {

@@ -55,6 +55,8 @@ describe("resolveRoleModels", () => {
       { role: "triage", value: "anthropic/claude-haiku-4-5" },
       { role: "curator", value: "Opus" },
     ]);
+    // KTX's own backend's message first, word for word (for the first value), then every role at fault.
+    expect(refused.message.split("\n")[0]).toBe('Unsupported Claude Code model "gpt-5.5". Use sonnet, opus, haiku, or a claude-* model id.');
     expect(refused.message).toContain('llm.models.default in /p/ktx.yaml: "gpt-5.5"');
     expect(refused.message).toContain('llm.models.triage in /p/ktx.yaml: "anthropic/claude-haiku-4-5" (drop the provider prefix: claude-haiku-4-5)');
     expect(refused.message).toContain('"Opus" (model names are lowercase: opus)');

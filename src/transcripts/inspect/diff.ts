@@ -1,5 +1,5 @@
 /** `transcript diff` and the drift report: two runs compared after normalising, by structure and by value (its text: diff-text.ts). */
-import { isRawCapture, type LoadedTranscript } from "../reader.js";
+import { isRawCapture, projectDirLength, type LoadedTranscript } from "../reader.js";
 import { summarizeTranscript } from "./summary.js";
 import { RunNoise } from "./run-noise.js";
 import { parse, asJson, messageKey, type Json } from "./text.js";
@@ -99,9 +99,30 @@ interface Comparable {
   lineNumber: number;
 }
 
+const noises = new WeakMap<LoadedTranscript, RunNoise>();
+
+/** One run's masks, its ids numbered over all its lines in record order (both directions share the numbering). */
+function noiseOf(transcript: LoadedTranscript): RunNoise {
+  let noise = noises.get(transcript);
+  if (!noise) {
+    noise = new RunNoise(transcript.header.cwd, transcript.header.cliVersion);
+    const occurrences = new Map<string, number>();
+    const lines = (["in", "out"] as const).flatMap((direction) =>
+      keyedMessages(transcript, direction).map(({ key, text }) => {
+        const occurrence = (occurrences.get(`${direction} ${key}`) ?? 0) + 1;
+        occurrences.set(`${direction} ${key}`, occurrence);
+        return { text, place: `${key}\u0000${direction}\u0000${String(occurrence).padStart(8, "0")}` };
+      }),
+    );
+    noise.learn(lines);
+    noises.set(transcript, noise);
+  }
+  return noise;
+}
+
 /** Messages of one direction grouped for pairing, each masked of run-to-run noise. */
 function comparableMessages(transcript: LoadedTranscript, direction: "in" | "out"): Map<string, Comparable[]> {
-  const noise = new RunNoise(transcript.header.cwd, transcript.header.cliVersion);
+  const noise = noiseOf(transcript);
   const byKey = new Map<string, Comparable[]>();
   for (const { key, text, lineNumber } of keyedMessages(transcript, direction)) {
     const list = byKey.get(key) ?? [];
@@ -221,7 +242,13 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     if (removed.length) removedFields[key] = removed;
   }
   const controls = (t: LoadedTranscript) => sequence(t, "in", (key) => key.startsWith("control_request"));
-  const host = (t: LoadedTranscript) => sequence(t, "out", () => true);
+  // Our own lines in order; our replies (each with the request it answers) as a set after them: when
+  // a reply goes out races our prompt (the CLI's MCP handshake runs while we wait for the initialize
+  // reply), so two runs of one program order them differently.
+  const host = (t: LoadedTranscript) => {
+    const keys = keyedMessages(t, "out").map(({ key }) => key);
+    return [...keys.filter((key) => !key.startsWith("control_response")), ...keys.filter((key) => key.startsWith("control_response")).sort()];
+  };
   const changed = <T>(x: T, y: T) => (JSON.stringify(x) === JSON.stringify(y) ? undefined : { before: x, after: y });
   const resultOf = (t: LoadedTranscript) => {
     const { result } = summarizeTranscript(t);
@@ -244,7 +271,7 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     // Old transcripts have no call record: compared only when both sides have them.
     call: calls[0]!.length > 0 && calls[1]!.length > 0 ? changed(calls[0], calls[1]) : undefined,
     cliVersions: before.header.cliVersion === after.header.cliVersion ? undefined : { before: before.header.cliVersion, after: after.header.cliVersion },
-    ...(before.header.cwd && after.header.cwd && before.header.cwd.length !== after.header.cwd.length ? { projectDirLengths: { before: before.header.cwd.length, after: after.header.cwd.length } } : {}),
+    ...(before.header.cwd && after.header.cwd && projectDirLength(before.header) !== projectDirLength(after.header) ? { projectDirLengths: { before: projectDirLength(before.header), after: projectDirLength(after.header) } } : {}),
   };
 }
 

@@ -51,7 +51,8 @@ export interface TranscriptSummary {
   refused?: string[];
   /** How the CLI process ended for this run: the call record's ending, else the exit record. */
   ending: string;
-  stderrBytes: number;
+  /** Bytes the CLI wrote to stderr; null for a raw capture, which records no stderr (unknown, not 0). */
+  stderrBytes: number | null;
   nonJsonLines: number;
   outcome?: Json;
 }
@@ -144,7 +145,7 @@ export class SummaryBuilder {
     }
     if (record.kind === "note") summary.notes.push(record.text);
     if ("t" in record && typeof record.t === "number" && summary.durationMs !== null) summary.durationMs = Math.max(summary.durationMs, record.t);
-    if (record.kind === "stderr") summary.stderrBytes += record.text.length;
+    if (record.kind === "stderr") summary.stderrBytes = (summary.stderrBytes ?? 0) + record.text.length;
     if (record.kind === "exit") summary.exit = { exitCode: record.exitCode, signal: record.signal };
     if (record.kind === "call") this.call(record);
     if (record.kind === "outcome") summary.outcome = record.outcome;
@@ -168,6 +169,7 @@ export class SummaryBuilder {
     if (this.raw) {
       summary.source = "stream-json";
       summary.durationMs = null;
+      summary.stderrBytes = null;
     }
     for (const [id, { subagent }] of this.pendingToolUses) summary.toolCalls.push({ name: this.toolNames.get(id)!, isError: false, noResult: true, ...(subagent ? { subagent: true as const } : {}) });
     summary.turns = this.assistantUsage.size;
