@@ -124,8 +124,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
   }
 
   /**
-   * Whether calls run behind the host's interceptor: opt-in (`wire: true`) on the first-party path,
-   * off otherwise; an `apiEndpoint` (a base URL) is never intercepted.
+   * Whether calls run behind the host's interceptor: on by default on the first-party path, off with
+   * `wire: false`; an `apiEndpoint` (a base URL) and a stand-in CLI of the testing helpers never are.
    */
   get interceptor(): InterceptorState {
     return this.host.interceptor;

@@ -91,8 +91,8 @@ describe("ktx-claude-code status (healthy: the first-party path)", () => {
     expect(stdout).toMatch(/login {9}subscription \(OAuth\) via claude\.ai \(Claude Max\) \(from the probe's initialize reply\)/);
     expect(stdout).toContain(`network       HTTPS_PROXY=${api.firstParty!.proxyUrl}`);
     expect(stdout).toContain(`NODE_EXTRA_CA_CERTS=${api.firstParty!.caFile}`);
-    // What KTX's hook and a runtime without `wire` use (off), and what the interceptor saw of the probe.
-    expect(stdout).toMatch(/egress {8}calls: interceptor off \(opt-in with wire: true;.*\); the probe ran behind the interceptor: 1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
+    // What KTX's hook and a runtime without `wire` use (on), and what the interceptor saw of the probe.
+    expect(stdout).toMatch(/egress {8}calls: interceptor on \(every request checked.*\); the probe ran behind the interceptor: 1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.toolsTtl \("5m"\)/);
     expect(stdout).toMatch(/! claude-code ignores llm\.promptCaching\.historyTtl \("1h"\)/);
     expect(stdout).not.toMatch(/problems/);
@@ -106,8 +106,7 @@ describe("ktx-claude-code status (healthy: the first-party path)", () => {
   });
 
   it("reports the same as JSON", async () => {
-    // Two probes: as by default, then --wire.
-    const { env } = await firstParty([turn.text("OK"), turn.text("OK")]);
+    const { env } = await firstParty([turn.text("OK")]);
     const dir = project();
     const out = capture({ env });
     const code = await runStatus(["--json", "--project-dir", dir, ...cliArgs("--cli-path")], out.io);
@@ -122,15 +121,11 @@ describe("ktx-claude-code status (healthy: the first-party path)", () => {
       cli: { path: realCli(), version: await cliVersionInUse(), verified: true },
       session: { ok: true, model: "claude-sonnet-4-6", apiKeySource: "none" },
       isolation: { tools: [], mcpServers: [], plugins: [], apiKeySource: "none" },
-      // The calls of KTX's hook and of a runtime without `wire` run with the interceptor off; the probe ran behind it.
-      network: { interceptor: "off" },
+      // The calls of KTX's hook and of a runtime without `wire` run behind the interceptor, as the probe did.
+      network: { interceptor: "on" },
       egress: { requests: 1, refused: [] },
       failures: [],
     });
-    // For runtimes created with wire: true.
-    const wired = capture({ env });
-    expect(await runStatus(["--json", "--wire", "--project-dir", dir, ...cliArgs("--cli-path")], wired.io)).toBe(0);
-    expect(JSON.parse(wired.stdout)).toMatchObject({ network: { interceptor: "on" }, egress: { requests: 1, refused: [] } });
     expect(report.isolation.hostDiscovered).toEqual({ slashCommands: expect.any(Array), skills: expect.any(Array), agents: expect.any(Array) });
     expect(report.models).toHaveLength(6);
     expect(report.models.find((m: { role: string }) => m.role === "triage")).toEqual({ role: "triage", configured: "haiku", from: "role", resolved: "claude-haiku-4-5" });
