@@ -12,6 +12,7 @@ export { GITLEAKS_COMMIT, GITLEAKS_VERSION };
 
 interface CompiledRule {
   id: string;
+  keywords: readonly string[];
   regex: RegExp;
   secretGroup?: number;
   entropy?: number;
@@ -68,6 +69,7 @@ function compile(rule: GitleaksRule): CompiledRule | undefined {
   try {
     return {
       id: rule.id,
+      keywords: rule.keywords,
       regex: new RegExp(linearSource(rule), rule.flags.includes("g") ? rule.flags : `${rule.flags}g`),
       secretGroup: rule.secretGroup,
       entropy: rule.entropy,
@@ -97,7 +99,7 @@ let ruleSet: RuleSet | undefined;
 function rules(): RuleSet {
   if (ruleSet) return ruleSet;
   const compiled = [...GITLEAKS_RULES, ...LOCAL_RULES].map((rule) => ({ rule, compiled: compile(rule) }));
-  const usable = compiled.flatMap((entry) => (entry.compiled ? [{ ...entry.compiled, keywords: entry.rule.keywords }] : []));
+  const usable = compiled.flatMap((entry) => (entry.compiled ? [entry.compiled] : []));
   // keyword -> rules that list it; rules without keywords are always tried.
   const byKeyword = new Map<string, CompiledRule[]>();
   const always: CompiledRule[] = [];
@@ -134,6 +136,8 @@ export function prepareRules(): void {
 
 /** Ids of the gitleaks rules JavaScript could not compile (reported in docs/transcripts.md). */
 export const skippedRules = (): readonly string[] => rules().skipped;
+/** Every rule in use as compiled, with its keywords (the adversarial test feeds each its own keywords). */
+export const compiledRules = (): ReadonlyArray<{ id: string; regex: RegExp; keywords: readonly string[] }> => [...new Set([...rules().always, ...[...rules().byKeyword.values()].flat()])].map((rule) => ({ id: rule.id, regex: rule.regex, keywords: rule.keywords }));
 /** How many rules are in use (gitleaks' and the local ones). */
 export const ruleCount = (): number => rules().count;
 
