@@ -177,7 +177,7 @@ describe("the per-line budget: the rest of a line is left out, and the line says
   it("the recorder applies the limits: a line past 4 MiB is recorded cut, with the note, in the transcript", async () => {
     const transcript = await openRunTranscript(tempDir("transcripts"), { secrets: [] });
     const line = JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", content: "orders billing ".repeat(300_000) }] } });
-    transcript.observer.wire("in", line);
+    transcript.observer.wire!("in", line);
     await transcript.close();
     const record = JSON.parse(readFileSync(transcript.path, "utf8").trim());
     expect(record.text.length).toBeLessThan(REDACTION_LIMITS.maxChars + 300);
