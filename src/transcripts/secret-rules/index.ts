@@ -62,7 +62,27 @@ export function linearSource(rule: GitleaksRule): string {
   const source = rule.regex.replace(LEFT_CONTEXT, "").replace(GROUP_LEFT_CONTEXT, "(?:");
   if (rule.keywords.length === 0) return source;
   const guard = `(?:(?!${rule.keywords.map(anyCase).join("|")}).)`;
-  return source.replace(/(?<!\\)\.(\*\??|\+\??|\{\d+,\}\??)/g, `${guard}$1`);
+  // A "." outside a character class and not escaped, before an unbounded quantifier.
+  let out = "";
+  let inClass = false;
+  for (let at = 0; at < source.length; at++) {
+    const char = source[at]!;
+    if (char === "\\") {
+      out += source.slice(at, at + 2);
+      at += 1;
+    } else if (inClass) {
+      out += char;
+      inClass = char !== "]";
+    } else if (char === "[") {
+      out += char;
+      inClass = true;
+    } else if (char === "." && /^(?:\*|\+|\{\d+,\})/.test(source.slice(at + 1, at + 12))) {
+      out += guard;
+    } else {
+      out += char;
+    }
+  }
+  return out;
 }
 
 function compile(rule: GitleaksRule): CompiledRule | undefined {
