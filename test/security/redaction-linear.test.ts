@@ -35,6 +35,16 @@ function best(work: () => unknown, runs = 5): number {
  * both); below 0.25 ms at n, the small run counts as 0.25 ms (timer and JIT noise).
  */
 function growth(work: (text: string) => unknown, generate: (n: number) => string, n: number): { small: number; large: number; ratio: number } {
+  // A quadratic rule is over the limit on every try; a burst of other load on one try only: up to 3 tries.
+  let result = growthOnce(work, generate, n);
+  for (let retry = 0; retry < 2 && result.ratio >= LINEAR; retry++) {
+    const again = growthOnce(work, generate, n);
+    if (again.ratio < result.ratio) result = again;
+  }
+  return result;
+}
+
+function growthOnce(work: (text: string) => unknown, generate: (n: number) => string, n: number): { small: number; large: number; ratio: number } {
   const smallText = generate(n);
   const largeText = generate(16 * n);
   work(smallText); // compiled and warm

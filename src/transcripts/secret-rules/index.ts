@@ -52,32 +52,43 @@ const CONTEXT = 50;
 const anyCase = (keyword: string) => [...keyword].map((char) => (/[a-z]/i.test(char) ? `[${char.toLowerCase()}${char.toUpperCase()}]` : char.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("");
 
 /**
- * The rule's regex made linear (issue 40): without the left context, and with each unbounded "any
- * character" run (`.*`, `.*?`, `.+`, `.{n,}` — curl-auth-user, curl-auth-header, nuget-config-password)
- * stopped at the next occurrence of one of the rule's keywords. A match attempt starts at a keyword, so
- * the attempts from successive keywords scan disjoint stretches: a line of "curl " repeated is scanned
- * once, not once per "curl". A match holding its own keyword twice is lost; the later one still matches.
+ * The rule's regex made linear and cheap (issue 40): without the left context, and with each unbounded
+ * "any character" run (`.*`, `.*?`, `.+`, `.{n,}` — curl-auth-user, curl-auth-header,
+ * nuget-config-password) and each long character-class run (unbounded or up to 100+ characters, when
+ * every keyword has 3+ characters — generic-api-key's `[\w.=-]{10,150}`) stopped at the next occurrence
+ * of one of the rule's keywords. A match attempt starts at a keyword, so the attempts from successive
+ * keywords read disjoint stretches: a line of "curl " or "api=" repeated is read once, not once per
+ * keyword (generic-api-key on "api=" repeated: 606 → 40 ms per MiB). The cost: a secret holding its
+ * own rule's keyword (a random 40-character value holds "api" or "key" about once in 250) is cut
+ * there and not matched by that rule; the redactor's own assignment and JSON-key rules still cover
+ * `api_key=`, `secret:`, `"token": "…"` and the like.
  */
 export function linearSource(rule: GitleaksRule): string {
   const source = rule.regex.replace(LEFT_CONTEXT, "").replace(GROUP_LEFT_CONTEXT, "(?:");
   if (rule.keywords.length === 0) return source;
-  const guard = `(?:(?!${rule.keywords.map(anyCase).join("|")}).)`;
-  // A "." outside a character class and not escaped, before an unbounded quantifier.
+  const stop = `(?!${rule.keywords.map(anyCase).join("|")})`;
+  // Long class runs are guarded only for keywords of 3+ characters: a 2-character one ("ey") occurs inside many real tokens.
+  const guardClasses = rule.keywords.every((keyword) => keyword.length >= 3);
   let out = "";
-  let inClass = false;
+  let classStart = -1;
   for (let at = 0; at < source.length; at++) {
     const char = source[at]!;
+    const rest = source.slice(at + 1, at + 16);
     if (char === "\\") {
       out += source.slice(at, at + 2);
       at += 1;
-    } else if (inClass) {
+    } else if (classStart >= 0) {
       out += char;
-      inClass = char !== "]";
+      if (char !== "]") continue;
+      // A class run that may read past the next keyword: unbounded, or up to 100 characters or more.
+      if (guardClasses && /^(?:[*+]|\{\d+,(?:\d{3,})?\})/.test(rest)) out = `${out.slice(0, classStart)}(?:${stop}${out.slice(classStart)})`;
+      classStart = -1;
     } else if (char === "[") {
+      classStart = out.length;
       out += char;
-      inClass = true;
-    } else if (char === "." && /^(?:\*|\+|\{\d+,\})/.test(source.slice(at + 1, at + 12))) {
-      out += guard;
+    } else if (char === "." && /^(?:[*+]|\{\d+,\})/.test(rest)) {
+      // "." outside a character class, before an unbounded quantifier.
+      out += `(?:${stop}.)`;
     } else {
       out += char;
     }
