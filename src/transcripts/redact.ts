@@ -120,16 +120,22 @@ function dropPartialToken(text: string): string {
 
 /**
  * `\uXXXX` escapes of printable ASCII (at any backslash depth) as the characters they stand for: a
- * secret written `\u0041KIA…` in a capture is the same secret. The run of backslashes is taken whole
- * (atomic), so a long run is scanned once. Quote and backslash stay escaped: the JSON stays valid.
+ * secret written `\u0041KIA…` in a capture is the same secret. The match starts at "u00" (a pattern
+ * starting with a lookbehind would be tried at every position); the lookbehind then takes the whole
+ * run of backslashes before it, once. Quote and backslash stay escaped: the JSON stays valid.
  */
-const TOKEN_ESCAPE = /(?<!\\)(?=(\\+))\1u00([2-7][0-9a-fA-F])/g;
+const TOKEN_ESCAPE = /u00([2-7][0-9a-fA-F])(?<=(?:^|[^\\])(\\+)u00[2-7][0-9a-fA-F])/g;
 function decodeTokenEscapes(text: string): string {
   if (!text.includes("u00")) return text;
-  return text.replace(TOKEN_ESCAPE, (match: string, _run: string, hex: string) => {
-    const code = Number.parseInt(hex, 16);
-    return code === 0x22 || code === 0x5c || code === 0x7f ? match : String.fromCharCode(code);
-  });
+  let out = "";
+  let from = 0;
+  for (const match of text.matchAll(TOKEN_ESCAPE)) {
+    const code = Number.parseInt(match[1]!, 16);
+    if (code === 0x22 || code === 0x5c || code === 0x7f) continue;
+    out += text.slice(from, match.index - match[2]!.length) + String.fromCharCode(code);
+    from = match.index + 5;
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
 export class Redactor {
