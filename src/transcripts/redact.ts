@@ -84,7 +84,9 @@ function literalForms(secret: string): string[] {
 }
 
 /** One regex for many literal strings, longest first: a single pass however many there are. */
-export function literalPattern(literals: readonly string[]): RegExp | undefined {
+export function literalPattern(strings: readonly string[]): RegExp | undefined {
+  // An empty string would match between every two characters.
+  const literals = strings.filter((literal) => literal.length > 0);
   if (literals.length === 0) return undefined;
   return new RegExp([...literals].sort((a, b) => b.length - a.length).map((literal) => literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
 }
