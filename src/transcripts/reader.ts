@@ -13,6 +13,7 @@ import { createInterface } from "node:readline";
 import { InvalidInputError, TranscriptFileError } from "../errors/index.js";
 import { NotRegularFileError, openRegularFile } from "../transport/files.js";
 import { Redactor } from "./redact.js";
+import { DeltaRedactor } from "./stream-deltas.js";
 import { GITLEAKS_VERSION } from "./secret-rules/index.js";
 import type { HeaderRecord, OutcomeRecord, TranscriptRecord } from "./format.js";
 import { checkOutcomeRecord, checkRecord, TRANSCRIPT_FORMAT } from "./format-check.js";
@@ -225,10 +226,11 @@ export function importCapture(path: string): { lines: string[]; records: number;
   const truncated = loaded.records.find((record) => record.kind === "note");
   // A capture was never redacted: the same shapes as a recording are (no variable values are known here).
   const redactor = new Redactor([]);
+  const deltas = new DeltaRedactor(redactor);
   let redactedLines = 0;
   const body = loaded.records.flatMap((record) => {
     if (record.kind !== "in") return [];
-    const text = redactor.redact(record.text);
+    const text = redactor.redact(deltas.line(record.text));
     if (text !== record.text) redactedLines += 1;
     return [JSON.stringify({ kind: "in", text })];
   });

@@ -13,6 +13,7 @@ import { LIBRARY_VERSION } from "../version.js";
 import { openForWrite } from "../transport/files.js";
 import { TRANSCRIPT_FORMAT } from "./format.js";
 import { Redactor } from "./redact.js";
+import { DeltaRedactor } from "./stream-deltas.js";
 
 export { secretValues } from "./redact.js";
 
@@ -58,6 +59,8 @@ export async function openRunTranscript(dir: string, options: TranscriptOptions)
   // may replace its own earlier regular file but never a FIFO, a device or a hard-linked file (files.ts).
   let fd: number | undefined = fsStep("open the transcript file", path, () => openForWrite(path, { exclusive: options.name === undefined }));
   const redactor = new Redactor(options.secrets);
+  // The CLI's streamed deltas are redacted against their block's earlier text too (a key split in two).
+  const deltas = new DeltaRedactor(redactor);
   const started = performance.now();
   const offset = () => Math.round((performance.now() - started) * 1000) / 1000;
   const write = (record: object) => {
@@ -83,7 +86,7 @@ export async function openRunTranscript(dir: string, options: TranscriptOptions)
         ...(options.network ? { network: options.network } : {}),
       });
     },
-    wire: (direction, text) => write({ kind: direction, t: offset(), text: redactor.redact(text) }),
+    wire: (direction, text) => write({ kind: direction, t: offset(), text: redactor.redact(direction === "in" ? deltas.line(text) : text) }),
     exit: (exit) => write({ kind: "exit", t: offset(), exitCode: exit.exitCode ?? null, signal: exit.signal ?? null }),
     // Last: this call's own cost and usage, and how its process ended (format.ts, callRecordSchema).
     call: (record) =>

@@ -4,9 +4,10 @@
  * depth up to MAX_DEPTH (tool output is JSON inside a JSON string inside a protocol line).
  */
 import { KEPT_CREDENTIALS, isScrubbedEnvName, type Env, type ApiEndpoint, endpointCredential } from "../transport/env.js";
-import { findSecrets, prepareRules } from "./secret-rules/index.js";
+import { prepareRules, scanSecrets } from "./secret-rules/index.js";
+import { OWN_PASSES, REDACTED } from "./secret-rules/shapes.js";
 
-export const REDACTED = "[REDACTED]";
+export { REDACTED };
 
 /** Escaping depths covered: a protocol line (1) holding tool output (2) holding an API response (3), and one more. */
 export const MAX_DEPTH = 4;
@@ -82,87 +83,112 @@ function literalForms(secret: string): string[] {
   return [...forms].sort((a, b) => b.length - a.length);
 }
 
-/**
- * Token shapes that need no context. No leading word boundary: inside escaped text a token often
- * follows `\n`, i.e. the letter n.
- */
-const SHAPES: readonly RegExp[] = [
-  // PEM private keys and PGP private key blocks; the line breaks are real or escaped at any depth.
-  /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END \1PRIVATE KEY\2-----/g,
-  // A block cut off before its END line (a truncated tool output): everything after BEGIN.
-  /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?![\s\S]*-----END )[\s\S]*/g,
-  // Stripe secret and restricted keys; Google OAuth access tokens; Hugging Face; SendGrid.
-  /(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}/g,
-  /ya29\.[0-9A-Za-z_-]{20,}/g,
-  /hf_[A-Za-z0-9]{30,}/g,
-  /SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g,
-  // Slack webhooks; the slashes may be JSON-escaped (`\/`) at any depth.
-  /hooks\.slack\.com(?:\\*\/)(?:services|workflows|triggers)(?:(?:\\*\/)[A-Za-z0-9_-]+)+/g,
-  /sk-ant-[A-Za-z0-9_-]{8,}/g,
-  /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}/g,
-  /gh[pousr]_[A-Za-z0-9]{20,}/g,
-  /github_pat_[A-Za-z0-9_]{20,}/g,
-  /(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])/g,
-  /xox[abposr]-[A-Za-z0-9-]{10,}/g,
-  /glpat-[A-Za-z0-9_-]{20,}/g,
-  /npm_[A-Za-z0-9]{36}/g,
-  /AIza[0-9A-Za-z_-]{35}/g,
-  // JWTs (and JWS/JWE compact forms): base64url JSON header and payload. Each segment is taken whole
-  // (a lookahead capture, then its backreference: no backtracking), so a long run of "eyJ…" stays linear.
-  // It must start a token (or follow an escaped line break): otherwise every "eyJ" inside a run would rescan it.
-  /(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))eyJ(?=([A-Za-z0-9_-]{8,}))\1\.eyJ(?=([A-Za-z0-9_-]{8,}))\2\.[A-Za-z0-9_-]*/g,
-];
-
-/** Keys whose JSON string value is a secret, at any escaping depth. */
-const SECRET_KEYS =
-  "x-api-key|authorization|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|id[_-]?token|oauth[_-]?token|auth[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key(?:[_-]?id)?|account[_-]?key|shared[_-]?access[_-]?key|password|passwd|secret|token|cookie";
+/** One regex for many literal strings, longest first: a single pass however many there are. */
+export function literalPattern(strings: readonly string[]): RegExp | undefined {
+  // An empty string would match between every two characters.
+  const literals = strings.filter((literal) => literal.length > 0);
+  if (literals.length === 0) return undefined;
+  return new RegExp([...literals].sort((a, b) => b.length - a.length).map((literal) => literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
+}
 
 /**
- * `"key":"value"` with the quotes escaped to the same depth (`\1` is the run of backslashes before each
- * quote). A value's own escaped quote at that depth is `\1\1\"` (2k+1 backslashes).
+ * The stated bound of one text's redaction (issue 40). Every rule is linear in the text (the red team's
+ * inputs cost 2–130 ms per MiB, a line of one gitleaks keyword up to about 0.5 s per MiB: bench/recorder.mjs);
+ * past these limits the rest of the line is not recorded and the line says so, so one line holds the
+ * host's event loop at most about `budgetMs` (plus one 64 KiB window of the pattern set).
  */
-const JSON_PAIR = new RegExp(`((\\\\*)"(?:${SECRET_KEYS})\\2"\\s*:\\s*\\2")((?:[^"\\\\]|\\\\+(?![\\\\"])|\\2\\2\\\\")+?)(\\2")`, "gi");
-/** Fallback for a value the exact form cannot delimit: everything up to the next quote. */
-const JSON_PAIR_LOOSE = new RegExp(`((\\\\*)"(?:${SECRET_KEYS})\\2"\\s*:\\s*\\2")(?!\\[REDACTED\\])([^"\\\\]+)`, "gi");
-/** `password=…`, `api_key: …` in free text, query strings, env dumps and command lines. */
-const ASSIGNMENT = new RegExp(`((?:${SECRET_KEYS}|pwd)\\s*[=:]\\s*)(?!\\[REDACTED\\]|Bearer\\s|Basic\\s)([^\\s"'\\\\&;,<>]{3,})`, "gi");
-/** The password in `scheme://user:password@host` (database URLs). */
-// Both URL patterns start at the ":" of "://" (slashes JSON-escaped or not): a leading scheme pattern
-// would be tried at every letter of every line, which cost 200 ms per 400 KiB.
-const URL_PASSWORD = /(?<=[a-z0-9])(:(?:\\*\/){2}[^\s:/@"'\\]+:)([^\s@"'\\]+)(@)/gi;
-const BEARER = /(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
-/** `Authorization: Basic <base64>` (also `Proxy-Authorization`, and as a JSON value). */
-const BASIC = /(authorization\W{1,8}Basic\s+)[A-Za-z0-9+/]{4,}={0,2}/gi;
-/** A whole `Cookie:` / `Set-Cookie:` header value, up to the line's end or the string's quote. */
-const COOKIE = /(cookie\s*:\s*)(?!\[REDACTED\])[^\r\n"\\]+/gi;
-/** A match that continues a word ("fortunecookie: …") is not a header; the n of an escaped line break is no word. */
-const continuesWord = (text: string, offset: number) => /[A-Za-z0-9]/.test(text[offset - 1] ?? "") && !(/[nrt]/.test(text[offset - 1]!) && text[offset - 2] === "\\");
-/** The key in a URL's user part without a password (a Sentry DSN: `https://<key>@o1.ingest.sentry.io/1`). */
-const URL_KEY = /(?<=[a-z0-9])(:(?:\\*\/){2})([0-9a-f]{32})((?::[0-9a-f]{32})?@)/gi;
+export const REDACTION_LIMITS = {
+  /** Characters of one line that are redacted and recorded; the rest is left out. */
+  maxChars: 4 * 2 ** 20,
+  /** Milliseconds one line's redaction may take; what is not scanned by then is left out. */
+  budgetMs: 500,
+};
+
+/** What stands in a line for its part that was left out. */
+export function cutNote(total: number, why: string): string {
+  return `${REDACTED}[the rest of this line (${total} characters in all) is not recorded: ${why}; see docs/transcripts.md, "Redaction"]`;
+}
+
+/**
+ * `text` without its last partial token (at most 4 KiB of it): where a line is cut, that token may be
+ * the first half of a secret that only its whole form would have matched. A backwards walk, not a
+ * regex anchored at `$` (which would be tried from every position).
+ */
+function dropPartialToken(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.length - end < 4096 && !/[\s"',;]/.test(text[end - 1]!)) end -= 1;
+  return text.slice(0, end);
+}
+
+/**
+ * `\uXXXX` escapes of printable ASCII (at any backslash depth) as the characters they stand for: a
+ * secret written `\u0041KIA…` in a capture is the same secret. The match starts at "u00" (a pattern
+ * starting with a lookbehind would be tried at every position); the lookbehind then takes the whole
+ * run of backslashes before it, once. Quote and backslash stay escaped: the JSON stays valid.
+ */
+const TOKEN_ESCAPE = /u00([2-7][0-9a-fA-F])(?<=(?:^|[^\\])(\\+)u00[2-7][0-9a-fA-F])/g;
+function decodeTokenEscapes(text: string): string {
+  if (!text.includes("u00")) return text;
+  let out = "";
+  let from = 0;
+  for (const match of text.matchAll(TOKEN_ESCAPE)) {
+    const code = Number.parseInt(match[1]!, 16);
+    if (code === 0x22 || code === 0x5c || code === 0x7f) continue;
+    out += text.slice(from, match.index - match[2]!.length) + String.fromCharCode(code);
+    from = match.index + 5;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
 
 export class Redactor {
-  private readonly forms: readonly string[];
+  private readonly literals: RegExp | undefined;
 
-  constructor(secrets: readonly string[]) {
-    this.forms = [...new Set(secrets.flatMap(literalForms))].sort((a, b) => b.length - a.length);
+  constructor(
+    secrets: readonly string[],
+    private readonly limits: { maxChars: number; budgetMs: number } = REDACTION_LIMITS,
+  ) {
+    this.literals = literalPattern([...new Set(secrets.flatMap(literalForms))]);
     // The pattern set's regexes are compiled once per process, here rather than on the first line written.
     prepareRules();
   }
 
+  /**
+   * `text` with every secret replaced. Matched on the decoded text too: when decoding `\uXXXX` escapes
+   * reveals a secret, the decoded form (with it redacted) is what is recorded.
+   */
   redact(text: string): string {
-    let out = text;
-    for (const form of this.forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
-    for (const shape of SHAPES) out = out.replace(shape, REDACTED);
-    out = out.replace(JSON_PAIR, (_match, head: string, _slashes: string, _value: string, tail: string) => `${head}${REDACTED}${tail}`);
-    out = out.replace(JSON_PAIR_LOOSE, (_match, head: string) => `${head}${REDACTED}`);
-    out = out.replace(URL_PASSWORD, (_match, head: string, _password: string, at: string) => `${head}${REDACTED}${at}`);
-    out = out.replace(BEARER, (_match, head: string) => `${head}${REDACTED}`);
-    out = out.replace(BASIC, (_match, head: string) => `${head}${REDACTED}`);
-    out = out.replace(COOKIE, (match: string, head: string, offset: number, whole: string) => (continuesWord(whole, offset) ? match : `${head}${REDACTED}`));
-    out = out.replace(URL_KEY, (_match, head: string, _key: string, tail: string) => `${head}${REDACTED}${tail.startsWith(":") ? "@" : tail}`);
-    out = out.replace(ASSIGNMENT, (_match, head: string) => `${head}${REDACTED}`);
+    const deadline = performance.now() + this.limits.budgetMs;
+    const decoded = decodeTokenEscapes(text);
+    if (decoded !== text) {
+      const out = this.redactUntil(decoded, deadline);
+      if (out !== decoded) return out;
+    }
+    return this.redactUntil(text, deadline);
+  }
+
+  private redactUntil(whole: string, deadline: number): string {
+    const { maxChars, budgetMs } = this.limits;
+    // Past the size limit the tail is never scanned; the kept part loses its last partial token (dropPartialToken).
+    let out = whole.length > maxChars ? dropPartialToken(whole.slice(0, maxChars)) : whole;
+    const tooLong = out.length < whole.length ? `the line is longer than the ${maxChars} characters redaction reads` : undefined;
+    const overBudget = `redaction took longer than its ${budgetMs} ms budget`;
+    if (this.literals) out = out.replace(this.literals, REDACTED);
+    // Redaction only removes text, and "[REDACTED]" holds none of the words: the copy taken first gates every pass.
+    const lower = out.toLowerCase();
+    for (const pass of OWN_PASSES) {
+      if (pass.needs && !pass.needs.some((word) => lower.includes(word))) continue;
+      out = pass.run(out);
+      if (performance.now() > deadline) return cutNote(whole.length, overBudget);
+    }
     // Last, the maintained pattern set (gitleaks' rules and the local shapes it lacks): what the rules above left.
-    for (const secret of findSecrets(out)) out = out.split(secret).join(REDACTED);
-    return out;
+    const { secrets, scannedTo } = scanSecrets(out, deadline);
+    const found = literalPattern(secrets);
+    if (scannedTo < out.length) {
+      const scanned = out.slice(0, scannedTo);
+      const redacted = found ? scanned.replace(found, REDACTED) : scanned;
+      return dropPartialToken(redacted) + cutNote(whole.length, overBudget);
+    }
+    if (found) out = out.replace(found, REDACTED);
+    return tooLong ? out + cutNote(whole.length, tooLong) : out;
   }
 }

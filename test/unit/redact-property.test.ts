@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_DEPTH, REDACTED, Redactor, secretValues } from "../../src/transcripts/redact.js";
-import { depth, escape, filler } from "./redact-arbitraries.js";
+import { depth, escape, filler, plantable } from "./redact-arbitraries.js";
 
 const alnum = (min: number, max: number) => fc.stringMatching(new RegExp(`^[A-Za-z0-9]{${min},${max}}$`));
 const upper = (length: number) => fc.stringMatching(new RegExp(`^[A-Z0-9]{${length}}$`));
@@ -30,7 +30,7 @@ const secretParts = (value: string) => (value.startsWith("-----BEGIN") ? value.s
 describe("redaction properties", () => {
   it("removes every token shape at any place and escaping depth", () => {
     fc.assert(
-      fc.property(filler, token, filler, depth, (before, secret, after, level) => {
+      fc.property(filler, token.filter((secret) => secretParts(secret).every(plantable)), filler, depth, (before, secret, after, level) => {
         const out = new Redactor([]).redact(escape(`${before} ${secret} ${after}`, level));
         for (const part of secretParts(secret)) expect(out).not.toContain(escape(part, level));
       }),
@@ -40,7 +40,7 @@ describe("redaction properties", () => {
 
   it("removes the value of a secret-named JSON key at any escaping depth", () => {
     const key = fc.constantFrom("api_key", "apiKey", "x-api-key", "access_token", "client_secret", "password", "authorization", "token");
-    const value = fc.stringMatching(/^[A-Za-z0-9_\-.+/=]{6,40}$/);
+    const value = fc.stringMatching(/^[A-Za-z0-9_\-.+/=]{6,40}$/).filter(plantable);
     fc.assert(
       fc.property(filler, key, value, fc.integer({ min: 1, max: MAX_DEPTH }), (before, name, secret, level) => {
         const json = escape(JSON.stringify({ note: before, [name]: secret, after: "x" }), level - 1);
@@ -53,7 +53,7 @@ describe("redaction properties", () => {
   });
 
   it("removes `password=…` and URL passwords in free text", () => {
-    const value = fc.stringMatching(/^[A-Za-z0-9_\-.+/=!$%*]{6,30}$/);
+    const value = fc.stringMatching(/^[A-Za-z0-9_\-.+/=!$%*]{6,30}$/).filter(plantable);
     fc.assert(
       fc.property(filler, value, depth, fc.constantFrom("password=", "PASSWORD: ", "api_key=", "secret="), (before, secret, level, prefix) => {
         const out = new Redactor([]).redact(escape(`${before} ${prefix}${secret} and postgres://app:${secret}@db:5432/x`, level));
@@ -65,7 +65,7 @@ describe("redaction properties", () => {
 
   it("removes the value of any credential-named variable, whatever its characters, at any depth", () => {
     const name = fc.tuple(fc.stringMatching(/^[A-Z]{2,8}$/), fc.constantFrom("_TOKEN", "_KEY", "_SECRET", "_PASSWORD")).map(([stem, suffix]) => stem + suffix);
-    const value = fc.string({ unit: fc.constantFrom(..."aZ09\"\\/'\n\t{}:,é €+=-_ ".split("")), minLength: 8, maxLength: 30 }).filter((v) => v.trim().length >= 8);
+    const value = fc.string({ unit: fc.constantFrom(..."aZ09\"\\/'\n\t{}:,é €+=-_ ".split("")), minLength: 8, maxLength: 30 }).filter((v) => v.trim().length >= 8 && plantable(v));
     fc.assert(
       fc.property(fc.oneof(name, fc.constant("DATABASE_URL")), value, filler, filler, depth, (variable, secret, before, after, level) => {
         const secrets = secretValues({ [variable]: secret, HOME: "/home/u" });
