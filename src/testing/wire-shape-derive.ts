@@ -3,6 +3,7 @@
  * varies by machine, call or day made a placeholder (shape-file.ts), everything else kept literal, and
  * anything the recorder cannot explain refused, so the shape lets through only what was seen.
  */
+import { realpathSync } from "node:fs";
 import { hostname, release, tmpdir } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { checkMessagesRequest } from "../claude-code/wire/check.js";
@@ -228,17 +229,48 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   for (const request of messages) {
     const call = callOf.get(request.call)!;
     const body = request.body as Record<string, any>;
-    const tools: Array<{ name: string; input_schema: unknown }> = Array.isArray(body.tools) ? body.tools : [];
+    const tools: Array<{ name: string; description?: string; input_schema: unknown }> = Array.isArray(body.tools) ? body.tools : [];
     const structured = tools.find((tool) => tool.name === "StructuredOutput");
+    // What the call itself gave (its tools, their outputs, the model's responses) is taken from the request: only the shape is under test here.
     const differences = checkMessagesRequest(
       { method: request.method, host: request.host, path: request.path, query: request.query, headers: request.headers, body },
-      { model: String(body.model), system: call.system, prompt: call.prompt, tools: tools.filter((tool) => tool !== structured).map((tool) => ({ name: tool.name, inputSchema: tool.input_schema })), ...(structured ? { jsonSchema: structured.input_schema } : {}) },
+      {
+        model: String(body.model),
+        system: call.system,
+        prompt: call.prompt,
+        tools: tools.filter((tool) => tool !== structured).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
+        ...(structured ? { jsonSchema: structured.input_schema } : {}),
+        cwd: [call.projectDir, realpathOr(call.projectDir)],
+        toolOutputs: toolOutputsOf(body),
+      },
       shape,
+      { responses: (Array.isArray(body.messages) ? body.messages : []).filter((message: any) => message?.role === "assistant").map((message: any) => ({ content: Array.isArray(message.content) ? message.content : [] })) },
     );
     if (differences.length > 0) problems.push(`call "${request.call}": ${differences.join("; ")}`);
   }
   if (problems.length > 0) throw new WireRecordingError(`the shape made of the recording of ${recording.version} refuses its own requests:\n- ${[...new Set(problems)].join("\n- ")}`);
   return file;
+}
+
+const realpathOr = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
+/** A recorded request's tool results as their tools' outputs: each text up to the first reminder the CLI appended. */
+function toolOutputsOf(body: Record<string, any>): Map<string, string[]> {
+  const outputs = new Map<string, string[]>();
+  for (const message of Array.isArray(body.messages) ? body.messages : []) {
+    for (const block of Array.isArray(message?.content) ? message.content : []) {
+      if (block?.type !== "tool_result" || typeof block.tool_use_id !== "string") continue;
+      const text = typeof block.content === "string" ? block.content : Array.isArray(block.content) ? block.content.map((part: any) => String(part?.text ?? "")).join("") : "";
+      outputs.set(block.tool_use_id, [text.split(/\n?<system-reminder>\n/)[0]!]);
+    }
+  }
+  return outputs;
 }
 
 const isMessages = (request: RecordedWireRequest) => request.method === "POST" && request.path === "/v1/messages";

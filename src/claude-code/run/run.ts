@@ -248,9 +248,9 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     });
     result = end.result;
     if (session) {
-      wireEnd = await session.endCall(state.steps.steps);
+      wireEnd = await session.endCall(state.steps.ids);
       if (wireEnd.refusals.length > 0) spec.logger.warn(`the interceptor refused: ${wireEnd.refusals.join(", ")}`);
-      const unchecked = uncheckedTurns(state.steps.steps, wireEnd.forwarded);
+      const unchecked = uncheckedTurns(state.steps.ids, wireEnd.records);
       if (unchecked) {
         void proc.retire("wire check");
         throw unchecked;

@@ -2,6 +2,7 @@
  * A call's side of the runtime's interceptor (src/claude-code/wire/): each process started behind it
  * with a session of its own, what the call must send, and the count that no response went around it.
  */
+import { realpathSync } from "node:fs";
 import { IsolationError } from "../../errors/index.js";
 import { ktxToolId } from "../../mcp/tools.js";
 import type { PooledProcess } from "../../session/pooled-process.js";
@@ -14,14 +15,26 @@ import type { RunSpec } from "./run.js";
 const sessions = new WeakMap<PooledProcess, HostWireSession>();
 
 /** What the library built for the call: the interceptor forwards only requests made of exactly this. */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema">): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir">): CallExpectation {
   return {
     model: spec.model,
     system: spec.system,
     prompt: spec.prompt,
-    tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), inputSchema: tool.inputJsonSchema })),
+    tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), description: tool.description, inputSchema: tool.inputJsonSchema })),
     ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
+    cwd: projectDirs(spec.projectDir),
   };
+}
+
+/** The project dir as given and as the CLI's working directory reads it (symlinks resolved). */
+function projectDirs(projectDir: string): string[] {
+  let real = projectDir;
+  try {
+    real = realpathSync(projectDir);
+  } catch {
+    // A project dir that does not resolve: the CLI cannot start there either.
+  }
+  return real === projectDir ? [projectDir] : [projectDir, real];
 }
 
 /**
@@ -41,20 +54,24 @@ export async function recordToolOutput<T>(session: HostWireSession, message: unk
 
 /**
  * A call whose model responses did not all pass the interceptor ran partly unchecked: it fails. Each
- * top-level model response (a step: a distinct assistant message id, synthetic error lines aside) came
- * from one Messages request; retries only add requests. (`num_turns` is no measure: 2.1.330 counts one
- * turn per parallel tool call.)
+ * top-level model response the CLI's stream carried (a step: a distinct assistant message id, synthetic
+ * error lines aside) must be one whose message id the interceptor saw in an answer it forwarded; a
+ * count would not do (a wrapper can send the checked request, drop its answer, and feed the CLI the
+ * answer to a changed copy sent around the interceptor).
  */
-export function uncheckedTurns(responses: number, forwarded: number): IsolationError | undefined {
-  if (forwarded >= responses) return undefined;
+export function uncheckedTurns(responseIds: ReadonlyArray<string | undefined>, records: ReadonlyArray<{ messageId?: string }>): IsolationError | undefined {
+  const passed = new Set(records.map((record) => record.messageId).filter((id): id is string => id !== undefined));
+  const unchecked = responseIds.filter((id) => id === undefined || !passed.has(id));
+  if (unchecked.length === 0) return undefined;
   // Never a way out: a stand-in cannot declare itself (a wrapper at cliPath could claim anything); the
   // message only tells the test author what to do when the "CLI" is one that makes no request at all.
   const standIn =
-    forwarded === 0
+    records.length === 0
       ? " If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), run it without `wire` (or `wire: false`): a CLI that sends no request cannot pass the interceptor."
       : "";
+  const names = unchecked.map((id) => (id === undefined ? "(no message id)" : JSON.stringify(id))).join(", ");
   return new IsolationError(
-    [`wire: the call got ${responses} model response(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],
+    [`wire: the call got ${responseIds.length} model response(s) but ${unchecked.length} of them (${names}) did not come through the runtime's interceptor (${records.length} Messages request(s) passed it), so some went another way`],
     `Something routed the CLI's requests around the interceptor (a proxy setting, a socket, a wrapper); the process was retired.${standIn}`,
   );
 }

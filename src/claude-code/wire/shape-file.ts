@@ -15,11 +15,15 @@ export const MESSAGES_REQUEST = "POST api.anthropic.com/v1/messages?beta=true";
 
 /** What a placeholder stands for: one regex fragment each (no capture groups), and what it is. */
 export const PLACEHOLDERS: Readonly<Record<string, { pattern: string; what: string }>> = {
-  cwd: { pattern: "[^\\n]*", what: "the project dir (the CLI's working directory)" },
+  // Bound to the call's project dir when checked (check.ts); this pattern only reads recordings.
+  cwd: { pattern: "/[^\\n]*", what: "the project dir (the CLI's working directory)" },
   bool: { pattern: "(?:true|false)", what: "true or false (e.g. whether the project dir is a git repository)" },
-  platform: { pattern: "[^\\n]*", what: "the platform (linux, darwin, win32)" },
-  shell: { pattern: "[^\\n]*", what: "the user's shell" },
-  osVersion: { pattern: "[^\\n]*", what: "the OS name and version" },
+  // Bound to the machine's own value when checked (check.ts: the interceptor runs beside the CLI).
+  platform: { pattern: "[a-z0-9]{1,16}", what: "the platform (linux, darwin, win32)" },
+  // What the CLI derives from $SHELL: a name (bash, zsh, unknown) or the path itself, once with the login shell's name; no spaces in either.
+  shell: { pattern: "(?:[\\w.+-]{1,32}|/[\\w./+-]{1,255})(?: \\(login shell: (?:[\\w.+-]{1,32}|/[\\w./+-]{1,255})\\))?", what: "the user's shell (a name or a path, no spaces)" },
+  // Bound to the machine's own `os.type() os.release()` when checked.
+  osVersion: { pattern: "[\\w.+()-]{1,40}(?: [\\w.+()#-]{1,64}){0,2}", what: "the OS name and version" },
   date: { pattern: "\\d{4}-\\d{2}-\\d{2}", what: "today's date" },
   modelName: { pattern: "[^\\n]+?", what: "the model's display name (Sonnet 4.6)" },
   modelId: { pattern: "[a-z0-9.-]+(?:\\[1m\\])?", what: "the model id the request names" },
@@ -70,12 +74,12 @@ export interface WireShape {
   preamble: string;
   /** The first system block. */
   billingLine: RegExp;
-  /** `<system-reminder>` kinds it adds to user turns: each reminder's whole text must match one. */
-  reminders: ReadonlyArray<{ kind: string; pattern: RegExp }>;
+  /** `<system-reminder>` kinds it adds to user turns: each reminder's whole text must match one (`template`: bound per call, check.ts). */
+  reminders: ReadonlyArray<{ kind: string; pattern: RegExp; template: string }>;
   /** The "context" reminder's fixed head and tail. */
   context: { head: string; tail: string };
   /** Sections the "context" reminder may hold, each with its whole text. */
-  contextSections: ReadonlyArray<{ name: string; pattern: RegExp }>;
+  contextSections: ReadonlyArray<{ name: string; pattern: RegExp; template: string }>;
   /** Texts the CLI itself adds as a later user turn (the structured-output nudge). */
   syntheticUserTexts: readonly string[];
   /** Non-Messages requests it makes (method, host, path), each needed for the call. */
@@ -123,12 +127,19 @@ export function templateParts(template: string): Array<{ literal: string } | { p
   return parts;
 }
 
-/** The regex source of a template, unanchored. */
-export function templateSource(template: string): string {
+/** The regex source of a template, unanchored; `bound` gives some placeholders their only admitted values (literal texts). */
+export function templateSource(template: string, bound: Readonly<Record<string, readonly string[]>> = {}): string {
   return templateParts(template)
-    .map((part) => ("literal" in part ? escapeRegExp(part.literal) : PLACEHOLDERS[part.placeholder]!.pattern))
+    .map((part) => {
+      if ("literal" in part) return escapeRegExp(part.literal);
+      const values = Object.hasOwn(bound, part.placeholder) ? bound[part.placeholder]! : undefined;
+      return values ? `(?:${values.map(escapeRegExp).join("|")})` : PLACEHOLDERS[part.placeholder]!.pattern;
+    })
     .join("");
 }
+
+/** Placeholders the check binds to the call or the machine (check.ts), not to their patterns. */
+export const BOUND_PLACEHOLDERS: readonly string[] = ["cwd", "platform", "osVersion"];
 
 /** A whole-text regex of a template. */
 export function templateRegExp(template: string): RegExp {
@@ -218,9 +229,9 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     bodyFields: new Set(file.bodyFields),
     preamble: file.preamble,
     billingLine,
-    reminders: file.reminders.map((reminder, index) => ({ kind: reminder.kind, pattern: regex(reminder.template, `reminders[${index}] (${reminder.kind})`) })),
+    reminders: file.reminders.map((reminder, index) => ({ kind: reminder.kind, pattern: regex(reminder.template, `reminders[${index}] (${reminder.kind})`), template: reminder.template })),
     context: { head: file.context.head, tail: file.context.tail },
-    contextSections: file.context.sections.map((section, index) => ({ name: section.name, pattern: regex(section.template, `context.sections[${index}] (${section.name})`) })),
+    contextSections: file.context.sections.map((section, index) => ({ name: section.name, pattern: regex(section.template, `context.sections[${index}] (${section.name})`), template: section.template })),
     syntheticUserTexts: file.syntheticUserTexts,
     otherRequests: file.otherRequests,
     hosts: file.hosts,
