@@ -70,8 +70,12 @@ export function uncheckedTurns(responseIds: ReadonlyArray<string | undefined>, r
       ? " If this is a stand-in CLI that answers without any request (a cliPath from createScriptedCli or createReplayCli, a test script), run it without `wire` (or `wire: false`): a CLI that sends no request cannot pass the interceptor."
       : "";
   const names = unchecked.map((id) => (id === undefined ? "(no message id)" : JSON.stringify(id))).join(", ");
+  const what =
+    records.length < responseIds.length
+      ? `the call got ${responseIds.length} model response(s) but only ${records.length} Messages request(s) passed the runtime's interceptor, so some went another way (not through it: ${names})`
+      : `the call got ${responseIds.length} model response(s), and ${unchecked.length} of them (${names}) did not come through the runtime's interceptor, whose ${records.length} Messages request(s) were answered with other messages: the CLI read answers to requests sent another way`;
   return new IsolationError(
-    [`wire: the call got ${responseIds.length} model response(s) but ${unchecked.length} of them (${names}) did not come through the runtime's interceptor (${records.length} Messages request(s) passed it), so some went another way`],
+    [`wire: ${what}`],
     `Something routed the CLI's requests around the interceptor (a proxy setting, a socket, a wrapper); the process was retired.${standIn}`,
   );
 }
