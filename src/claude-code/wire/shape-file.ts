@@ -25,7 +25,8 @@ export const PLACEHOLDERS: Readonly<Record<string, { pattern: string; what: stri
   // Bound to the machine's own `os.type() os.release()` when checked.
   osVersion: { pattern: "[\\w.+()-]{1,40}(?: [\\w.+()#-]{1,64}){0,2}", what: "the OS name and version" },
   date: { pattern: "\\d{4}-\\d{2}-\\d{2}", what: "today's date" },
-  modelName: { pattern: "[^\\n]+?", what: "the model's display name (Sonnet 4.6)" },
+  // A family and a number (Sonnet 4.6, Claude Opus 4, Claude 3.7 Sonnet, Opus 4.6 (1M context)): no room for a sentence.
+  modelName: { pattern: "(?:(?:Claude )?[A-Z][a-z]+(?: [A-Z][a-z]+)? \\d+(?:\\.\\d+)?|Claude \\d+(?:\\.\\d+)? [A-Z][a-z]+)(?: \\(1M context\\))?", what: "the model's display name (Sonnet 4.6)" },
   modelId: { pattern: "[a-z0-9.-]+(?:\\[1m\\])?", what: "the model id the request names" },
   monthYear: { pattern: "[A-Z][a-z]+ \\d{4}", what: "a month and year (a knowledge cutoff)" },
   email: { pattern: "[^\\s]+", what: "the account's email address" },
