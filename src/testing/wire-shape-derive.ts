@@ -106,6 +106,8 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   const tails = new Set<string>();
   const sections = new Map<string, { name: string; template: string }>();
   const synthetic = new Set<string>();
+  /** The CLI's own tools in the requests (StructuredOutput), with their descriptions. */
+  const cliTools = new Map<string, string>();
   const queries = new Set<string>();
 
   const addReminder = (text: string, values: Parameters<typeof templateOf>[1], where: string) => {
@@ -145,6 +147,12 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
       continue;
     }
     for (const field of Object.keys(body)) bodyFields.add(field);
+    for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+      if (typeof tool?.name !== "string" || tool.name.startsWith("mcp__")) continue;
+      const description = typeof tool.description === "string" ? tool.description : "";
+      if (cliTools.has(tool.name) && cliTools.get(tool.name) !== description) problems.push(`the CLI's tool ${tool.name} had two descriptions (${where})`);
+      cliTools.set(tool.name, description);
+    }
     const values = { cwd: call.projectDir, email: recording.values.email, date: recording.values.date, modelId: String(body.model) };
     // system: the billing line, the preamble, the call's own system prompt.
     const system: string[] = Array.isArray(body.system) ? body.system.map((block: any) => String(block?.text)) : [];
@@ -161,6 +169,11 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     if (JSON.stringify(own) !== JSON.stringify(call.system ? [call.system] : [])) problems.push(`the system blocks after the preamble were ${JSON.stringify(own)}, not the call's system prompt (${where})`);
     // user turns: reminders, the prompt, texts the CLI adds; reminders inside tool results too.
     for (const [index, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
+      // A system turn (2.1.330 on a model it does not know): its texts are reminders without the tags.
+      if (message?.role === "system") {
+        for (const block of Array.isArray(message.content) ? message.content : []) addReminder(String(block?.text), values, `${where}, a system turn`);
+        continue;
+      }
       if (message?.role !== "user") continue;
       const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
       for (const block of blocks) {
@@ -218,6 +231,7 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     reminders: [...reminders.values()].sort((a, b) => a.kind.localeCompare(b.kind) || a.template.localeCompare(b.template)),
     context: { head: [...heads][0] ?? "", tail: [...tails][0] ?? "", sections: [...sections.values()].sort((a, b) => a.name.localeCompare(b.name) || a.template.localeCompare(b.template)) },
     syntheticUserTexts: sorted(synthetic),
+    cliTools: [...cliTools].sort(([a], [b]) => a.localeCompare(b)).map(([name, description]) => ({ name, description })),
     otherRequests: [...others.values()].sort((a, b) => `${a.host}${a.path}`.localeCompare(`${b.host}${b.path}`)),
   };
   // Nothing of this machine may stay literal: the shape must match any user's requests.

@@ -1,8 +1,9 @@
 /**
  * The turns of a Messages request (check.ts): user turns hold only the call's prompt, the reminders of
  * the version's recorded kinds (their slots bound to the call's project dir and this machine), the
- * CLI's own later texts, and tool results that are exactly what the call's tools returned; assistant
- * turns hold only blocks of the model responses this call received through the interceptor, in order.
+ * CLI's own later texts, and tool results that are exactly what the call's tools returned; system
+ * turns only a recorded reminder's text; assistant turns only blocks of the model responses this call
+ * received through the interceptor, in order.
  */
 import { release, type } from "node:os";
 import { isDeepStrictEqual } from "node:util";
@@ -42,8 +43,8 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
   const toolUses = new Map<string, string>();
   let promptSeen = false;
   for (const [index, message] of (messages as unknown[]).entries()) {
-    if (!isObject(message) || (message.role !== "user" && message.role !== "assistant")) {
-      differences.push(`turn ${index} is not a user or assistant turn`);
+    if (!isObject(message) || !["user", "assistant", "system"].includes(message.role as string)) {
+      differences.push(`turn ${index} is not a user, assistant or system turn`);
       continue;
     }
     differences.push(...keyProblems(message, ["role", "content"], `turn ${index}`));
@@ -52,6 +53,15 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
     for (const block of blocks) {
       if (!isObject(block)) {
         differences.push(`turn ${index} held a block that is not an object`);
+        continue;
+      }
+      if (message.role === "system") {
+        // A system turn in the conversation (2.1.330, on a model it does not know: the environment text, untagged): only a recorded reminder's text, whole.
+        if (block.type !== "text" || typeof block.text !== "string") differences.push(`system turn ${index} held a ${quote(String(block.type))} block`);
+        else {
+          differences.push(...keyProblems(block, ["type", "text", "cache_control"], `a text block in system turn ${index}`));
+          differences.push(...checkReminder(block.text, shape, bound).map((difference) => `system turn ${index}: ${difference}`));
+        }
         continue;
       }
       if (message.role === "assistant") {

@@ -51,8 +51,9 @@ export interface WireRequest {
 }
 
 /**
- * The description the CLI gives its `StructuredOutput` tool (read from 2.1.330's binary; the shapes do
- * not record tool descriptions yet): the only text of a request's tools the library does not build.
+ * The description the CLI gives its `StructuredOutput` tool, the only text of a request's tools the
+ * library does not build, for a shape recorded before the recorder kept it (`cliTools`): 2.1.330's,
+ * as recorded.
  */
 export const STRUCTURED_OUTPUT_DESCRIPTIONS: readonly string[] = [
   "Use this tool to return your final response in the requested structured format. You MUST call this tool exactly once at the end of your response to provide the structured output.",
@@ -82,7 +83,7 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
   for (const name of Object.keys(body)) if (!shape.bodyFields.has(name)) differences.push(`body field ${quote(name)} is not one the CLI version sends`);
   if (body.model !== expected.model) differences.push(`model was ${quote(String(body.model))}, not the role's ${quote(expected.model)}`);
   differences.push(...checkSystem(body.system, expected, shape));
-  differences.push(...checkTools(body.tools, expected));
+  differences.push(...checkTools(body.tools, expected, shape));
   differences.push(...checkMessages(body.messages, expected, shape, seen.responses));
   differences.push(...checkFieldValues(body, expected));
   return differences;
@@ -131,11 +132,12 @@ function checkSystem(system: unknown, expected: CallExpectation, shape: WireShap
   return differences;
 }
 
-function checkTools(tools: unknown, expected: CallExpectation): string[] {
+function checkTools(tools: unknown, expected: CallExpectation, shape: WireShape): string[] {
   if (tools !== undefined && !Array.isArray(tools)) return ["the tools field is not a list"];
   const list = (tools ?? []) as unknown[];
   const want = new Map<string, { descriptions: readonly string[]; inputSchema: unknown }>(expected.tools.map((tool) => [tool.name, { descriptions: [tool.description ?? ""], inputSchema: tool.inputSchema }]));
-  if (expected.jsonSchema !== undefined) want.set("StructuredOutput", { descriptions: STRUCTURED_OUTPUT_DESCRIPTIONS, inputSchema: expected.jsonSchema });
+  const recorded = shape.cliTools.get("StructuredOutput");
+  if (expected.jsonSchema !== undefined) want.set("StructuredOutput", { descriptions: recorded !== undefined ? [recorded] : STRUCTURED_OUTPUT_DESCRIPTIONS, inputSchema: expected.jsonSchema });
   const differences: string[] = [];
   const seen = new Set<string>();
   for (const tool of list) {

@@ -60,6 +60,8 @@ export interface WireShapeFile {
   syntheticUserTexts: string[];
   /** Non-Messages requests it makes, each needed for a call. */
   otherRequests: Array<{ method: string; host: string; path: string; why: string }>;
+  /** The CLI's own tools it lists (`StructuredOutput`), each with its description, whole; files recorded before it lack the key. */
+  cliTools?: Array<{ name: string; description: string }>;
 }
 
 /** What check.ts applies: the file with its templates made regexes. */
@@ -87,6 +89,8 @@ export interface WireShape {
   otherRequests: ReadonlyArray<{ method: string; host: string; path: string; why: string }>;
   /** Hosts it connects to. */
   hosts: readonly string[];
+  /** The descriptions of the CLI's own tools, by name (empty for a file recorded before they were). */
+  cliTools: ReadonlyMap<string, string>;
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -165,16 +169,16 @@ function need(condition: boolean, what: string): asserts condition {
   if (!condition) throw new WireShapeFileError(what);
 }
 
-function exactKeys(value: unknown, keys: readonly string[], where: string): asserts value is Record<string, unknown> {
+function exactKeys(value: unknown, keys: readonly string[], where: string, optional: readonly string[] = []): asserts value is Record<string, unknown> {
   need(isObject(value), `${where} is not an object`);
-  const extra = Object.keys(value).filter((key) => !keys.includes(key));
+  const extra = Object.keys(value).filter((key) => !keys.includes(key) && !optional.includes(key));
   const missing = keys.filter((key) => !Object.hasOwn(value, key));
   need(extra.length === 0 && missing.length === 0, `${where}: ${[...missing.map((key) => `missing "${key}"`), ...extra.map((key) => `unknown key "${key}"`)].join(", ")}`);
 }
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape");
+  exactKeys(data, KEYS, "the shape", ["cliTools"]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -203,6 +207,13 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
     exactKeys(request, ["method", "host", "path", "why"], `otherRequests[${index}]`);
     need(["method", "host", "path", "why"].every((key) => typeof request[key] === "string"), `otherRequests[${index}] needs strings`);
     need((data.hosts as string[]).includes(request.host as string), `otherRequests[${index}] goes to ${String(request.host)}, which hosts does not list`);
+  }
+  if (data.cliTools !== undefined) {
+    need(Array.isArray(data.cliTools), "cliTools is not a list");
+    for (const [index, tool] of (data.cliTools as unknown[]).entries()) {
+      exactKeys(tool, ["name", "description"], `cliTools[${index}]`);
+      need(typeof tool.name === "string" && typeof tool.description === "string", `cliTools[${index}] needs a name and a description`);
+    }
   }
   return data as unknown as WireShapeFile;
 }
@@ -236,5 +247,6 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     syntheticUserTexts: file.syntheticUserTexts,
     otherRequests: file.otherRequests,
     hosts: file.hosts,
+    cliTools: new Map((file.cliTools ?? []).map((tool) => [tool.name, tool.description])),
   };
 }
