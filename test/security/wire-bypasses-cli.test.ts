@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { TLSSocket } from "node:tls";
 import { ProxyAgent, request as undiciRequest } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createMemoryCa } from "../../src/claude-code/wire/ca.js";
 import { IsolationError } from "../../src/errors/index.js";
 import { FIRST_PARTY_HOSTS } from "../../src/testing/first-party.js";
@@ -142,4 +143,39 @@ describe("the wire check with the real CLI behind a rewriting wrapper", () => {
       await wrapper.close();
     }
   }, 120_000);
+
+  it("still passes what the CLI itself writes in a loop: empty and blank outputs, a built-in that is not there, bad arguments, a throwing tool, a schema error", async () => {
+    const tool = (name: string, execute: () => Promise<{ markdown: string }>) => ({ name, description: `The ${name} tool.`, inputSchema: z.object({ text: z.string() }), execute });
+    const toolSet = {
+      empty: tool("empty", async () => ({ markdown: "" })),
+      blank: tool("blank", async () => ({ markdown: " \n " })),
+      spaces: tool("spaces", async () => ({ markdown: "  trailing  \n\n" })),
+      boom: tool("boom", async () => {
+        throw new Error("it broke");
+      }),
+    };
+    const api = await firstPartyApi([
+      turn.tools(
+        { name: "mcp__ktx__empty", input: { text: "x" } },
+        { name: "mcp__ktx__blank", input: { text: "x" } },
+        { name: "mcp__ktx__spaces", input: { text: "x" } },
+        { name: "mcp__ktx__boom", input: { text: "x" } },
+        { name: "mcp__ktx__empty", input: { text: 5 } },
+        { name: "Bash", input: { command: "ls" } },
+      ),
+      turn.text("loop done"),
+      turn.object({ wrong: 1 }),
+      turn.object({ title: "T" }),
+      // 2.1.142 asks once more after a valid StructuredOutput call; later versions leave this turn unused.
+      turn.text("Done."),
+    ]);
+    const runtime = firstPartyRuntimeFor(api);
+    const loop = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "Use the tools.", userPrompt: "go", toolSet, stepBudget: 5, telemetryTags: {} });
+    expect(loop.stopReason).toBe("natural");
+    expect(await runtime.generateObject({ role: "default", prompt: "A title", schema: z.object({ title: z.string() }) })).toEqual({ title: "T" });
+    const results = api.messageRequests[1]!.body.messages.at(-1).content.map((block: any) => (typeof block.content === "string" ? block.content : block.content.map((part: any) => part.text).join("")));
+    expect(results).toEqual(["(mcp__ktx__empty completed with no output)", "(mcp__ktx__blank completed with no output)", "  trailing  \n\n", "it broke", expect.stringMatching(/^Invalid arguments for tool empty/), expect.stringMatching(/^<tool_use_error>Error: No such tool available: Bash/)]);
+    expect(api.messageRequests[3]!.body.messages.at(-1).content[0].content).toMatch(/^Output does not match required schema: /);
+    await runtime.close();
+  }, 180_000);
 });

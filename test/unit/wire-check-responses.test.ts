@@ -102,3 +102,19 @@ describe("a call's end matched by message id", () => {
     expect(ended.records.map((one) => one.messageId)).toEqual(["msg_checked"]);
   });
 });
+
+describe("what the call's tools returned, as the interceptor gets it", () => {
+  it("a result's texts and a JSON-RPC error's message (2.1.330 hands the model that message alone), under the CLI's tool use id", async () => {
+    const { recordToolOutput } = await import("../../src/claude-code/run/wire-binding.js");
+    const got: Array<[string, string[]]> = [];
+    const session = { toolOutput: async (id: string, texts: string[]) => void got.push([id, texts]) };
+    const call = (id: string) => ({ method: "tools/call", params: { name: "echo", _meta: { "claudecode/toolUseId": id } } });
+    await recordToolOutput(session, call("toolu_1"), { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "a" }, { type: "image", data: "x" }, { type: "text", text: "b" }] } });
+    await recordToolOutput(session, call("toolu_2"), { jsonrpc: "2.0", id: 2, error: { code: -32603, message: "refine boom" } });
+    await recordToolOutput(session, { method: "tools/list" }, { jsonrpc: "2.0", id: 3, result: { tools: [] } });
+    expect(got).toEqual([
+      ["toolu_1", ["a", "b"]],
+      ["toolu_2", ["refine boom"]],
+    ]);
+  });
+});

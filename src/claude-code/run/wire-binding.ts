@@ -40,15 +40,20 @@ function projectDirs(projectDir: string): string[] {
 /**
  * Hands the interceptor the texts of a `tools/call` answer of the call's MCP server under the CLI's tool
  * use id (`_meta["claudecode/toolUseId"]`), results and errors alike, before the answer goes back to the
- * CLI; returns the answer unchanged.
+ * CLI; returns the answer unchanged. A JSON-RPC error (a tool input refinement that threw) reaches the
+ * model as its message alone (measured on 2.1.330).
  */
-export async function recordToolOutput<T>(session: HostWireSession, message: unknown, answer: T): Promise<T> {
+export async function recordToolOutput<T>(session: Pick<HostWireSession, "toolOutput">, message: unknown, answer: T): Promise<T> {
   const request = message as { method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
   const id = request?.method === "tools/call" ? request.params?._meta?.["claudecode/toolUseId"] : undefined;
-  const content = (answer as { result?: { content?: unknown } } | undefined)?.result?.content;
-  if (typeof id === "string" && Array.isArray(content)) {
-    await session.toolOutput(id, (content as Array<{ type?: unknown; text?: unknown }>).filter((part) => part.type === "text" && typeof part.text === "string").map((part) => part.text as string));
-  }
+  const answered = answer as { result?: { content?: unknown }; error?: { message?: unknown } } | undefined;
+  const content = answered?.result?.content;
+  const texts = Array.isArray(content)
+    ? (content as Array<{ type?: unknown; text?: unknown }>).filter((part) => part.type === "text" && typeof part.text === "string").map((part) => part.text as string)
+    : typeof answered?.error?.message === "string"
+      ? [answered.error.message]
+      : undefined;
+  if (typeof id === "string" && texts) await session.toolOutput(id, texts);
   return answer;
 }
 

@@ -149,7 +149,9 @@ function checkToolResult(block: Record<string, unknown>, index: number, expected
   const text = parts.join("");
   const own = expected.toolOutputs?.get(id);
   if (own) {
-    const ownText = [own.join(""), own.join("\n")].find((candidate) => text.startsWith(candidate));
+    // An output with no text reaches the model as the CLI's note of it (2.1.330: "(mcp__ktx__x completed with no output)").
+    const candidates = own.join("").trim() === "" ? [`(${name} completed with no output)`, own.join("")] : [own.join(""), own.join("\n")];
+    const ownText = candidates.find((candidate) => text.startsWith(candidate));
     if (ownText === undefined) return [...differences, `${where} is not the output the call's tool returned: ${quote(text)}`];
     let rest = text.slice(ownText.length).replace(/^\n/, "");
     for (let reminder = LEADING_REMINDER.exec(rest); rest !== "" && reminder; reminder = LEADING_REMINDER.exec(rest)) {
