@@ -118,3 +118,22 @@ describe("what the call's tools returned, as the interceptor gets it", () => {
     ]);
   });
 });
+
+describe("the project dir the environment reminder is bound to", () => {
+  it("is absolute (a relative one read from the host's cwd) and also with symlinks resolved", async () => {
+    const { mkdtempSync, symlinkSync, realpathSync, rmSync } = await import("node:fs");
+    const { join, relative, resolve } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const { expectationOf } = await import("../../src/claude-code/run/wire-binding.js");
+    const dir = mkdtempSync(join(tmpdir(), "ktx-cwd-"));
+    try {
+      const link = join(dir, "link");
+      symlinkSync(dir, link);
+      const spec = { model: "m", system: "", prompt: "p", tools: [], jsonSchema: undefined };
+      expect(expectationOf({ ...spec, projectDir: link }).cwd).toEqual([link, realpathSync(dir)]);
+      expect(expectationOf({ ...spec, projectDir: relative(process.cwd(), dir) }).cwd).toEqual([...new Set([resolve(dir), realpathSync(dir)])]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

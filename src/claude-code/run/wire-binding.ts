@@ -3,6 +3,7 @@
  * with a session of its own, what the call must send, and the count that no response went around it.
  */
 import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { IsolationError } from "../../errors/index.js";
 import { ktxToolId } from "../../mcp/tools.js";
 import type { PooledProcess } from "../../session/pooled-process.js";
@@ -26,15 +27,15 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
   };
 }
 
-/** The project dir as given and as the CLI's working directory reads it (symlinks resolved). */
+/** The project dir as the CLI's working directory may read it: absolute (a relative one is the host's), and with symlinks resolved. */
 function projectDirs(projectDir: string): string[] {
-  let real = projectDir;
+  const dirs = new Set([resolve(projectDir)]);
   try {
-    real = realpathSync(projectDir);
+    dirs.add(realpathSync(projectDir));
   } catch {
     // A project dir that does not resolve: the CLI cannot start there either.
   }
-  return real === projectDir ? [projectDir] : [projectDir, real];
+  return [...dirs];
 }
 
 /**

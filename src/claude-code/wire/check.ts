@@ -25,7 +25,7 @@ export interface CallExpectation {
   tools: ReadonlyArray<{ name: string; description?: string; inputSchema: unknown }>;
   /** The output schema of an object call (the CLI's `StructuredOutput` tool). */
   jsonSchema?: unknown;
-  /** The project dir as given and resolved: the CLI's working directory, which its environment reminder names. */
+  /** The project dir, absolute and with symlinks resolved: the CLI's working directory, which its environment reminder names. */
   cwd: readonly string[];
   /**
    * What the call's tools returned so far, by tool use id: the texts the runtime's MCP server handed
