@@ -40,6 +40,8 @@ export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): s
   list("syntheticUserTexts", before.syntheticUserTexts, after.syntheticUserTexts);
   const other = (entry: { method: string; host: string; path: string }) => `${entry.method} ${entry.host}${entry.path}`;
   list("otherRequests", before.otherRequests.map(other), after.otherRequests.map(other));
+  const cliTool = (entry: { name: string; description: string }) => `${entry.name}: ${entry.description}`;
+  list("cliTools", (before.cliTools ?? []).map(cliTool), (after.cliTools ?? []).map(cliTool));
   return changes;
 }
 

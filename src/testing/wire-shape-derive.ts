@@ -3,6 +3,7 @@
  * varies by machine, call or day made a placeholder (shape-file.ts), everything else kept literal, and
  * anything the recorder cannot explain refused, so the shape lets through only what was seen.
  */
+import { realpathSync } from "node:fs";
 import { hostname, release, tmpdir } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { checkMessagesRequest } from "../claude-code/wire/check.js";
@@ -105,6 +106,8 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   const tails = new Set<string>();
   const sections = new Map<string, { name: string; template: string }>();
   const synthetic = new Set<string>();
+  /** The CLI's own tools in the requests (StructuredOutput), with their descriptions. */
+  const cliTools = new Map<string, string>();
   const queries = new Set<string>();
 
   const addReminder = (text: string, values: Parameters<typeof templateOf>[1], where: string) => {
@@ -144,6 +147,12 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
       continue;
     }
     for (const field of Object.keys(body)) bodyFields.add(field);
+    for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+      if (typeof tool?.name !== "string" || tool.name.startsWith("mcp__")) continue;
+      const description = typeof tool.description === "string" ? tool.description : "";
+      if (cliTools.has(tool.name) && cliTools.get(tool.name) !== description) problems.push(`the CLI's tool ${tool.name} had two descriptions (${where})`);
+      cliTools.set(tool.name, description);
+    }
     const values = { cwd: call.projectDir, email: recording.values.email, date: recording.values.date, modelId: String(body.model) };
     // system: the billing line, the preamble, the call's own system prompt.
     const system: string[] = Array.isArray(body.system) ? body.system.map((block: any) => String(block?.text)) : [];
@@ -160,6 +169,11 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     if (JSON.stringify(own) !== JSON.stringify(call.system ? [call.system] : [])) problems.push(`the system blocks after the preamble were ${JSON.stringify(own)}, not the call's system prompt (${where})`);
     // user turns: reminders, the prompt, texts the CLI adds; reminders inside tool results too.
     for (const [index, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
+      // A system turn (2.1.330 on a model it does not know): its texts are reminders without the tags.
+      if (message?.role === "system") {
+        for (const block of Array.isArray(message.content) ? message.content : []) addReminder(String(block?.text), values, `${where}, a system turn`);
+        continue;
+      }
       if (message?.role !== "user") continue;
       const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
       for (const block of blocks) {
@@ -217,6 +231,7 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     reminders: [...reminders.values()].sort((a, b) => a.kind.localeCompare(b.kind) || a.template.localeCompare(b.template)),
     context: { head: [...heads][0] ?? "", tail: [...tails][0] ?? "", sections: [...sections.values()].sort((a, b) => a.name.localeCompare(b.name) || a.template.localeCompare(b.template)) },
     syntheticUserTexts: sorted(synthetic),
+    cliTools: [...cliTools].sort(([a], [b]) => a.localeCompare(b)).map(([name, description]) => ({ name, description })),
     otherRequests: [...others.values()].sort((a, b) => `${a.host}${a.path}`.localeCompare(`${b.host}${b.path}`)),
   };
   // Nothing of this machine may stay literal: the shape must match any user's requests.
@@ -228,17 +243,48 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   for (const request of messages) {
     const call = callOf.get(request.call)!;
     const body = request.body as Record<string, any>;
-    const tools: Array<{ name: string; input_schema: unknown }> = Array.isArray(body.tools) ? body.tools : [];
+    const tools: Array<{ name: string; description?: string; input_schema: unknown }> = Array.isArray(body.tools) ? body.tools : [];
     const structured = tools.find((tool) => tool.name === "StructuredOutput");
+    // What the call itself gave (its tools, their outputs, the model's responses) is taken from the request: only the shape is under test here.
     const differences = checkMessagesRequest(
       { method: request.method, host: request.host, path: request.path, query: request.query, headers: request.headers, body },
-      { model: String(body.model), system: call.system, prompt: call.prompt, tools: tools.filter((tool) => tool !== structured).map((tool) => ({ name: tool.name, inputSchema: tool.input_schema })), ...(structured ? { jsonSchema: structured.input_schema } : {}) },
+      {
+        model: String(body.model),
+        system: call.system,
+        prompt: call.prompt,
+        tools: tools.filter((tool) => tool !== structured).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
+        ...(structured ? { jsonSchema: structured.input_schema } : {}),
+        cwd: [call.projectDir, realpathOr(call.projectDir)],
+        toolOutputs: toolOutputsOf(body),
+      },
       shape,
+      { responses: (Array.isArray(body.messages) ? body.messages : []).filter((message: any) => message?.role === "assistant").map((message: any) => ({ content: Array.isArray(message.content) ? message.content : [] })) },
     );
     if (differences.length > 0) problems.push(`call "${request.call}": ${differences.join("; ")}`);
   }
   if (problems.length > 0) throw new WireRecordingError(`the shape made of the recording of ${recording.version} refuses its own requests:\n- ${[...new Set(problems)].join("\n- ")}`);
   return file;
+}
+
+const realpathOr = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
+/** A recorded request's tool results as their tools' outputs: each text up to the first reminder the CLI appended. */
+function toolOutputsOf(body: Record<string, any>): Map<string, string[]> {
+  const outputs = new Map<string, string[]>();
+  for (const message of Array.isArray(body.messages) ? body.messages : []) {
+    for (const block of Array.isArray(message?.content) ? message.content : []) {
+      if (block?.type !== "tool_result" || typeof block.tool_use_id !== "string") continue;
+      const text = typeof block.content === "string" ? block.content : Array.isArray(block.content) ? block.content.map((part: any) => String(part?.text ?? "")).join("") : "";
+      outputs.set(block.tool_use_id, [text.split(/\n?<system-reminder>\n/)[0]!]);
+    }
+  }
+  return outputs;
 }
 
 const isMessages = (request: RecordedWireRequest) => request.method === "POST" && request.path === "/v1/messages";

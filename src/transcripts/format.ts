@@ -96,6 +96,8 @@ export interface RequestRecord {
   firstByteMs?: number;
   lastByteMs?: number;
   error?: string;
+  /** The answer's message id: a model response the CLI reports must be one of these (the call fails otherwise). */
+  messageId?: string;
   /** The request body (only with `wire: { bodies: true }`); redacted by the transcript like every record. */
   body?: unknown;
 }

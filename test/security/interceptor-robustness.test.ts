@@ -157,7 +157,7 @@ describe("the interceptor under a local attacker and a stall", () => {
     const idle = wire.newSession();
     let retired = false;
     idle.onIdleBreak = () => (retired = true);
-    session.beginCall({ model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [] }, () => {});
+    session.beginCall({ model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [], cwd: ["/tmp/project"] }, () => {});
     process.kill(pid, "SIGSTOP");
     const started = Date.now();
     // One model response and no record of it: the end must ask the process, with 500 ms left of the call.
@@ -174,7 +174,7 @@ describe("the interceptor under a local attacker and a stall", () => {
     expect(retired).toBe(true);
     expect(await until(() => !pidAlive(pid), 5_000)).toBe(true);
     // Nothing more runs behind it: a new call on it fails at once with the same error.
-    expect(() => wire.newSession().beginCall({ model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [] }, () => {})).toThrow(lost!);
+    expect(() => wire.newSession().beginCall({ model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [], cwd: ["/tmp/project"] }, () => {})).toThrow(lost!);
   });
 
   it("a CLI that cannot reach the interceptor gets an error naming the interceptor, not the API", async () => {

@@ -60,9 +60,9 @@ describe("the interceptor's default", () => {
   });
 
   it("tells a test author with a script of their own to pass wire: false when nothing passed the interceptor, and only then", () => {
-    expect(uncheckedTurns(1, 1)).toBeUndefined();
-    expect(uncheckedTurns(1, 0)!.message).toMatch(/If this is a stand-in CLI that answers without any request .* run it with `wire: false`/);
+    expect(uncheckedTurns(["msg_1"], [{ messageId: "msg_1" }])).toBeUndefined();
+    expect(uncheckedTurns(["msg_1"], [])!.message).toMatch(/If this is a stand-in CLI that answers without any request .* run it with `wire: false`/);
     // Some requests passed: a CLI that talks to the network, so no stand-in advice.
-    expect(uncheckedTurns(3, 1)!.message).not.toMatch(/stand-in/);
+    expect(uncheckedTurns(["msg_1", "msg_2", "msg_3"], [{ messageId: "msg_1" }])!.message).not.toMatch(/stand-in/);
   });
 });

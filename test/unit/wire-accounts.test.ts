@@ -6,7 +6,7 @@ import { wireShapeFor } from "../../src/claude-code/wire/shape.js";
 import { IsolationError } from "../../src/errors/index.js";
 
 const shape = wireShapeFor("2.1.330")!;
-const expected: CallExpectation = { model: "claude-sonnet-4-6", system: "", prompt: "Say hi", tools: [] };
+const expected: CallExpectation = { model: "claude-sonnet-4-6", system: "", prompt: "Say hi", tools: [], cwd: ["/tmp/project"] };
 
 /** The headers 2.1.330 sent with a Console login (recorded against the scripted API's first-party front), and a minimal body. */
 function request(headers: Record<string, string>) {

@@ -10,7 +10,7 @@ import type { FromProcess, ToProcess } from "../../src/claude-code/wire/process-
 import { RequestMeter, type RequestRecord } from "../../src/claude-code/wire/records.js";
 
 const record = (total: number): RequestRecord => ({ bytes: { total, system: 0, messages: 0, tools: 0, rest: total }, betas: [] });
-const expectation = { model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [] };
+const expectation = { model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [], cwd: ["/tmp/project"] };
 
 /** A stand-in for the process's host side: what the session posts and asks, and the process's answer to an end. */
 function fakeOwner(answer: { forwarded: number; records: RequestRecord[] }) {

@@ -5,7 +5,7 @@ import { wireShapeFor } from "../../src/claude-code/wire/shape.js";
 import { createKtxClaudeCodeEnv, interceptedEnv } from "../../src/transport/env.js";
 
 const shape = wireShapeFor("2.1.330")!;
-const expected: CallExpectation = { model: "claude-sonnet-4-6", system: "You are terse.", prompt: "Say hi", tools: [{ name: "mcp__ktx__echo", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }] };
+const expected: CallExpectation = { model: "claude-sonnet-4-6", system: "You are terse.", prompt: "Say hi", tools: [{ name: "mcp__ktx__echo", description: "Echo", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }], cwd: ["/tmp/project"] };
 const reminder = (text: string) => ({ type: "text", text: `<system-reminder>\n${text}\n</system-reminder>` });
 
 function request(change: (body: any, headers: Record<string, string>) => void = () => {}) {

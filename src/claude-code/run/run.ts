@@ -250,9 +250,9 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     result = end.result;
     if (session) {
       // Within what is left of the call's timeoutMs: a stalled interceptor cannot hold the call past it.
-      wireEnd = await session.endCall(state.steps.steps, spec.timeoutMs === undefined ? undefined : spec.timeoutMs - (performance.now() - callStarted));
+      wireEnd = await session.endCall(state.steps.ids, spec.timeoutMs === undefined ? undefined : spec.timeoutMs - (performance.now() - callStarted));
       if (wireEnd.refusals.length > 0) spec.logger.warn(`the interceptor refused: ${wireEnd.refusals.join(", ")}`);
-      const unchecked = uncheckedTurns(state.steps.steps, wireEnd.forwarded);
+      const unchecked = uncheckedTurns(state.steps.ids, wireEnd.records);
       if (unchecked) {
         void proc.retire("wire check");
         throw unchecked;

@@ -14,6 +14,8 @@ export class StepTracker {
   private current = false;
   private currentId: string | undefined;
   private finished = 0;
+  /** Each response's message id, in order (undefined for a line without one): the interceptor matches them. */
+  readonly ids: Array<string | undefined> = [];
 
   constructor(private readonly onStepFinish: (stepIndex: number) => void) {}
 
@@ -28,6 +30,7 @@ export class StepTracker {
     this.finishCurrent();
     this.current = true;
     this.currentId = id;
+    this.ids.push(id);
   }
 
   /** The run ended: the last response (and its tool results) is complete. */

@@ -2,6 +2,8 @@
  * A call's side of the runtime's interceptor (src/claude-code/wire/): each process started behind it
  * with a session of its own, what the call must send, and the count that no response went around it.
  */
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { IsolationError } from "../../errors/index.js";
 import { ktxToolId } from "../../mcp/tools.js";
 import type { PooledProcess } from "../../session/pooled-process.js";
@@ -14,48 +16,73 @@ import type { RunSpec } from "./run.js";
 const sessions = new WeakMap<PooledProcess, HostWireSession>();
 
 /** What the library built for the call: the interceptor forwards only requests made of exactly this. */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema">): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir">): CallExpectation {
   return {
     model: spec.model,
     system: spec.system,
     prompt: spec.prompt,
-    tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), inputSchema: tool.inputJsonSchema })),
+    tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), description: tool.description, inputSchema: tool.inputJsonSchema })),
     ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
+    cwd: projectDirs(spec.projectDir),
   };
+}
+
+/** The project dir as the CLI's working directory may read it: absolute (a relative one is the host's), and with symlinks resolved. */
+function projectDirs(projectDir: string): string[] {
+  const dirs = new Set([resolve(projectDir)]);
+  try {
+    dirs.add(realpathSync(projectDir));
+  } catch {
+    // A project dir that does not resolve: the CLI cannot start there either.
+  }
+  return [...dirs];
 }
 
 /**
  * Hands the interceptor the texts of a `tools/call` answer of the call's MCP server under the CLI's tool
  * use id (`_meta["claudecode/toolUseId"]`), results and errors alike, before the answer goes back to the
- * CLI; returns the answer unchanged.
+ * CLI; returns the answer unchanged. A JSON-RPC error (a tool input refinement that threw) reaches the
+ * model as its message alone (measured on 2.1.330).
  */
-export async function recordToolOutput<T>(session: HostWireSession, message: unknown, answer: T): Promise<T> {
+export async function recordToolOutput<T>(session: Pick<HostWireSession, "toolOutput">, message: unknown, answer: T): Promise<T> {
   const request = message as { method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
   const id = request?.method === "tools/call" ? request.params?._meta?.["claudecode/toolUseId"] : undefined;
-  const content = (answer as { result?: { content?: unknown } } | undefined)?.result?.content;
-  if (typeof id === "string" && Array.isArray(content)) {
-    await session.toolOutput(id, (content as Array<{ type?: unknown; text?: unknown }>).filter((part) => part.type === "text" && typeof part.text === "string").map((part) => part.text as string));
-  }
+  const answered = answer as { result?: { content?: unknown }; error?: { message?: unknown } } | undefined;
+  const content = answered?.result?.content;
+  const texts = Array.isArray(content)
+    ? (content as Array<{ type?: unknown; text?: unknown }>).filter((part) => part.type === "text" && typeof part.text === "string").map((part) => part.text as string)
+    : typeof answered?.error?.message === "string"
+      ? [answered.error.message]
+      : undefined;
+  if (typeof id === "string" && texts) await session.toolOutput(id, texts);
   return answer;
 }
 
 /**
  * A call whose model responses did not all pass the interceptor ran partly unchecked: it fails. Each
- * top-level model response (a step: a distinct assistant message id, synthetic error lines aside) came
- * from one Messages request; retries only add requests. (`num_turns` is no measure: 2.1.330 counts one
- * turn per parallel tool call.)
+ * top-level model response the CLI's stream carried (a step: a distinct assistant message id, synthetic
+ * error lines aside) must be one whose message id the interceptor saw in an answer it forwarded; a
+ * count would not do (a wrapper can send the checked request, drop its answer, and feed the CLI the
+ * answer to a changed copy sent around the interceptor).
  */
-export function uncheckedTurns(responses: number, forwarded: number): IsolationError | undefined {
-  if (forwarded >= responses) return undefined;
+export function uncheckedTurns(responseIds: ReadonlyArray<string | undefined>, records: ReadonlyArray<{ messageId?: string }>): IsolationError | undefined {
+  const passed = new Set(records.map((record) => record.messageId).filter((id): id is string => id !== undefined));
+  const unchecked = responseIds.filter((id) => id === undefined || !passed.has(id));
+  if (unchecked.length === 0) return undefined;
   // Never a way out: a stand-in cannot declare itself (a wrapper at cliPath could claim anything; only the
   // testing helpers' own record in the host turns the interceptor off, billing.ts). The message tells the
   // author of a test script that makes no request at all what to do.
   const standIn =
-    forwarded === 0
+    records.length === 0
       ? " If this is a stand-in CLI that answers without any request (a test script at cliPath), run it with `wire: false`: a CLI that sends no request cannot pass the interceptor (createScriptedCli and createReplayCli are recognised and run without it)."
       : "";
+  const names = unchecked.map((id) => (id === undefined ? "(no message id)" : JSON.stringify(id))).join(", ");
+  const what =
+    records.length < responseIds.length
+      ? `the call got ${responseIds.length} model response(s) but only ${records.length} Messages request(s) passed the runtime's interceptor, so some went another way (not through it: ${names})`
+      : `the call got ${responseIds.length} model response(s), and ${unchecked.length} of them (${names}) did not come through the runtime's interceptor, whose ${records.length} Messages request(s) were answered with other messages: the CLI read answers to requests sent another way`;
   return new IsolationError(
-    [`wire: the call got ${responses} model response(s) but only ${forwarded} Messages request(s) passed the runtime's interceptor, so some went another way`],
+    [`wire: ${what}`],
     `Something routed the CLI's requests around the interceptor (a proxy setting, a socket, a wrapper); the process was retired.${standIn}`,
   );
 }

@@ -1,11 +1,15 @@
 /**
  * The check of one decrypted request before it is forwarded: what the CLI sends must be what the
- * library built for the call (tools, system prompt, model, prompt) inside the recorded shape of the
- * version (shape.ts). Every difference is named; any difference keeps the request from leaving.
+ * library built for the call (tools whole, system prompt, model, prompt, the values of every body
+ * field) inside the recorded shape of the version (shape.ts), with its turns bound to what this call
+ * saw (check-turns.ts). Every difference is named; any difference keeps the request from leaving.
  */
 import { isDeepStrictEqual } from "node:util";
+import { checkMessages, type ResponseContent } from "./check-turns.js";
 import type { WireShape } from "./shape.js";
 import { credentialDifferences, isCredentialHeader } from "./account-variants.js";
+
+export { REMINDER_TAG, type ResponseContent } from "./check-turns.js";
 
 /** Advice for a request the check stopped. */
 export const WIRE_ADVICE =
@@ -18,16 +22,23 @@ export interface CallExpectation {
   /** The caller's system prompt ("" for none). */
   system: string;
   prompt: string;
-  /** The call's tools as the CLI lists them (`mcp__ktx__<name>`), with their input schemas. */
-  tools: ReadonlyArray<{ name: string; inputSchema: unknown }>;
+  /** The call's tools as the CLI lists them (`mcp__ktx__<name>`), with their descriptions and input schemas. */
+  tools: ReadonlyArray<{ name: string; description?: string; inputSchema: unknown }>;
   /** The output schema of an object call (the CLI's `StructuredOutput` tool). */
   jsonSchema?: unknown;
+  /** The project dir, absolute and with symlinks resolved: the CLI's working directory, which its environment reminder names. */
+  cwd: readonly string[];
   /**
    * What the call's tools returned so far, by tool use id: the texts the runtime's MCP server handed
-   * the CLI (results and errors alike). A `<system-reminder>` inside them is the tool's own output;
-   * any other inside a tool result must be of a kind recorded for the version.
+   * the CLI (results and errors alike). A tool result must be exactly this, then only reminders of a
+   * recorded kind the CLI appends.
    */
   toolOutputs?: ReadonlyMap<string, readonly string[]>;
+}
+
+/** What the interceptor saw of the call so far: the model responses it forwarded, in order. */
+export interface CallSeen {
+  responses: readonly ResponseContent[];
 }
 
 export interface WireRequest {
@@ -40,13 +51,22 @@ export interface WireRequest {
   body: unknown;
 }
 
-// 2.1.142 ends its context reminder with two newlines, 2.1.330 its date reminder with one.
-const REMINDER = /^<system-reminder>\n([\s\S]*)\n<\/system-reminder>\n*$/;
+/**
+ * The description the CLI gives its `StructuredOutput` tool, the only text of a request's tools the
+ * library does not build, for a shape recorded before the recorder kept it (`cliTools`): 2.1.330's,
+ * as recorded.
+ */
+export const STRUCTURED_OUTPUT_DESCRIPTIONS: readonly string[] = [
+  "Use this tool to return your final response in the requested structured format. You MUST call this tool exactly once at the end of your response to provide the structured output.",
+];
+/** What the CLI puts in place of a tool description's end past its limit (measured on 2.1.330: 4,096 characters kept). */
+const TRUNCATED = "… [truncated]";
+
 const quote = (text: string, max = 120) => JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
-const firstLine = (text: string) => text.split("\n").find((line) => line.trim().length > 0) ?? "";
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Differences between a Messages request and the call's expectation; empty when it may be forwarded. */
-export function checkMessagesRequest(request: WireRequest, expected: CallExpectation, shape: WireShape): string[] {
+export function checkMessagesRequest(request: WireRequest, expected: CallExpectation, shape: WireShape, seen: CallSeen = { responses: [] }): string[] {
   const differences: string[] = [];
   if (request.method !== "POST" || request.path !== "/v1/messages" || request.host !== "api.anthropic.com") {
     differences.push(`the request was ${request.method} ${request.host}${request.path}, not POST api.anthropic.com/v1/messages`);
@@ -61,21 +81,46 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
   for (const beta of betas) if (!shape.betas.has(beta)) differences.push(`beta ${quote(beta)} is not one the CLI version sends`);
 
   const body = request.body;
-  if (!body || typeof body !== "object" || Array.isArray(body)) return [...differences, "the body is not a JSON object"];
-  const fields = body as Record<string, unknown>;
-  for (const name of Object.keys(fields)) if (!shape.bodyFields.has(name)) differences.push(`body field ${quote(name)} is not one the CLI version sends`);
-  if (fields.model !== expected.model) differences.push(`model was ${quote(String(fields.model))}, not the role's ${quote(expected.model)}`);
-  differences.push(...checkSystem(fields.system, expected, shape));
-  differences.push(...checkTools(fields.tools, expected));
-  differences.push(...checkMessages(fields.messages, expected, shape));
+  if (!isObject(body)) return [...differences, "the body is not a JSON object"];
+  for (const name of Object.keys(body)) if (!shape.bodyFields.has(name)) differences.push(`body field ${quote(name)} is not one the CLI version sends`);
+  if (body.model !== expected.model) differences.push(`model was ${quote(String(body.model))}, not the role's ${quote(expected.model)}`);
+  differences.push(...checkSystem(body.system, expected, shape));
+  differences.push(...checkTools(body.tools, expected, shape));
+  differences.push(...checkMessages(body.messages, expected, shape, seen.responses));
+  differences.push(...checkFieldValues(body, expected));
   return differences;
+}
+
+/** A `cache_control` the CLI writes: `{type: "ephemeral", ttl: "1h"}`; keys and values are short words, never text. */
+export function cacheControlProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return `a cache_control that is not an object: ${quote(JSON.stringify(value) ?? String(value))}`;
+  for (const [key, setting] of Object.entries(value)) {
+    if (!["type", "ttl", "scope"].includes(key) || typeof setting !== "string" || !/^[a-z0-9_]{1,16}$/.test(setting)) return `a cache_control with ${quote(`${key}: ${JSON.stringify(setting)}`)}`;
+  }
+  return undefined;
+}
+
+/** Keys of an object outside `allowed`, named; cache_control checked for its values. */
+export function keyProblems(block: Record<string, unknown>, allowed: readonly string[], where: string): string[] {
+  const problems: string[] = [];
+  for (const key of Object.keys(block)) {
+    if (key === "cache_control" && allowed.includes(key)) {
+      const problem = cacheControlProblem(block[key]);
+      if (problem) problems.push(`${where} held ${problem}`);
+    } else if (!allowed.includes(key)) problems.push(`${where} held a key ${quote(key)} the CLI does not write there`);
+  }
+  return problems;
 }
 
 function checkSystem(system: unknown, expected: CallExpectation, shape: WireShape): string[] {
   if (!Array.isArray(system)) return ["the system field is not a list of blocks"];
-  const texts = system.map((block) => (block && typeof block === "object" && (block as { type?: unknown }).type === "text" ? String((block as { text?: unknown }).text) : undefined));
-  const [billing, ...rest] = texts;
   const differences: string[] = [];
+  for (const [index, block] of system.entries()) {
+    if (!isObject(block) || block.type !== "text" || typeof block.text !== "string") differences.push(`system block ${index} is not a text block`);
+    else differences.push(...keyProblems(block, index === 0 ? ["type", "text"] : ["type", "text", "cache_control"], `system block ${index}`));
+  }
+  const texts = system.map((block) => (isObject(block) && block.type === "text" && typeof block.text === "string" ? block.text : undefined));
+  const [billing, ...rest] = texts;
   if (billing === undefined || !shape.billingLine.test(billing)) differences.push(`the first system block was ${quote(billing ?? "(missing)")}, not the version's billing line`);
   const want = [shape.preamble, ...(expected.system ? [expected.system] : [])];
   if (!isDeepStrictEqual(rest, want)) {
@@ -89,131 +134,122 @@ function checkSystem(system: unknown, expected: CallExpectation, shape: WireShap
   return differences;
 }
 
-function checkTools(tools: unknown, expected: CallExpectation): string[] {
-  const list = Array.isArray(tools) ? (tools as Array<Record<string, unknown>>) : [];
-  const want = new Map<string, unknown>(expected.tools.map((tool) => [tool.name, tool.inputSchema]));
-  if (expected.jsonSchema !== undefined) want.set("StructuredOutput", expected.jsonSchema);
+function checkTools(tools: unknown, expected: CallExpectation, shape: WireShape): string[] {
+  if (tools !== undefined && !Array.isArray(tools)) return ["the tools field is not a list"];
+  const list = (tools ?? []) as unknown[];
+  const want = new Map<string, { descriptions: readonly string[]; inputSchema: unknown }>(expected.tools.map((tool) => [tool.name, { descriptions: [tool.description ?? ""], inputSchema: tool.inputSchema }]));
+  const recorded = shape.cliTools.get("StructuredOutput");
+  if (expected.jsonSchema !== undefined) want.set("StructuredOutput", { descriptions: recorded !== undefined ? [recorded] : STRUCTURED_OUTPUT_DESCRIPTIONS, inputSchema: expected.jsonSchema });
   const differences: string[] = [];
   const seen = new Set<string>();
   for (const tool of list) {
-    const name = String(tool.name);
-    seen.add(name);
-    if (!want.has(name)) {
+    if (!isObject(tool) || typeof tool.name !== "string") {
+      differences.push(`a tool that is not an object with a name: ${quote(JSON.stringify(tool) ?? "")}`);
+      continue;
+    }
+    const name = tool.name;
+    const built = want.get(name);
+    if (!built) {
       differences.push(`tool ${quote(name)} is not one of the call's tools`);
       continue;
     }
-    if (!isDeepStrictEqual(withoutSchemaKey(tool.input_schema), withoutSchemaKey(want.get(name)))) differences.push(`tool ${quote(name)} had another input schema than the call's`);
+    if (seen.has(name)) differences.push(`tool ${quote(name)} was listed twice`);
+    seen.add(name);
+    differences.push(...keyProblems(tool, ["name", "description", "input_schema", "cache_control"], `tool ${quote(name)}`));
+    if (!isDeepStrictEqual(withoutSchemaKey(tool.input_schema), withoutSchemaKey(built.inputSchema))) differences.push(`tool ${quote(name)} had another input schema than the call's`);
+    if (!descriptionMatches(tool.description, built.descriptions)) differences.push(`tool ${quote(name)} had another description than the call's: ${quote(String(tool.description))}`);
   }
   for (const name of want.keys()) if (!seen.has(name)) differences.push(`tool ${quote(name)} of the call was missing`);
   return differences;
 }
 
+/** The description as built, or its start with the CLI's truncation mark. */
+function descriptionMatches(description: unknown, built: readonly string[]): boolean {
+  if (typeof description !== "string") return description === undefined && built.includes("");
+  if (built.includes(description)) return true;
+  if (!description.endsWith(TRUNCATED)) return false;
+  const kept = description.slice(0, -TRUNCATED.length);
+  return kept.length > 0 && built.some((text) => text.length > kept.length && text.startsWith(kept));
+}
+
 /** The CLI drops a JSON Schema's `$schema` key; nothing else may differ. */
 function withoutSchemaKey(schema: unknown): unknown {
-  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return schema;
-  const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
+  if (!isObject(schema)) return schema;
+  const { $schema: _ignored, ...rest } = schema;
   return rest;
 }
 
-function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape): string[] {
-  if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
-  const differences: string[] = [];
-  let promptSeen = false;
-  for (const [index, message] of (messages as Array<{ role?: unknown; content?: unknown }>).entries()) {
-    if (message.role !== "user") continue;
-    const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? (message.content as Array<{ type?: unknown; text?: unknown }>) : [];
-    for (const block of blocks) {
-      if (block.type === "tool_result") {
-        differences.push(...checkToolResult(block as ToolResultBlock, index, expected, shape));
-        continue;
-      }
-      if (block.type !== "text") continue;
-      const text = String(block.text);
-      const reminder = REMINDER.exec(text);
-      if (reminder) {
-        differences.push(...checkReminder(reminder[1]!, shape));
-        continue;
-      }
-      if (index === 0 && text === expected.prompt && !promptSeen) {
-        promptSeen = true;
-        continue;
-      }
-      if (index > 0 && shape.syntheticUserTexts.includes(text)) continue;
-      differences.push(`user turn ${index} held text the call did not give: ${quote(text)}`);
-    }
-  }
-  if (!promptSeen) differences.push("the call's prompt was not the first user turn's text");
-  return differences;
-}
-
-interface ToolResultBlock {
-  tool_use_id?: unknown;
-  content?: unknown;
-}
-
-/** A whole reminder as the CLI writes one: the tag on its own line, then the text, then the closing tag on its own line. */
-const REMINDER_IN_TEXT = /<system-reminder>\n([\s\S]*?)\n<\/system-reminder>/g;
-/** Anything that would read as a reminder tag to the model, well-formed or not (`<system-reminder id="…">`, `</ system-reminder>`). */
-export const REMINDER_TAG = /<\s*\/?\s*system-reminder\b/i;
+/** A word-like string: what the CLI writes in the settings fields (`adaptive`, `clear_thinking_20251015`, a message id, a uuid). */
+const WORD = /^[A-Za-z0-9_.:-]{0,100}$/;
 
 /**
- * Reminders inside a tool result. The CLI appends its own to a tool's output as whole text blocks
- * after it (measured on 2.1.330: with the token-budget reminder on, the last tool result of a turn
- * became `[{text: "<output>\n"}, {text: "<system-reminder>\n<total_tokens>… tokens left</total_tokens>\n</system-reminder>"}]`).
- * The tool's own output, as the runtime's MCP server returned it, is taken off the front first: a
- * KTX tool may itself return the text `<system-reminder>`. What is left (all of it for a result the
- * CLI wrote itself: a refused tool, a schema error) may hold only reminders of a recorded kind.
+ * The values of the body fields besides model, system, tools and messages. None carries text the call
+ * gave, so every string in them must be a word (no sentence fits), except `output_config.format`, which
+ * must be the call's own schema when there is one, and `metadata.user_id`, a JSON object of words.
  */
-function checkToolResult(block: ToolResultBlock, index: number, expected: CallExpectation, shape: WireShape): string[] {
-  const id = typeof block.tool_use_id === "string" ? block.tool_use_id : "";
-  const parts = typeof block.content === "string" ? [block.content] : Array.isArray(block.content) ? (block.content as Array<{ type?: unknown; text?: unknown }>).filter((part) => part.type === "text").map((part) => String(part.text)) : [];
-  const text = parts.join("");
-  if (!REMINDER_TAG.test(text)) return [];
-  const own = expected.toolOutputs?.get(id)?.join("") ?? "";
-  const ownFirst = own !== "" && text.startsWith(own);
-  const added = ownFirst ? text.slice(own.length) : text;
-  // Says what was checked: what followed the tool's own output, or all of a result the tool's output does not begin.
-  const why = ownFirst
-    ? " (after the output the call's tool returned)"
-    : own
-      ? " (the result does not begin with the output the call's tool returned, so all of it was checked)"
-      : expected.toolOutputs?.has(id)
-        ? ""
-        : " (no output of the call's tools with a <system-reminder> tag for this tool call, so all of it was checked)";
-  const where = `the result of tool call ${quote(id)} in user turn ${index}`;
+function checkFieldValues(body: Record<string, unknown>, expected: CallExpectation): string[] {
   const differences: string[] = [];
-  for (const reminder of added.matchAll(REMINDER_IN_TEXT)) differences.push(...checkReminder(reminder[1]!, shape).map((difference) => `${where}${why}: ${difference}`));
-  const rest = added.replace(REMINDER_IN_TEXT, "");
-  if (REMINDER_TAG.test(rest)) differences.push(`${where}${why} held a <system-reminder> tag that is no whole reminder: ${quote(rest.slice(rest.search(REMINDER_TAG)))}`);
+  for (const [name, value] of Object.entries(body)) {
+    if (["model", "system", "tools", "messages"].includes(name)) continue;
+    if (name === "max_tokens" && !(Number.isInteger(value) && (value as number) > 0)) differences.push(`max_tokens was ${quote(JSON.stringify(value) ?? "")}, not a count`);
+    else if (name === "stream" && typeof value !== "boolean") differences.push(`stream was ${quote(JSON.stringify(value) ?? "")}, not true or false`);
+    else if (name === "metadata") differences.push(...checkMetadata(value));
+    else if (name === "output_config" && isObject(value) && Object.hasOwn(value, "format")) {
+      const { format, ...rest } = value;
+      const want = expected.jsonSchema === undefined ? undefined : { type: "json_schema", schema: expected.jsonSchema };
+      if (!want || !isObject(format) || format.type !== want.type || !isDeepStrictEqual(withoutSchemaKey(format.schema), withoutSchemaKey(want.schema)) || Object.keys(format).some((key) => !["type", "schema"].includes(key))) {
+        differences.push(`output_config.format was not the call's output schema: ${quote(JSON.stringify(format) ?? "")}`);
+      }
+      const problem = wordsOnly(rest);
+      if (problem) differences.push(`body field "output_config" held ${problem}`);
+    } else {
+      const problem = wordsOnly(value);
+      if (problem) differences.push(`body field ${quote(name)} held ${problem}`);
+    }
+  }
   return differences;
 }
 
-function checkReminder(text: string, shape: WireShape): string[] {
-  if (shape.reminders.some((reminder) => reminder.pattern.test(text))) return [];
-  const { head, tail } = shape.context;
-  if (head && text.startsWith(head) && text.endsWith(tail) && text.length >= head.length + tail.length) {
-    const differences: string[] = [];
-    const sections = text.slice(head.length, text.length - tail.length).split(/^# (?=\S+\n)/m);
-    if (sections[0] !== "") differences.push(`a context reminder held text before its first section: ${quote(sections[0]!)}`);
-    for (const section of sections.slice(1)) {
-      const newline = section.indexOf("\n");
-      const name = section.slice(0, newline);
-      const body = section.slice(newline + 1).replace(/\n+$/, "");
-      // A section may have several recorded wordings (2.1.330's userEmail has two).
-      if (shape.contextSections.some((candidate) => candidate.name === name && candidate.pattern.test(body))) continue;
-      differences.push(describeSection(name, body));
+function checkMetadata(value: unknown): string[] {
+  if (!isObject(value)) return [`metadata was ${quote(JSON.stringify(value) ?? "")}, not an object`];
+  const differences: string[] = [];
+  for (const [key, item] of Object.entries(value)) {
+    if (key !== "user_id" || typeof item !== "string") {
+      differences.push(`metadata held ${quote(`${key}: ${JSON.stringify(item)}`)}`);
+      continue;
     }
-    return differences;
+    let parsed: unknown = item;
+    try {
+      parsed = item.startsWith("{") ? JSON.parse(item) : item;
+    } catch {
+      // Not JSON: checked as a word below.
+    }
+    const problem = wordsOnly(parsed);
+    if (problem) differences.push(`metadata.user_id held ${problem}`);
   }
-  if (/^Contents of /m.test(text)) return [describeSection("memory", text)];
-  return [`a <system-reminder> of no kind recorded for this CLI version: ${quote(text)}`];
+  return differences;
 }
 
-/** Names where injected instructions came from: a CLAUDE.md's path and first line. */
-function describeSection(name: string, body: string): string {
-  const files = [...body.matchAll(/^Contents of (.+?)(?: \(([^)]*)\))?:\n\n?([\s\S]*?)(?=\n\nContents of |$)/gm)];
-  if (files.length > 0) {
-    return files.map((file) => `instructions from ${file[1]}${file[2] ? ` (${file[2]})` : ""} reached the request (context section "${name}"), first line ${quote(firstLine(file[3] ?? ""))}`).join("; ");
+/** Why a value holds more than words, numbers, booleans and nulls (nested a little), or undefined. */
+function wordsOnly(value: unknown, depth = 0): string | undefined {
+  if (value === null || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) return undefined;
+  if (typeof value === "string") return WORD.test(value) ? undefined : `the text ${quote(value)}`;
+  if (depth >= 4) return "values nested deeper than the CLI writes";
+  if (Array.isArray(value)) {
+    if (value.length > 16) return "a list longer than the CLI writes";
+    for (const item of value) {
+      const problem = wordsOnly(item, depth + 1);
+      if (problem) return problem;
+    }
+    return undefined;
   }
-  return `a context reminder section "${name}" not recorded for this CLI version: ${quote(body)}`;
+  if (isObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      if (!WORD.test(key)) return `the key ${quote(key)}`;
+      const problem = wordsOnly(item, depth + 1);
+      if (problem) return problem;
+    }
+    return undefined;
+  }
+  return `a value of type ${typeof value}`;
 }

@@ -4,7 +4,6 @@
  * it, and what passed at the call's end.
  */
 import { InterceptorError, type IsolationError } from "../../errors/index.js";
-import { REMINDER_TAG } from "./check.js";
 import type { InterceptorProcess } from "./interceptor-process.js";
 import type { SentExpectation } from "./process-protocol.js";
 import type { RequestRecord } from "./records.js";
@@ -40,16 +39,12 @@ export class HostWireSession {
   }
 
   /**
-   * What one of the call's tools handed the CLI. The check reads a tool's output only to tell a
-   * `<system-reminder>` it returned from one the CLI added after it, so only an output with such a tag
-   * is sent, whole, and waited for (its arrival must come before the CLI's next request is checked).
-   * An output without one is not sent: for the check it is the same as none, every reminder in that
-   * tool result must be of a recorded kind (a message per tool call cost the host CPU and woke the
-   * interceptor's process for nothing).
+   * What one of the call's tools handed the CLI, whole and waited for (its arrival must come before the
+   * CLI's next request is checked): the check compares each tool result with it (check-turns.ts).
    */
   toolOutput(id: string, texts: string[]): Promise<void> | undefined {
     const call = this.call;
-    if (!call || !texts.some((text) => REMINDER_TAG.test(text))) return undefined;
+    if (!call) return undefined;
     return this.owner.ask((reply) => ({ type: "tool", session: this.name, call: call.id, id, texts, ack: reply })).then(() => undefined);
   }
 
@@ -64,16 +59,18 @@ export class HostWireSession {
    * `waitMs`: how long the call may wait for that answer (its remaining timeoutMs); past it the call
    * fails with InterceptorError, and the process is replaced only if it then misses its own deadline.
    */
-  async endCall(responses?: number, waitMs?: number): Promise<CallEnd> {
+  async endCall(responses?: number | ReadonlyArray<string | undefined>, waitMs?: number): Promise<CallEnd> {
     const call = this.call;
     if (!call) return { forwarded: 0, records: [], refusals: this.refusals.splice(0) };
+    // Matched by message id when the ids are given (wire-binding.ts), else by count.
+    const matched = () => (typeof responses === "number" ? call.records.length >= responses : responses !== undefined && responses.every((id) => id !== undefined && call.records.some((record) => record.messageId === id)));
     // The last record left the process as the CLI got its answer, but may be read after the CLI's result: one turn to read it.
-    if (responses !== undefined && call.records.length < responses) await new Promise((resolve) => setImmediate(resolve));
+    if (responses !== undefined && !matched()) await new Promise((resolve) => setImmediate(resolve));
     if (this.call === call) {
       this.call = undefined;
       this.owner.running(-1);
     }
-    if (responses !== undefined && call.records.length >= responses) {
+    if (responses !== undefined && matched()) {
       this.owner.post({ type: "end", session: this.name, call: call.id });
       return { forwarded: call.records.length, records: call.records, refusals: this.refusals.splice(0) };
     }

@@ -20,6 +20,7 @@ import { checkMessagesRequest, WIRE_ADVICE, type WireRequest } from "./check.js"
 import { callerCaPem, newWireSecret, sessionEnv, sessionPassword } from "./credentials.js";
 import { issuedCa } from "./issued.js";
 import { RequestMeter } from "./records.js";
+import { parseStrictJson } from "./strict-json.js";
 import { type SessionEvents, WireSession } from "./session.js";
 import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
@@ -187,18 +188,24 @@ export class WireInterceptor {
     const { incoming, raw, method, host, path, query } = request;
     const shape = this.shape;
     const call = session.messages();
-    const body = parseJson(raw);
+    const parsed = parseStrictJson(raw);
+    const body = "value" in parsed ? parsed.value : undefined;
     const differences = !shape
       ? ["the CLI version has no recorded first-party shape, so its requests cannot be checked"]
       : !call
         ? ["a Messages request was sent while no call ran on the process"]
-        : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body }, call.expectation, shape);
+        : "problem" in parsed
+          ? [parsed.problem]
+          : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body }, call.expectation, shape, call);
     if (!call || differences.length > 0) {
       session.stop(wireRefusal(differences.map((difference) => `wire: ${difference}`), WIRE_ADVICE));
       return refuse(request.response, "the request differs from what the library built for the call");
     }
     call.forwarded += 1;
-    const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (endsTurn) => session.recorded(call, endsTurn));
+    const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (endsTurn, response) => {
+      if (response) call.responses.push(response);
+      session.recorded(call, endsTurn);
+    });
     call.records.push(meter.record);
     this.forward(request, meter);
   }

@@ -8,7 +8,7 @@ import type { CallExpectation } from "./check.js";
 import type { WireUpstream } from "./upstream.js";
 import type { RequestRecord } from "./records.js";
 
-/** A call's expectation as it crosses: tool outputs go separately, as the call's tools return them (only those holding a reminder tag). */
+/** A call's expectation as it crosses: tool outputs go separately, as the call's tools return them. */
 export type SentExpectation = Omit<CallExpectation, "toolOutputs">;
 
 export type ToProcess =
@@ -16,7 +16,7 @@ export type ToProcess =
   | { type: "start"; secret: string; env: Record<string, string>; bodies: boolean; issued: IssuedLeaves; upstream?: WireUpstream }
   | { type: "version"; version: string }
   | { type: "begin"; session: string; call: number; expectation: SentExpectation }
-  /** A tool's output holding a reminder tag (the only ones the check reads); `ack`: reply when it is in place. */
+  /** A tool's output, which the check compares each tool result with; `ack`: reply when it is in place. */
   | { type: "tool"; session: string; call: number; id: string; texts: string[]; ack: number }
   /** `reply`: answer with the call's records (without it, the call's end is only noted: the host had them all). */
   | { type: "end"; session: string; call: number; reply?: number }

@@ -3,7 +3,7 @@
  * call's Messages requests carried, what was refused, and whether the process may serve a call at all.
  */
 import type { IsolationError } from "../../errors/index.js";
-import type { CallExpectation } from "./check.js";
+import type { CallExpectation, ResponseContent } from "./check.js";
 import type { RequestRecord } from "./records.js";
 
 /** How long a Messages request that arrived before its call was announced waits for it (the host's message and the CLI's request race only across processes). */
@@ -16,7 +16,8 @@ export interface SessionEvents {
   onRecords?(records: RequestRecord[]): void;
 }
 
-export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[]; told: number };
+/** `responses`: the model responses forwarded so far, which later requests' assistant turns must be made of. */
+export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[]; told: number; responses: ResponseContent[] };
 
 /** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
 export class WireSession {
@@ -58,7 +59,7 @@ export class WireSession {
   /** The next call on this process: its expectation and how to stop it. Throws when the process is already compromised. */
   beginCall(expectation: CallExpectation, fail: (error: IsolationError) => void): void {
     if (this.broken) throw this.broken;
-    this.call = { expectation, fail, forwarded: 0, records: [], told: 0 };
+    this.call = { expectation, fail, forwarded: 0, records: [], told: 0, responses: [] };
     for (const resume of this.waiting) resume();
   }
 

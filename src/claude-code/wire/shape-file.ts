@@ -15,13 +15,18 @@ export const MESSAGES_REQUEST = "POST api.anthropic.com/v1/messages?beta=true";
 
 /** What a placeholder stands for: one regex fragment each (no capture groups), and what it is. */
 export const PLACEHOLDERS: Readonly<Record<string, { pattern: string; what: string }>> = {
-  cwd: { pattern: "[^\\n]*", what: "the project dir (the CLI's working directory)" },
+  // Bound to the call's project dir when checked (check.ts); this pattern only reads recordings.
+  cwd: { pattern: "/[^\\n]*", what: "the project dir (the CLI's working directory)" },
   bool: { pattern: "(?:true|false)", what: "true or false (e.g. whether the project dir is a git repository)" },
-  platform: { pattern: "[^\\n]*", what: "the platform (linux, darwin, win32)" },
-  shell: { pattern: "[^\\n]*", what: "the user's shell" },
-  osVersion: { pattern: "[^\\n]*", what: "the OS name and version" },
+  // Bound to the machine's own value when checked (check.ts: the interceptor runs beside the CLI).
+  platform: { pattern: "[a-z0-9]{1,16}", what: "the platform (linux, darwin, win32)" },
+  // What the CLI derives from $SHELL: a name (bash, zsh, unknown) or the path itself, once with the login shell's name; no spaces in either.
+  shell: { pattern: "(?:[\\w.+-]{1,32}|/[\\w./+-]{1,255})(?: \\(login shell: (?:[\\w.+-]{1,32}|/[\\w./+-]{1,255})\\))?", what: "the user's shell (a name or a path, no spaces)" },
+  // Bound to the machine's own `os.type() os.release()` when checked.
+  osVersion: { pattern: "[\\w.+()-]{1,40}(?: [\\w.+()#-]{1,64}){0,2}", what: "the OS name and version" },
   date: { pattern: "\\d{4}-\\d{2}-\\d{2}", what: "today's date" },
-  modelName: { pattern: "[^\\n]+?", what: "the model's display name (Sonnet 4.6)" },
+  // A family and a number (Sonnet 4.6, Claude Opus 4, Claude 3.7 Sonnet, Opus 4.6 (1M context)): no room for a sentence.
+  modelName: { pattern: "(?:(?:Claude )?[A-Z][a-z]+(?: [A-Z][a-z]+)? \\d+(?:\\.\\d+)?|Claude \\d+(?:\\.\\d+)? [A-Z][a-z]+)(?: \\(1M context\\))?", what: "the model's display name (Sonnet 4.6)" },
   modelId: { pattern: "[a-z0-9.-]+(?:\\[1m\\])?", what: "the model id the request names" },
   monthYear: { pattern: "[A-Z][a-z]+ \\d{4}", what: "a month and year (a knowledge cutoff)" },
   email: { pattern: "[^\\s]+", what: "the account's email address" },
@@ -55,6 +60,8 @@ export interface WireShapeFile {
   syntheticUserTexts: string[];
   /** Non-Messages requests it makes, each needed for a call. */
   otherRequests: Array<{ method: string; host: string; path: string; why: string }>;
+  /** The CLI's own tools it lists (`StructuredOutput`), each with its description, whole; files recorded before it lack the key. */
+  cliTools?: Array<{ name: string; description: string }>;
 }
 
 /** What check.ts applies: the file with its templates made regexes. */
@@ -70,18 +77,20 @@ export interface WireShape {
   preamble: string;
   /** The first system block. */
   billingLine: RegExp;
-  /** `<system-reminder>` kinds it adds to user turns: each reminder's whole text must match one. */
-  reminders: ReadonlyArray<{ kind: string; pattern: RegExp }>;
+  /** `<system-reminder>` kinds it adds to user turns: each reminder's whole text must match one (`template`: bound per call, check.ts). */
+  reminders: ReadonlyArray<{ kind: string; pattern: RegExp; template: string }>;
   /** The "context" reminder's fixed head and tail. */
   context: { head: string; tail: string };
   /** Sections the "context" reminder may hold, each with its whole text. */
-  contextSections: ReadonlyArray<{ name: string; pattern: RegExp }>;
+  contextSections: ReadonlyArray<{ name: string; pattern: RegExp; template: string }>;
   /** Texts the CLI itself adds as a later user turn (the structured-output nudge). */
   syntheticUserTexts: readonly string[];
   /** Non-Messages requests it makes (method, host, path), each needed for the call. */
   otherRequests: ReadonlyArray<{ method: string; host: string; path: string; why: string }>;
   /** Hosts it connects to. */
   hosts: readonly string[];
+  /** The descriptions of the CLI's own tools, by name (empty for a file recorded before they were). */
+  cliTools: ReadonlyMap<string, string>;
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -123,12 +132,19 @@ export function templateParts(template: string): Array<{ literal: string } | { p
   return parts;
 }
 
-/** The regex source of a template, unanchored. */
-export function templateSource(template: string): string {
+/** The regex source of a template, unanchored; `bound` gives some placeholders their only admitted values (literal texts). */
+export function templateSource(template: string, bound: Readonly<Record<string, readonly string[]>> = {}): string {
   return templateParts(template)
-    .map((part) => ("literal" in part ? escapeRegExp(part.literal) : PLACEHOLDERS[part.placeholder]!.pattern))
+    .map((part) => {
+      if ("literal" in part) return escapeRegExp(part.literal);
+      const values = Object.hasOwn(bound, part.placeholder) ? bound[part.placeholder]! : undefined;
+      return values ? `(?:${values.map(escapeRegExp).join("|")})` : PLACEHOLDERS[part.placeholder]!.pattern;
+    })
     .join("");
 }
+
+/** Placeholders the check binds to the call or the machine (check.ts), not to their patterns. */
+export const BOUND_PLACEHOLDERS: readonly string[] = ["cwd", "platform", "osVersion"];
 
 /** A whole-text regex of a template. */
 export function templateRegExp(template: string): RegExp {
@@ -153,16 +169,16 @@ function need(condition: boolean, what: string): asserts condition {
   if (!condition) throw new WireShapeFileError(what);
 }
 
-function exactKeys(value: unknown, keys: readonly string[], where: string): asserts value is Record<string, unknown> {
+function exactKeys(value: unknown, keys: readonly string[], where: string, optional: readonly string[] = []): asserts value is Record<string, unknown> {
   need(isObject(value), `${where} is not an object`);
-  const extra = Object.keys(value).filter((key) => !keys.includes(key));
+  const extra = Object.keys(value).filter((key) => !keys.includes(key) && !optional.includes(key));
   const missing = keys.filter((key) => !Object.hasOwn(value, key));
   need(extra.length === 0 && missing.length === 0, `${where}: ${[...missing.map((key) => `missing "${key}"`), ...extra.map((key) => `unknown key "${key}"`)].join(", ")}`);
 }
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape");
+  exactKeys(data, KEYS, "the shape", ["cliTools"]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -192,6 +208,13 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
     need(["method", "host", "path", "why"].every((key) => typeof request[key] === "string"), `otherRequests[${index}] needs strings`);
     need((data.hosts as string[]).includes(request.host as string), `otherRequests[${index}] goes to ${String(request.host)}, which hosts does not list`);
   }
+  if (data.cliTools !== undefined) {
+    need(Array.isArray(data.cliTools), "cliTools is not a list");
+    for (const [index, tool] of (data.cliTools as unknown[]).entries()) {
+      exactKeys(tool, ["name", "description"], `cliTools[${index}]`);
+      need(typeof tool.name === "string" && typeof tool.description === "string", `cliTools[${index}] needs a name and a description`);
+    }
+  }
   return data as unknown as WireShapeFile;
 }
 
@@ -218,11 +241,12 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     bodyFields: new Set(file.bodyFields),
     preamble: file.preamble,
     billingLine,
-    reminders: file.reminders.map((reminder, index) => ({ kind: reminder.kind, pattern: regex(reminder.template, `reminders[${index}] (${reminder.kind})`) })),
+    reminders: file.reminders.map((reminder, index) => ({ kind: reminder.kind, pattern: regex(reminder.template, `reminders[${index}] (${reminder.kind})`), template: reminder.template })),
     context: { head: file.context.head, tail: file.context.tail },
-    contextSections: file.context.sections.map((section, index) => ({ name: section.name, pattern: regex(section.template, `context.sections[${index}] (${section.name})`) })),
+    contextSections: file.context.sections.map((section, index) => ({ name: section.name, pattern: regex(section.template, `context.sections[${index}] (${section.name})`), template: section.template })),
     syntheticUserTexts: file.syntheticUserTexts,
     otherRequests: file.otherRequests,
     hosts: file.hosts,
+    cliTools: new Map((file.cliTools ?? []).map((tool) => [tool.name, tool.description])),
   };
 }

@@ -1,0 +1,244 @@
+/**
+ * The turns of a Messages request (check.ts): user turns hold only the call's prompt, the reminders of
+ * the version's recorded kinds (their slots bound to the call's project dir and this machine), the
+ * CLI's own later texts, and tool results that are exactly what the call's tools returned; system
+ * turns only a recorded reminder's text; assistant turns only blocks of the model responses this call
+ * received through the interceptor, in order.
+ */
+import { release, type } from "node:os";
+import { isDeepStrictEqual } from "node:util";
+import type { CallExpectation } from "./check.js";
+import { cacheControlProblem, keyProblems } from "./check.js";
+import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
+import type { WireShape } from "./shape.js";
+
+/** One model response the interceptor forwarded: its message id and its content blocks, as the API sent them. */
+export interface ResponseContent {
+  id?: string;
+  content: readonly unknown[];
+}
+
+// 2.1.142 ends its context reminder with two newlines, 2.1.330 its date reminder with one.
+const REMINDER = /^<system-reminder>\n([\s\S]*)\n<\/system-reminder>\n*$/;
+/** A whole reminder at the start of a text, as the CLI appends one. */
+const LEADING_REMINDER = /^<system-reminder>\n([\s\S]*?)\n<\/system-reminder>\n*/;
+/** Anything that would read as a reminder tag to the model, well-formed or not (`<system-reminder id="…">`, `</ system-reminder>`). */
+export const REMINDER_TAG = /<\s*\/?\s*system-reminder\b/i;
+
+const quote = (text: string, max = 120) => JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
+const firstLine = (text: string) => text.split("\n").find((line) => line.trim().length > 0) ?? "";
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The machine's own values of the environment reminder's slots: the interceptor runs on the CLI's machine. */
+const MACHINE = { platform: [process.platform], osVersion: [`${type()} ${release()}`] };
+
+export function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape, responses: readonly ResponseContent[]): string[] {
+  if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
+  const differences: string[] = [];
+  const bound = { ...MACHINE, cwd: expected.cwd };
+  // Blocks of the call's responses in order; assistant turns must take theirs from here, in order.
+  const produced = responses.flatMap((response) => response.content);
+  let next = 0;
+  const toolUses = new Map<string, string>();
+  let promptSeen = false;
+  for (const [index, message] of (messages as unknown[]).entries()) {
+    if (!isObject(message) || !["user", "assistant", "system"].includes(message.role as string)) {
+      differences.push(`turn ${index} is not a user, assistant or system turn`);
+      continue;
+    }
+    differences.push(...keyProblems(message, ["role", "content"], `turn ${index}`));
+    const blocks: unknown[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+    if (!Array.isArray(message.content) && typeof message.content !== "string") differences.push(`turn ${index} has no content list`);
+    for (const block of blocks) {
+      if (!isObject(block)) {
+        differences.push(`turn ${index} held a block that is not an object`);
+        continue;
+      }
+      if (message.role === "system") {
+        // A system turn in the conversation (2.1.330, on a model it does not know: the environment text, untagged): only a recorded reminder's text, whole.
+        if (block.type !== "text" || typeof block.text !== "string") differences.push(`system turn ${index} held a ${quote(String(block.type))} block`);
+        else {
+          differences.push(...keyProblems(block, ["type", "text", "cache_control"], `a text block in system turn ${index}`));
+          differences.push(...checkReminder(block.text, shape, bound).map((difference) => `system turn ${index}: ${difference}`));
+        }
+        continue;
+      }
+      if (message.role === "assistant") {
+        const at = produced.findIndex((candidate, position) => position >= next && sameBlock(block, candidate));
+        if (at < 0) {
+          differences.push(`assistant turn ${index} held a ${quote(String(block.type))} block no model response of this call had: ${quote(JSON.stringify(block))}`);
+          continue;
+        }
+        next = at + 1;
+        if (block.type === "tool_use" && typeof block.id === "string") toolUses.set(block.id, String(block.name));
+        continue;
+      }
+      if (block.type === "tool_result") {
+        differences.push(...keyProblems(block, ["type", "tool_use_id", "content", "is_error", "cache_control"], `a tool result in user turn ${index}`));
+        differences.push(...checkToolResult(block, index, expected, shape, bound, toolUses));
+        continue;
+      }
+      if (block.type !== "text" || typeof block.text !== "string") {
+        differences.push(`user turn ${index} held a ${quote(String(block.type))} block, which the call did not give`);
+        continue;
+      }
+      differences.push(...keyProblems(block, ["type", "text", "cache_control"], `a text block in user turn ${index}`));
+      const text = block.text;
+      const reminder = REMINDER.exec(text);
+      if (reminder) {
+        differences.push(...checkReminder(reminder[1]!, shape, bound));
+        continue;
+      }
+      if (index === 0 && text === expected.prompt && !promptSeen) {
+        promptSeen = true;
+        continue;
+      }
+      if (index > 0 && shape.syntheticUserTexts.includes(text)) continue;
+      differences.push(`user turn ${index} held text the call did not give: ${quote(text)}`);
+    }
+  }
+  if (!promptSeen) differences.push("the call's prompt was not the first user turn's text");
+  return differences;
+}
+
+/**
+ * A block of an assistant turn against one a response had: the same type, and every key it holds the
+ * response's value (a text may lose trailing whitespace); `cache_control` is the CLI's own.
+ */
+function sameBlock(block: Record<string, unknown>, produced: unknown): boolean {
+  if (!isObject(produced) || block.type !== produced.type) return false;
+  for (const [key, value] of Object.entries(block)) {
+    if (key === "cache_control") {
+      if (cacheControlProblem(value)) return false;
+      continue;
+    }
+    if (!Object.hasOwn(produced, key)) return false;
+    const had = produced[key];
+    if (key === "text" && typeof value === "string" && typeof had === "string" && (value === had || value === had.trimEnd())) continue;
+    if (!isDeepStrictEqual(value, had)) return false;
+  }
+  return true;
+}
+
+/**
+ * A tool result: the tool use it answers must be in an assistant turn (so in a response of this call).
+ * When the call's tool returned an output, the result is that output, whole, then only whole reminders
+ * of a recorded kind the CLI appends (measured on 2.1.330 with the token budget on: the last text gets a
+ * newline, the reminder comes as a text block of its own). A KTX tool may itself return the text
+ * `<system-reminder>`: its output is taken off the front first. Without an output (the CLI answered
+ * itself), it must be one of the CLI's own answers for that tool use.
+ */
+function checkToolResult(block: Record<string, unknown>, index: number, expected: CallExpectation, shape: WireShape, bound: Record<string, readonly string[]>, toolUses: ReadonlyMap<string, string>): string[] {
+  const id = typeof block.tool_use_id === "string" ? block.tool_use_id : "";
+  const where = `the result of tool call ${quote(id)} in user turn ${index}`;
+  const differences: string[] = [];
+  if (block.is_error !== undefined && typeof block.is_error !== "boolean") differences.push(`${where} had is_error ${quote(JSON.stringify(block.is_error) ?? "")}`);
+  const parts: string[] = [];
+  if (typeof block.content === "string") parts.push(block.content);
+  else if (Array.isArray(block.content)) {
+    for (const part of block.content as unknown[]) {
+      if (isObject(part) && part.type === "text" && typeof part.text === "string") {
+        differences.push(...keyProblems(part, ["type", "text", "cache_control"], where));
+        parts.push(part.text);
+      } else differences.push(`${where} held a ${quote(String(isObject(part) ? part.type : typeof part))} part, which no tool of the call returns`);
+    }
+  } else if (block.content !== undefined) differences.push(`${where} has content that is neither text nor a list`);
+  const name = toolUses.get(id);
+  if (name === undefined) return [...differences, `${where} answers no tool call of a model response of this call`];
+  const text = parts.join("");
+  const own = expected.toolOutputs?.get(id);
+  if (own) {
+    // An output with no text reaches the model as the CLI's note of it (2.1.330: "(mcp__ktx__x completed with no output)").
+    const candidates = own.join("").trim() === "" ? [`(${name} completed with no output)`, own.join("")] : [own.join(""), own.join("\n")];
+    const ownText = candidates.find((candidate) => text.startsWith(candidate));
+    if (ownText === undefined) return [...differences, `${where} is not the output the call's tool returned: ${quote(text)}`];
+    let rest = text.slice(ownText.length).replace(/^\n/, "");
+    for (let reminder = LEADING_REMINDER.exec(rest); rest !== "" && reminder; reminder = LEADING_REMINDER.exec(rest)) {
+      differences.push(...checkReminder(reminder[1]!, shape, bound).map((difference) => `${where} (after the output the call's tool returned): ${difference}`));
+      rest = rest.slice(reminder[0].length);
+    }
+    if (rest !== "") {
+      differences.push(
+        REMINDER_TAG.test(rest)
+          ? `${where} (after the output the call's tool returned) held a <system-reminder> tag that is no whole reminder: ${quote(rest.slice(rest.search(REMINDER_TAG)))}`
+          : `${where} held text after the output the call's tool returned: ${quote(rest)}`,
+      );
+    }
+    return differences;
+  }
+  if (expected.tools.some((tool) => tool.name === name)) return [...differences, `${where} is not what the call's tool ${quote(name)} returned (no output of it reached the interceptor): ${quote(text)}`];
+  if (!cliAnswer(name, text, expected)) differences.push(`${where} is none of the CLI's own answers for a ${quote(name)} call: ${quote(text)}`);
+  return differences;
+}
+
+/** Answers the CLI writes itself (2.1.330): a tool that is not there, and the structured output's verdict. */
+function cliAnswer(name: string, text: string, expected: CallExpectation): boolean {
+  const tool = escapeRegExp(name);
+  if (new RegExp(`^<tool_use_error>Error: No such tool available: ${tool}(?:\\. ${tool} is disabled for this session, in subagents as well as here\\.)?</tool_use_error>$`).test(text)) return true;
+  if (name !== "StructuredOutput" || expected.jsonSchema === undefined) return false;
+  if (text === "Structured output provided successfully") return true;
+  const prefix = "Output does not match required schema: ";
+  return text.startsWith(prefix) && text.slice(prefix.length).split(/, (?=root\b)/).every((item) => schemaError(item, JSON.stringify(expected.jsonSchema)));
+}
+
+/**
+ * One of ajv's messages as the CLI writes them (`root/a/0: must be string`): every name or pattern it
+ * quotes must be in the call's schema, and the path's segments are names or indexes; nothing else fits.
+ */
+function schemaError(item: string, schema: string): boolean {
+  const match = /^root((?:\/[\w$-]{1,64})*): must (.*)$/.exec(item);
+  if (!match) return false;
+  const inSchema = (text: string) => schema.includes(JSON.stringify(text));
+  const segments = match[1]!.split("/").filter(Boolean);
+  if (!segments.every((segment) => /^\d+$/.test(segment) || inSchema(segment))) return false;
+  const stem = match[2]!;
+  const named = /^have required property '([^']*)'$/.exec(stem) ?? /^match (?:pattern|format) "([^"]*)"$/.exec(stem);
+  if (named) return inSchema(named[1]!) || (stem.startsWith("match format") && /^[\w-]{1,32}$/.test(named[1]!));
+  return /^(?:NOT have additional properties|be (?:string|number|integer|boolean|object|array|null)(?:,(?:string|number|integer|boolean|object|array|null))*|be equal to (?:one of the allowed values|constant)|NOT have (?:more|fewer) than \d+ (?:items|properties|characters)|be [<>]=? -?[\d.e+]+|be multiple of [\d.e+-]+|match (?:exactly one schema in oneOf|a schema in anyOf|"(?:then|else)" schema)|NOT be valid|NOT have duplicate items \(items ## \d+ and \d+ are identical\))$/.test(stem);
+}
+
+const boundPatterns = new Map<string, RegExp>();
+
+/** A reminder template's regex with the call's and the machine's values in its bound slots (cached: few templates, few project dirs). */
+function boundPattern(template: string, pattern: RegExp, bound: Record<string, readonly string[]>): RegExp {
+  if (!BOUND_PLACEHOLDERS.some((name) => template.includes(`{${name}}`))) return pattern;
+  const key = `${JSON.stringify(bound)}\n${template}`;
+  let regex = boundPatterns.get(key);
+  if (!regex) {
+    if (boundPatterns.size > 64) boundPatterns.clear();
+    regex = new RegExp(`^${templateSource(template, bound)}$`);
+    boundPatterns.set(key, regex);
+  }
+  return regex;
+}
+
+function checkReminder(text: string, shape: WireShape, bound: Record<string, readonly string[]>): string[] {
+  if (shape.reminders.some((reminder) => boundPattern(reminder.template, reminder.pattern, bound).test(text))) return [];
+  const { head, tail } = shape.context;
+  if (head && text.startsWith(head) && text.endsWith(tail) && text.length >= head.length + tail.length) {
+    const differences: string[] = [];
+    const sections = text.slice(head.length, text.length - tail.length).split(/^# (?=\S+\n)/m);
+    if (sections[0] !== "") differences.push(`a context reminder held text before its first section: ${quote(sections[0]!)}`);
+    for (const section of sections.slice(1)) {
+      const newline = section.indexOf("\n");
+      const name = section.slice(0, newline);
+      const body = section.slice(newline + 1).replace(/\n+$/, "");
+      // A section may have several recorded wordings (2.1.330's userEmail has two).
+      if (shape.contextSections.some((candidate) => candidate.name === name && boundPattern(candidate.template, candidate.pattern, bound).test(body))) continue;
+      differences.push(describeSection(name, body));
+    }
+    return differences;
+  }
+  if (/^Contents of /m.test(text)) return [describeSection("memory", text)];
+  return [`a <system-reminder> of no kind recorded for this CLI version: ${quote(text)}`];
+}
+
+/** Names where injected instructions came from: a CLAUDE.md's path and first line. */
+function describeSection(name: string, body: string): string {
+  const files = [...body.matchAll(/^Contents of (.+?)(?: \(([^)]*)\))?:\n\n?([\s\S]*?)(?=\n\nContents of |$)/gm)];
+  if (files.length > 0) {
+    return files.map((file) => `instructions from ${file[1]}${file[2] ? ` (${file[2]})` : ""} reached the request (context section "${name}"), first line ${quote(firstLine(file[3] ?? ""))}`).join("; ");
+  }
+  return `a context reminder section "${name}" not recorded for this CLI version: ${quote(body)}`;
+}
