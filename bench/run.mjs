@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm run bench` (after the build): runs every section against the pinned CLI and the scripted
- * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json. Not part of `npm test`.
+ * Messages API on 127.0.0.1, prints the tables, and writes bench/results.json and a dated copy to commit,
+ * bench/results/<date>-<commit>.json (bench/lib/results-file.mjs). Not part of `npm test`.
  * docs/performance.md explains the method and each figure.
  *
  * The sections that drive the real CLI take the path real users take by default: api.anthropic.com
@@ -14,12 +15,13 @@
  * Each section runs in its own Node process (so memory figures are that section's own). The only
  * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { usageGoals, usageTable } from "./lib/usage-report.mjs";
 import { BENCH_DIR, DIST, SDK_VERSION, argValue, benchPath, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
 import { reuseWireTable } from "./lib/usage-report.mjs";
+import { writeResults } from "./lib/results-file.mjs";
 
 const quick = hasFlag("quick");
 const only = argValue("only", "parser,memory,recorder,tools,wire,concurrency,latency,reuse,ingest,lifecycle,usage").split(",");
@@ -309,7 +311,7 @@ if (wire) {
 }
 table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met === null ? "-" : g.met ? "yes" : "NO"]));
 
-// A partial run (--only) gets its own file, so it never overwrites the figures of a full run.
-const out = join(BENCH_DIR, `${argValue("only", "") ? `results.${only.join("-")}` : "results"}${path === "base-url" ? ".base-url" : ""}.json`);
-writeFileSync(out, `${JSON.stringify({ generatedAt: new Date().toISOString(), path, quick, machine, agentSdk: withSdk ? SDK_VERSION : null, totalSeconds, sectionSeconds: timings, goals, sections }, null, 2)}\n`);
-process.stdout.write(`\nwrote ${out.replace(`${BENCH_DIR}/`, "bench/")} (${totalSeconds} s)\n`);
+// A partial run (--only) gets its own file, so it never overwrites the figures of a full run; each run also gets a dated copy in bench/results/.
+const suffix = `${argValue("only", "") ? `.${only.join("-")}` : ""}${path === "base-url" ? ".base-url" : ""}`;
+const written = writeResults(suffix, { generatedAt: new Date().toISOString(), path, quick, machine, agentSdk: withSdk ? SDK_VERSION : null, totalSeconds, sectionSeconds: timings, goals, sections });
+process.stdout.write(`\nwrote ${written.map((file) => file.replace(`${BENCH_DIR}/`, "bench/")).join(" and ")} (${totalSeconds} s)\n`);
