@@ -348,7 +348,7 @@ describe("status on the first-party path", () => {
     expect(JSON.parse(stdout).network.interceptor).toBe("on");
     stdout = "";
     expect(await runStatus(["--project-dir", projectDir], io)).toBe(0);
-    expect(stdout).toMatch(/egress {8}interceptor on \(every request checked on 127\.0\.0\.1 before it is forwarded; other egress refused\); 1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
+    expect(stdout).toMatch(/egress {8}calls: interceptor on \(every request checked on 127\.0\.0\.1 before it is forwarded; other egress refused\); the probe ran behind the interceptor: 1 Messages request\(s\) checked by the runtime's interceptor; nothing else sent/);
   }, 120_000);
 });
 

@@ -1,6 +1,6 @@
 /**
  * Every result of ClaudeCodeRuntime carries `network` (issue 39): typed as always there, and there on a
- * loop that failed before its CLI said anything. A stand-in CLI (no interceptor: wire off).
+ * loop that failed before its CLI said anything. A stand-in CLI of the testing helpers (no interceptor: `standIn`).
  */
 import { afterEach, expect, it } from "vitest";
 import { ClaudeCodeRuntime, type NetworkRoute } from "../../src/index.js";
@@ -20,11 +20,11 @@ it("text, object and loop results, a failed loop's too, say the route the CLI's 
     const text = await runtime.generateTextResult({ prompt: "Say yes" });
     // Typed as always there: no `?.` and no assertion needed.
     const route: NetworkRoute = text.network;
-    expect(route).toMatchObject({ interceptor: "off", proxies: { HTTPS_PROXY: "http://[REDACTED]@127.0.0.1:9" } });
+    expect(route).toMatchObject({ interceptor: "standIn", proxies: { HTTPS_PROXY: "http://[REDACTED]@127.0.0.1:9" } });
     const { z } = await import("zod");
     const object = await runtime.generateObjectResult({ prompt: "Describe", schema: z.object({ title: z.string() }) });
     // Typed optional (its overloads are the AI SDK runtime's too), there all the same.
-    expect(object.network?.interceptor).toBe("off");
+    expect(object.network?.interceptor).toBe("standIn");
     const loop = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "s", userPrompt: "u", toolSet: {}, stepBudget: 2, telemetryTags: {} });
     expect(loop.stopReason).toBe("error");
     expect(loop.network).toEqual(runtime.network);

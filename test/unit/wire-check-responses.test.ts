@@ -74,6 +74,7 @@ describe("a call's end matched by message id", () => {
     const asked: ToProcess[] = [];
     let call = 0;
     const owner = {
+      running: () => {},
       nextCallId: () => ++call,
       post: (message: ToProcess) => posted.push(message),
       ask: async (make: (reply: number) => ToProcess) => {
