@@ -14,6 +14,16 @@ export { isAbortError } from "./port/ktx-port.js";
 export { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions, type ClaudeCodeRuntimeOnHostOptions, type Routed } from "./claude-code/runtime.js";
 export { ClaudeCodeHost, type ClaudeCodeHostOptions } from "./claude-code/host.js";
 export { CALLER_OPTIONS } from "./claude-code/host-options.js";
+export {
+  ClaudeCodeSession,
+  SessionBusyError,
+  SessionClosedError,
+  type SessionEvent,
+  type SessionOptions,
+  type SessionTurn,
+  type SessionTurnRecord,
+  type TurnResult,
+} from "./sessions/session.js";
 export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/pool/process-pool.js";
 export { type ThinkingOption, type ThinkingSetting, MIN_THINKING_BUDGET } from "./claude-code/thinking.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";

@@ -25,7 +25,8 @@ import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js"
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
 import { RetryHold } from "./run/retry-hold.js";
-import { executeRun } from "./run/run.js";
+import { type Conversation, executeRun } from "./run/run.js";
+import { ClaudeCodeSession, type SessionOptions } from "../sessions/session.js";
 import { InterceptorProcess } from "./wire/interceptor-process.js";
 import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "./wire/shape.js";
 
@@ -57,6 +58,8 @@ export interface HostCall {
   onResult?(result: ResultMessage): void;
   /** The caller's reading of a failure (KTX's: an unknown model named by its role), before the limits decide on a retry. */
   mapError?(error: unknown): unknown;
+  /** A session's turn: it runs on the session's process and leaves it unrewound (run.ts). */
+  conversation?: Conversation;
 }
 
 export class ClaudeCodeHost {
@@ -105,6 +108,23 @@ export class ClaudeCodeHost {
   attach(abortInFlight: () => void): () => void {
     this.callers.add(abortInFlight);
     return () => void this.callers.delete(abortInFlight);
+  }
+
+  /**
+   * A multi-turn conversation on one process of this host's pool (sessions/session.ts): each `send` is
+   * a turn that continues it; `close()` gives the process back to the pool, rewound to before the first turn.
+   */
+  createSession(options: SessionOptions): ClaudeCodeSession {
+    return new ClaudeCodeSession(this, options);
+  }
+
+  /** @internal A session's end: its process back to the pool, rewound to before its first turn; resolves once it is idle or retired. */
+  async endConversation(conversation: Conversation): Promise<void> {
+    const entry = conversation.entry;
+    conversation.entry = undefined;
+    if (entry) await this.pool.giveBack(entry, conversation.firstUuid, conversation.lastUuid);
+    conversation.firstUuid = undefined;
+    conversation.lastUuid = undefined;
   }
 
   /** @internal A caller's side of the limits: the host's governor and retry budget, the caller's own listener. */
@@ -304,6 +324,7 @@ export class ClaudeCodeHost {
         transcriptPath: transcript?.path,
         retry: hold.forAttempt(hooks),
         wire,
+        conversation: call.conversation,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

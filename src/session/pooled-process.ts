@@ -152,13 +152,28 @@ export class PooledProcess {
     const stderrTail = this.proc.stderrTail();
     if (active.result && !active.failure) {
       const result = this.cost.perCall(active.result);
-      this.settling = call.keep && !this.anomaly ? this.afterResult(active) : this.endAfterCall(call.endReason ?? "single use");
-      return { result, stderrTail, callIndex, settled: this.settling };
+      this.settling = call.keep && !this.anomaly ? (call.continues ? this.afterTurn() : this.afterResult(active)) : this.endAfterCall(call.endReason ?? "single use");
+      return { result, stderrTail, callIndex, uuid: active.uuid!, settled: this.settling };
     }
     const failure = active.failure ?? this.exitError(undefined);
     this.settling = this.afterFailure(active, failure);
     if (!failure.stderrTail && stderrTail) (failure as { stderrTail: string }).stderrTail = stderrTail;
     throw failure;
+  }
+
+  /**
+   * After a conversation's last turn: rewound to before the user line `uuid` (its first turn's), so it
+   * may serve other calls as a process that served none of the conversation; `settled` says whether it can.
+   * `lastSeen` is its last turn's user line: the CLI refuses (`stale_target`) to rewind across turns it
+   * was not told the caller has seen.
+   */
+  rewindConversation(uuid: string, lastSeen: string): Promise<boolean> {
+    if (this.active) return Promise.reject(new ProtocolError("A Claude Code process was rewound while a call was running."));
+    if (this.retired) return (this.settling = Promise.resolve(false));
+    // Idle, the process does not keep the host alive; until the rewind's reply, it must (becomeIdle lets go again).
+    this.proc.keepHostAlive(true);
+    this.settling = this.afterResult({ uuid }, lastSeen);
+    return this.settling;
   }
 
   /** Retires an idle process: `end_session`, then stdin EOF, escalating to signals if it lingers. */
@@ -205,10 +220,17 @@ export class PooledProcess {
     return false;
   }
 
+  /** A conversation's turn ended: the process waits, unrewound, for the conversation's next turn. */
+  private async afterTurn(): Promise<boolean> {
+    this.becomeIdle();
+    return true;
+  }
+
   /** Rewinds to the call's user line; the process serves again only on `rewound: true`. */
-  private async afterResult(active: ActiveCall): Promise<boolean> {
+  private async afterResult(active: Pick<ActiveCall, "uuid">, lastSeen?: string): Promise<boolean> {
     try {
-      const reply = await this.requests.send({ subtype: "rewind_conversation", target_message_uuid: active.uuid }, this.controlTimeoutMs);
+      const request = { subtype: "rewind_conversation", target_message_uuid: active.uuid, ...(lastSeen !== undefined ? { last_seen_user_message_uuid: lastSeen } : {}) };
+      const reply = await this.requests.send(request, this.controlTimeoutMs);
       if (reply.rewound !== true) throw new Error(`rewind refused: ${JSON.stringify(reply).slice(0, 200)}`);
       this.becomeIdle();
       return true;

@@ -28,6 +28,11 @@ export interface ProcessCall {
   model?: string;
   /** Rewind and keep the process after the result; false: stdin EOF at the result, the process exits. */
   keep: boolean;
+  /**
+   * A conversation's turn (with `keep`): after the result the process is not rewound, so the next call
+   * continues the conversation; `rewindConversation` later takes it back to before its first turn.
+   */
+  continues?: boolean;
   /** Why the process ends after the call when it is not kept (`single use`, `call limit`, `pool closed`). */
   endReason?: string;
   control: ControlHandlers;
@@ -49,6 +54,8 @@ export interface ProcessCallEnd {
   stderrTail: string;
   /** 1 for the process's first call. */
   callIndex: number;
+  /** The uuid of the call's user line (a conversation rewinds to its first turn's). */
+  uuid: string;
   /** Settles once the process is rewound (true: it may serve again) or has exited (false). */
   settled: Promise<boolean>;
 }

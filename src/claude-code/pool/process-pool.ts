@@ -43,6 +43,8 @@ export class ProcessPool {
   private readonly idle: IdleList;
   /** Processes held for a call's retry after a usage-limit rejection, each with the timer that ends it unused. */
   private readonly held = new Map<PoolEntry, NodeJS.Timeout>();
+  /** Processes a conversation keeps between its turns (sessions), outside the idle list and its budget. */
+  private readonly pinned = new Set<PoolEntry>();
   private readonly settling = new Map<PoolEntry, Promise<void>>();
   private readonly live = new Set<PoolEntry>();
   /** Every process not yet exited, whatever it is doing. */
@@ -130,11 +132,40 @@ export class ProcessPool {
     return entry;
   }
 
-  /** Whether the call about to run on `entry` should leave it rewound for another; else the reason it ends. */
-  keepAfterCall(entry: PoolEntry): true | string {
+  /**
+   * Whether the call about to run on `entry` should leave it rewound for another (a conversation's turn:
+   * ready for its next turn, whatever `reuse` says); else the reason it ends.
+   */
+  keepAfterCall(entry: PoolEntry, conversation = false): true | string {
+    if (conversation) return this.closed ? "pool closed" : true;
     if (!this.reuse) return "single use";
     if (this.closed) return "pool closed";
     return entry.proc.callCount + 1 >= this.maxCalls ? "call limit" : true;
+  }
+
+  /** After a conversation's turn: its process waits for the next turn (true), unless it was lost or the pool closed. */
+  async keepForConversation(entry: PoolEntry): Promise<boolean> {
+    const ok = await entry.proc.settled;
+    if (ok && !this.closed && !entry.proc.retired) {
+      this.pinned.add(entry);
+      return true;
+    }
+    this.pinned.delete(entry);
+    if (!entry.proc.retired) await this.retire(entry, "pool closed");
+    return false;
+  }
+
+  /**
+   * A conversation gives its process back: rewound to before its first turn, it goes to the idle list
+   * like any process after a call (resolves true), or is retired (false). `firstUuid` undefined: nothing
+   * of the conversation is left on it.
+   */
+  giveBack(entry: PoolEntry, firstUuid: string | undefined, lastUuid: string | undefined): Promise<boolean> {
+    this.pinned.delete(entry);
+    const ended = entry.proc.retired ?? (this.closed ? "pool closed" : this.reuse ? undefined : "single use");
+    if (ended) return this.retire(entry, ended).then(() => false);
+    if (firstUuid !== undefined) void entry.proc.rewindConversation(firstUuid, lastUuid ?? firstUuid);
+    return this.release(entry);
   }
 
   /** After a call (success or failure): back to the idle list once rewound (resolves true), else retired (false). */
@@ -238,7 +269,10 @@ export class ProcessPool {
     const running = [...this.running];
     const idle = this.idle.drain();
     const held = [...this.held.keys()].filter((entry) => this.unhold(entry));
-    await Promise.all([...idle, ...held].map((entry) => this.retire(entry, "pool closed")));
+    // A conversation's process between turns ends now; one serving a turn, when the turn ends (keepForConversation).
+    const pinned = [...this.pinned].filter((entry) => !entry.proc.busy);
+    for (const entry of pinned) this.pinned.delete(entry);
+    await Promise.all([...idle, ...held, ...pinned].map((entry) => this.retire(entry, "pool closed")));
     await Promise.all(running.map((proc) => proc.proc.exited));
   }
 

@@ -98,6 +98,20 @@ export interface RunSpec {
   retry?: RetryHandoff;
   /** The runtime's interceptor (first-party path): every process is started behind it and every call checked by it. */
   wire?: InterceptorProcess;
+  /** A conversation's turn: it runs on the conversation's process and leaves it unrewound for the next turn. */
+  conversation?: Conversation;
+}
+
+/**
+ * A conversation's hold on one process: taken from the pool at its first turn, kept (outside the idle
+ * list and its budget) between turns, given back by its owner (sessions/session.ts). `entry` is unset
+ * again when the process is lost; `firstUuid` is the user line of its first turn still in the conversation.
+ */
+export interface Conversation {
+  entry?: PoolEntry;
+  firstUuid?: string;
+  /** The user line of its latest turn still in the conversation. */
+  lastUuid?: string;
 }
 
 /** What a call's attempts hand each other (runtime.ts keeps it for the whole call). */
@@ -146,6 +160,8 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   const spawn = () => spawnBehind(spec.wire, launch, (process) => new PooledProcess({ process, modelSwitch, controlTimeoutMs: pool.controlTimeoutMs, logger: spec.logger }));
   // The project directory is checked when a call needs a new CLI in it; a reused process runs there already (a stat per call was a measurable share of a reused loop's host CPU).
   const start = () => (requireProjectDir(spec.projectDir), spawn());
+  const pinned = spec.conversation?.entry;
+  if (pinned) return runOn(spec, pool, pinned, "reused", toolIds);
   const previous = spec.retry?.take();
   const held = previous && pool.takeHeld(previous, shape);
   const { entry, source } = held ? { entry: held, source: "held" as const } : await pool.acquire(launchMatch, shape, start);
@@ -207,7 +223,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     env: spec.env,
     process: { pid: proc.pid, launch: proc.launchId, call: callIndex, source, ...(callIndex > 1 && entry.launchTranscript ? { launchTranscript: entry.launchTranscript } : {}) },
   });
-  const keep = pool.keepAfterCall(entry);
+  const conversation = spec.conversation;
+  const keep = pool.keepAfterCall(entry, conversation !== undefined);
   let result: ResultMessage | undefined;
   let failure: unknown;
   const session = wireSessionOf(proc);
@@ -226,6 +243,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       prompt: spec.prompt,
       model: spec.model,
       keep: keep === true,
+      continues: conversation !== undefined,
       endReason: keep === true ? undefined : keep,
       control: {
         // What the call's tools handed the CLI reaches the interceptor first: its check tells a tool's own text from reminders the CLI adds.
@@ -248,6 +266,10 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       signal: spec.signal,
     });
     result = end.result;
+    if (conversation) {
+      conversation.firstUuid ??= end.uuid;
+      conversation.lastUuid = end.uuid;
+    }
     if (session) {
       // Within what is left of the call's timeoutMs: a stalled interceptor cannot hold the call past it.
       wireEnd = await session.endCall(state.steps.ids, spec.timeoutMs === undefined ? undefined : spec.timeoutMs - (performance.now() - callStarted));
@@ -273,9 +295,12 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     // A call that failed still reports what its requests carried, when the interceptor can say.
     wireEnd ??= await session?.endCall().catch(() => undefined);
     // A call the usage limit stopped keeps its process (rewound) for its retry after the reset.
-    const holding = failure !== undefined && pool.reuse && spec.retry?.willRetry(failure) === true;
-    const kept = holding ? pool.hold(entry) : pool.release(entry);
+    const holding = conversation === undefined && failure !== undefined && pool.reuse && spec.retry?.willRetry(failure) === true;
+    // A conversation keeps its process between turns, outside the idle list; a process it lost is forgotten by the pool as it exits.
+    const kept = conversation ? pool.keepForConversation(entry).then((ok) => ((conversation.entry = ok ? entry : undefined), ok)) : holding ? pool.hold(entry) : pool.release(entry);
     if (holding && (await kept)) spec.retry!.keep(entry);
+    // The conversation knows whether it still has its process before its turn returns.
+    if (conversation) await kept;
     if (!spec.reapInBackground) {
       if (!(await kept)) recordExit(await proc.proc.exited);
       spec.observer?.call?.({ ...callRecord(entry, callIndex, result, await kept, holding, exit, failure), ...(wireEnd ? { requests: wireEnd.records, refused: wireEnd.refusals } : {}) });

@@ -1,0 +1,245 @@
+/**
+ * `ClaudeCodeSession`: a multi-turn conversation, an adapter on a `ClaudeCodeHost`. Its turns run on one
+ * process of the host's pool, pinned to the session and never rewound between turns, so the CLI keeps the
+ * history (tool results included) itself; `close()` rewinds the process to before the first turn and gives
+ * it back to the pool. Each `send` is a turn: an async iterable of events and a `result` promise.
+ */
+import { AbortError, ClaudeCodeError, InvalidInputError, IsolationError } from "../errors/index.js";
+import type { KtxProgressEvent } from "../limits/events.js";
+import type { CallLimits } from "../limits/index.js";
+import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
+import type { RunUsage, ToolCallRecord } from "../runtime/types.js";
+import { type Logger } from "../session/logger.js";
+import type { ClaudeCodeHost } from "../claude-code/host.js";
+import { resolveModelValue } from "../claude-code/models.js";
+import type { Conversation } from "../claude-code/run/run.js";
+import { runUsage } from "../claude-code/run/call-output.js";
+import { type RunLoopStopReason, mapStopReason } from "../claude-code/run/stop-reason.js";
+
+export interface SessionOptions {
+  /** An alias (`sonnet`, `opus`, `haiku`) or a `claude-*` id, for every turn. */
+  model: string;
+  system?: string;
+  /** Tools the model may call in every turn (KTX-style descriptors or AI SDK tools via `fromAiSdkTools`). */
+  tools?: KtxRuntimeToolSet;
+  /** Model responses allowed per turn; default 10 with tools, 1 without. */
+  maxTurns?: number;
+  /** Stream the model's text as `text_delta` events; default true. */
+  includePartialMessages?: boolean;
+  logger?: Logger;
+}
+
+/** What a turn reports while it runs. */
+export type SessionEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "tool_call"; toolUseId: string; name: string; input: unknown }
+  | { type: "tool_result"; toolUseId: string; name: string; ok: boolean; durationMs: number; error?: string }
+  | { type: "step"; stepIndex: number }
+  /** Anything else the limits say about the turn: governor waits, retries (docs/rate-limits.md). */
+  | { type: "progress"; event: KtxProgressEvent };
+
+/** A finished turn, backend-neutral. */
+export interface TurnResult {
+  text: string;
+  toolCalls: ToolCallRecord[];
+  usage: RunUsage;
+  costUsd: number;
+  model: string;
+  durationMs: number;
+  /** `natural`, or `budget` when the turn used its `maxTurns`. */
+  stopReason: RunLoopStopReason;
+  sessionId: string;
+}
+
+/** One turn: iterate it for its events (the iteration ends with the turn); `result` settles with it. */
+export interface SessionTurn extends AsyncIterable<SessionEvent> {
+  readonly result: Promise<TurnResult>;
+}
+
+/** A turn of `history`: its input and how it ended. */
+export interface SessionTurnRecord {
+  input: string;
+  result?: TurnResult;
+  /** Set when the turn failed; an interrupted turn's is an `AbortError` (and the conversation goes on without it). */
+  error?: ClaudeCodeError;
+}
+
+/** `send` while a turn runs: a session has one turn at a time. */
+export class SessionBusyError extends ClaudeCodeError {
+  override readonly code = "session_busy";
+  constructor() {
+    super("This session is running a turn; wait for its result (or interrupt() it) before sending the next.");
+  }
+}
+
+/** `send` after `close()`, or after the session's process ended with its conversation on it. */
+export class SessionClosedError extends ClaudeCodeError {
+  override readonly code = "session_closed";
+  constructor(lost?: ClaudeCodeError) {
+    super(
+      lost
+        ? `This session's Claude Code process ended (${lost.name}: ${lost.message.slice(0, 200)}) and its conversation with it; create another session with host.createSession().`
+        : "This session is closed; create another with host.createSession().",
+      lost ? { cause: lost, stderrTail: lost.stderrTail } : {},
+    );
+  }
+}
+
+export class ClaudeCodeSession {
+  private readonly model: string;
+  private readonly tools: PreparedTool[];
+  private readonly maxTurns: number;
+  private readonly limits: CallLimits;
+  private readonly conversation: Conversation = {};
+  private readonly turns: SessionTurnRecord[] = [];
+  private running: { controller: AbortController; queue: EventQueue; done: Promise<unknown> } | undefined;
+  private closed = false;
+  /** The failure that ended the session's process while it held the conversation. */
+  private lost: ClaudeCodeError | undefined;
+
+  constructor(
+    private readonly host: ClaudeCodeHost,
+    private readonly options: SessionOptions,
+  ) {
+    const model = typeof options?.model === "string" ? resolveModelValue(options.model) : undefined;
+    if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
+    // The wire check knows one prompt per call; a later turn's request carries earlier turns it would refuse.
+    if (host.interceptor === "on") {
+      throw new IsolationError(["wire: sessions cannot run behind the interceptor yet (its check expects one prompt per call, a session's later turns carry several)"], "Create the session on a host without `wire` (or with an apiEndpoint); docs/sessions.md.");
+    }
+    this.model = model.id;
+    this.tools = options.tools ? prepareToolSet(options.tools) : [];
+    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 ? 10 : 1);
+    this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
+  }
+
+  /** The turns so far, oldest first. */
+  get history(): readonly SessionTurnRecord[] {
+    return this.turns;
+  }
+
+  /** Sends `input` as the next turn; throws `SessionBusyError` while a turn runs, `SessionClosedError` after `close()`. */
+  send(input: string): SessionTurn {
+    if (this.closed || this.lost) throw new SessionClosedError(this.lost);
+    if (this.running) throw new SessionBusyError();
+    if (typeof input !== "string" || input.trim() === "") throw new InvalidInputError("A session turn needs a non-empty input string.");
+    const controller = new AbortController();
+    const queue = new EventQueue();
+    const record: SessionTurnRecord = { input };
+    this.turns.push(record);
+    const detach = this.host.attach(() => controller.abort(new Error("the host was closed")));
+    const started = performance.now();
+    const result = this.host
+      .run(
+        {
+          model: this.model,
+          system: this.options.system ?? "",
+          prompt: input,
+          maxTurns: this.maxTurns,
+          tools: this.tools,
+          includePartialMessages: this.options.includePartialMessages ?? true,
+          signal: controller.signal,
+          logger: this.options.logger,
+          conversation: this.conversation,
+        },
+        this.limits,
+      )
+      .then((output): TurnResult => ({
+        text: output.result.result ?? output.lastText,
+        toolCalls: output.toolCalls,
+        usage: runUsage(output.result),
+        costUsd: output.result.total_cost_usd ?? 0,
+        model: output.init.model,
+        durationMs: Math.round(performance.now() - started),
+        stopReason: mapStopReason(output.result),
+        sessionId: output.result.session_id ?? output.init.session_id,
+      }));
+    // Registered before the caller can await `result`, so the session is free again when the caller's code after it runs.
+    const settle = () => {
+      detach();
+      queue.end();
+      this.running = undefined;
+    };
+    const done = result.then(
+      (value) => void ((record.result = value), settle()),
+      (error: unknown) => {
+        record.error = ClaudeCodeError.isInstance(error) ? error : new AbortError(error);
+        // The process is gone and with it the turns so far: the session cannot go on as the same conversation.
+        if (!this.conversation.entry && this.conversation.firstUuid !== undefined) this.lost = record.error;
+        settle();
+      },
+    );
+    this.running = { controller, queue, done };
+    // Iterating alone must not leave the failure unhandled; awaiting `result` still sees it.
+    result.catch(() => {});
+    return { result, [Symbol.asyncIterator]: () => queue.iterator() };
+  }
+
+  /** Ends the running turn (its result rejects with `AbortError`); the conversation goes on without it. */
+  interrupt(): void {
+    this.running?.controller.abort(new Error("interrupted"));
+  }
+
+  /** Interrupts a running turn, then gives the process back to the host's pool, rewound to before the first turn. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const running = this.running;
+    if (running) {
+      running.controller.abort(new Error("the session was closed"));
+      await running.done;
+    }
+    await this.host.endConversation(this.conversation);
+  }
+}
+
+function toSessionEvent(event: KtxProgressEvent): SessionEvent {
+  switch (event.type) {
+    case "text_delta":
+      return { type: "text_delta", text: event.text };
+    case "tool_call_started":
+      return { type: "tool_call", toolUseId: event.toolUseId, name: event.name, input: event.input };
+    case "tool_call_finished":
+      return { type: "tool_result", toolUseId: event.toolUseId, name: event.name, ok: event.ok, durationMs: event.durationMs, ...(event.error !== undefined ? { error: event.error } : {}) };
+    case "step_finished":
+      return { type: "step", stepIndex: event.stepIndex };
+    default:
+      return { type: "progress", event };
+  }
+}
+
+/** A turn's events for one reader: pushed as they come, read in order, ended with the turn. */
+class EventQueue {
+  private readonly items: SessionEvent[] = [];
+  private waiting: ((result: IteratorResult<SessionEvent>) => void) | undefined;
+  private ended = false;
+
+  push(event: SessionEvent): void {
+    if (this.ended) return;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) waiting({ value: event, done: false });
+    else this.items.push(event);
+  }
+
+  end(): void {
+    this.ended = true;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.({ value: undefined, done: true });
+  }
+
+  iterator(): AsyncIterator<SessionEvent> {
+    return {
+      next: () => {
+        if (this.items.length > 0) return Promise.resolve({ value: this.items.shift()!, done: false });
+        if (this.ended) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => (this.waiting = resolve));
+      },
+      return: async () => {
+        this.ended = true;
+        this.items.length = 0;
+        return { value: undefined, done: true };
+      },
+    };
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * The example of docs/sessions.md, run as the page has it (public import, its own process) against the
+ * scripted API: the only change is options a test needs, spread in front of the host's own (the API's
+ * base URL, no spares, the test's pass-through names).
+ */
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { execa } from "execa";
+import { afterEach, expect, it } from "vitest";
+import { turn } from "../../src/testing/scripted-api.js";
+import { TEST_PASS_ENV, cleanup, cliOption, remainingChildren, scriptedApi, tempDir, testEnv } from "../support.js";
+
+afterEach(async () => {
+  await cleanup();
+});
+
+const page = readFileSync(new URL("../../docs/sessions.md", import.meta.url), "utf8");
+
+it("runs: a two-turn chat with a tool, streamed to stdout, the second turn's request carrying the first", { timeout: 120_000 }, async () => {
+  const code = /```ts\n([\s\S]*?)```/.exec(page)?.[1];
+  expect(code).toContain("new ClaudeCodeHost({ ");
+  const api = await scriptedApi([turn.tools({ name: "mcp__ktx__lookup", input: { term: "grain" } }), turn.text("Grain is the level of detail of one row."), turn.text("Detail per row.")]);
+  // Inside the package, so `ktx-claude-code` resolves to its own build as it would for a user.
+  const file = join(import.meta.dirname, `.sessions-example-${process.pid}.mjs`);
+  writeFileSync(file, code!.replace("new ClaudeCodeHost({ ", "new ClaudeCodeHost({ ...JSON.parse(process.env.HOST_EXAMPLE_OPTIONS), "));
+  try {
+    const options = { apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" }, warm: false, passEnv: TEST_PASS_ENV, ...cliOption() };
+    const run = await execa(process.execPath, [file], { cwd: tempDir("project"), env: { ...testEnv(), HOST_EXAMPLE_OPTIONS: JSON.stringify(options) }, extendEnv: false, reject: false });
+    expect(run.stderr).toBe("");
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toMatch(/^\[mcp__ktx__lookup\] Grain is the level of detail of one row\.\n\(1 tool call\(s\), \d+ tokens out\)\nDetail per row\.\n\(0 tool call\(s\), \d+ tokens out\)$/);
+  } finally {
+    rmSync(file, { force: true });
+  }
+  expect(api.messageRequests).toHaveLength(3);
+  expect(JSON.stringify(api.messageRequests[2]!.body.messages)).toContain("What does grain mean?");
+  expect(JSON.stringify(api.messageRequests[2]!.body.messages)).toContain("the level of detail of one row");
+  expect(await remainingChildren()).toEqual([]);
+});
