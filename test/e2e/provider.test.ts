@@ -1,0 +1,214 @@
+/**
+ * The AI SDK provider (`ktx-claude-code/provider`) driven by the real AI SDK (`ai` 6) on the real CLI,
+ * against the scripted API on the first-party path behind the host's interceptor: one-turn calls and their
+ * reuse, streaming, structured output, a loop of tools the app executes (parked between steps on one CLI),
+ * and the ends a parked turn can come to (abort, never resumed).
+ */
+import { generateObject, generateText, stepCountIs, streamText, tool } from "ai";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ClaudeCodeHost } from "../../src/index.js";
+import { RateLimitGovernor } from "../../src/limits/governor.js";
+import { createClaudeCode, type ClaudeCodeProvider, ParkedTurnExpiredError } from "../../src/provider/index.js";
+import { type RecordedRequest, type ScriptedMessagesApi, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
+import { TEST_PASS_ENV, cleanup, cliOption, firstPartyApi, firstPartyEnv, pidAlive, remainingChildren, tempDir, toolResultsIn } from "../support.js";
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+  await cleanup();
+});
+
+/** The call a request belongs to: its prompt is `case=<name>` (the CLI adds its own text around it). */
+function caseOf(request: RecordedRequest): string {
+  const first = request.body?.messages?.[0];
+  const text = typeof first?.content === "string" ? first.content : (first?.content ?? []).map((part: { text?: string }) => part.text ?? "").join("");
+  return /case=(\S+)/.exec(text)?.[1] ?? "unknown";
+}
+
+function script(request: RecordedRequest): ScriptedTurn {
+  const name = caseOf(request);
+  const step = (request.body?.messages ?? []).filter((m: { role: string }) => m.role === "assistant").length;
+  const results = toolResultsIn(request.body);
+  if (name === "object") return turn.object({ title: "Quarterly report", pages: 12 });
+  if (name === "slow") return { text: "one two three four five six seven eight nine ten eleven twelve", chunkDelayMs: 400 };
+  if (name === "loop") {
+    // Two calls in one response, then one more, then the answer quoting every result the model got.
+    if (step === 0) return { text: "Looking both up.", toolCalls: [{ name: "mcp__ktx__weather", input: { city: "Paris" } }, { name: "mcp__ktx__clock", input: { city: "Paris" } }] };
+    if (step === 1) return turn.tools({ name: "mcp__ktx__weather", input: { city: "Oslo" } });
+    return turn.text(`done: ${results.map((result) => `${result.is_error ? "error " : ""}${result.text}`).join(" | ")}`);
+  }
+  if (name === "park") return step === 0 ? turn.tools({ name: "mcp__ktx__weather", input: { city: "Rome" } }) : turn.text("after the tool");
+  return turn.text(`answer to ${name}`);
+}
+
+async function setup(options: { parkMs?: number; maxConcurrentRuns?: number } = {}): Promise<{ api: ScriptedMessagesApi; provider: ClaudeCodeProvider; host: ClaudeCodeHost }> {
+  const api = await firstPartyApi(script);
+  const host = new ClaudeCodeHost({
+    projectDir: tempDir("project"),
+    env: firstPartyEnv(api),
+    passEnv: TEST_PASS_ENV,
+    ...cliOption(),
+    idleTimeoutMs: 30_000,
+    warm: false,
+    rateLimitGovernor: new RateLimitGovernor(),
+    ...(options.maxConcurrentRuns ? { maxConcurrentRuns: options.maxConcurrentRuns } : {}),
+  });
+  const provider = createClaudeCode({ host, ...(options.parkMs ? { parkMs: options.parkMs } : {}) });
+  closers.push(async () => {
+    await provider.close();
+    await host.close();
+  });
+  return { api, provider, host };
+}
+
+const meta = (metadata: unknown): Record<string, any> => (metadata as Record<string, Record<string, any>>)["claude-code"] ?? {};
+
+describe("ktx-claude-code/provider with the AI SDK", () => {
+  it("generateText answers one turn, and the same call again runs on the same process (pool: reused)", { timeout: 180_000 }, async () => {
+    const { provider, host } = await setup();
+    const model = provider("sonnet");
+    const first = await generateText({ model, system: "Be brief.", prompt: "case=hello" });
+    expect(first.text).toBe("answer to hello");
+    expect(first.finishReason).toBe("stop");
+    expect(first.warnings ?? []).toEqual([]);
+    expect(first.usage.inputTokens).toBeGreaterThan(0);
+    expect(first.usage.outputTokens).toBeGreaterThan(0);
+    const firstMeta = meta(first.providerMetadata);
+    expect(firstMeta.pool).toBe("cold");
+    expect(firstMeta.network?.interceptor).toBe("on");
+    expect(typeof firstMeta.sessionId).toBe("string");
+    const second = await generateText({ model, system: "Be brief.", prompt: "case=hello", temperature: 0.2 });
+    expect(second.text).toBe("answer to hello");
+    const secondMeta = meta(second.providerMetadata);
+    expect(secondMeta.pool).toBe("reused");
+    expect(secondMeta.pid).toBe(firstMeta.pid);
+    expect(second.warnings).toEqual([expect.objectContaining({ type: "unsupported", feature: "temperature" })]);
+    expect(host.poolStats.started).toBe(1);
+  });
+
+  it("streamText streams the answer as several text deltas (the CLI's partial messages)", { timeout: 180_000 }, async () => {
+    const { provider } = await setup();
+    const result = streamText({ model: provider("sonnet"), prompt: "case=streaming-works-in-pieces" });
+    const chunks: string[] = [];
+    for await (const chunk of result.textStream) chunks.push(chunk);
+    expect(chunks.join("")).toBe("answer to streaming-works-in-pieces");
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(await result.finishReason).toBe("stop");
+    expect(meta(await result.providerMetadata).pool).toBe("cold");
+  });
+
+  it("generateObject gets the CLI's structured output, checked by the zod schema", { timeout: 180_000 }, async () => {
+    const { provider, api } = await setup();
+    const { object } = await generateObject({ model: provider("sonnet"), schema: z.object({ title: z.string(), pages: z.number() }), prompt: "case=object" });
+    expect(object).toEqual({ title: "Quarterly report", pages: 12 });
+    const tools = (api.messageRequests[0]?.body?.tools ?? []).map((t: { name: string }) => t.name);
+    expect(tools).toContain("StructuredOutput");
+  });
+
+  it("generateText runs two app-executed tools over three steps on one CLI process", { timeout: 240_000 }, async () => {
+    const { provider, host } = await setup();
+    const executed: string[] = [];
+    const steps: Array<{ finishReason: string; toolCalls: number; pids: number[] }> = [];
+    const result = await generateText({
+      model: provider("sonnet"),
+      prompt: "case=loop",
+      stopWhen: stepCountIs(5),
+      tools: {
+        weather: tool({
+          description: "The weather in a city.",
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => (executed.push(`weather ${city}`), `sunny in ${city}`),
+        }),
+        clock: tool({
+          description: "The time in a city.",
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }): Promise<string> => {
+            executed.push(`clock ${city}`);
+            throw new Error(`no clock for ${city}`);
+          },
+        }),
+      },
+      onStepFinish: (step) => void steps.push({ finishReason: step.finishReason, toolCalls: step.toolCalls.length, pids: host.reusePids }),
+    });
+    expect(executed.sort()).toEqual(["clock Paris", "weather Oslo", "weather Paris"]);
+    expect(steps.map((step) => [step.finishReason, step.toolCalls])).toEqual([
+      ["tool-calls", 2],
+      ["tool-calls", 1],
+      ["stop", 0],
+    ]);
+    expect(result.steps).toHaveLength(3);
+    // The model saw each result as the app gave it: a tool's error as an error result.
+    expect(result.text).toBe("done: sunny in Paris | error no clock for Paris | sunny in Oslo");
+    // One process served every step: the live process while parked is the one that answered at the end.
+    const pid = meta(result.providerMetadata).pid;
+    expect(steps.every((step) => step.pids.includes(pid))).toBe(true);
+    expect(host.poolStats.started).toBe(1);
+    expect(meta(result.steps[0]!.providerMetadata).parked).toBe(true);
+  });
+
+  it("an abort mid-stream ends the turn: the CLI is interrupted and nothing is left running after close", { timeout: 180_000 }, async () => {
+    const { provider, host } = await setup();
+    const controller = new AbortController();
+    const result = streamText({ model: provider("sonnet"), prompt: "case=slow", abortSignal: controller.signal, onError: () => {} });
+    let first = "";
+    let aborted = false;
+    try {
+      for await (const chunk of result.textStream) {
+        first ||= chunk;
+        controller.abort();
+      }
+    } catch (error) {
+      aborted = (error as Error).name === "AbortError" || controller.signal.aborted;
+    }
+    expect(first.length).toBeGreaterThan(0);
+    expect(aborted || controller.signal.aborted).toBe(true);
+    const pids = host.reusePids;
+    await provider.close();
+    await host.close();
+    for (const pid of pids) expect(pidAlive(pid)).toBe(false);
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("a turn parked at a tool call and never resumed ends after parkMs and frees its slot", { timeout: 180_000 }, async () => {
+    const { provider, host } = await setup({ parkMs: 1_000, maxConcurrentRuns: 1 });
+    const model = provider("sonnet");
+    const tools = [{ type: "function" as const, name: "weather", description: "The weather.", inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }];
+    const step = await model.doGenerate({ prompt: [{ role: "user", content: [{ type: "text", text: "case=park" }] }], tools });
+    expect(step.finishReason.unified).toBe("tool-calls");
+    expect(step.content).toEqual([expect.objectContaining({ type: "tool-call", toolName: "weather", input: JSON.stringify({ city: "Rome" }) })]);
+    // With one slot, this call runs only once the parked turn has given its slot back.
+    const next = await generateText({ model, prompt: "case=after-park" });
+    expect(next.text).toBe("answer to after-park");
+    expect(host.poolStats.retired).toBeDefined();
+    expect(ParkedTurnExpiredError.name).toBe("ParkedTurnExpiredError");
+  });
+
+  it("an abort while parked (the app's tool aborts the loop) ends the turn and leaves no process behind", { timeout: 180_000 }, async () => {
+    const { provider, host } = await setup();
+    const controller = new AbortController();
+    const outcome = await generateText({
+      model: provider("sonnet"),
+      prompt: "case=park",
+      abortSignal: controller.signal,
+      stopWhen: stepCountIs(5),
+      tools: {
+        weather: tool({
+          description: "The weather.",
+          inputSchema: z.object({ city: z.string() }),
+          execute: async () => {
+            controller.abort();
+            return "never used";
+          },
+        }),
+      },
+    }).then(
+      () => "resolved",
+      (error: Error) => error.name,
+    );
+    expect(outcome).toBe("AbortError");
+    await provider.close();
+    await host.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+});
