@@ -136,6 +136,7 @@ export class ProviderTurn {
     this.unpark();
     this.state = "ended";
     this.spec.onEnded(this);
+    this.spec.host.logger.warn(`${reason.name}: ${reason.message}`);
     // The run fails first, so the handlers' answers below are never sent to the CLI.
     this.abort.abort(reason);
     for (const waiter of this.waiting.values()) waiter.reject(reason);
