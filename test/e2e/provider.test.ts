@@ -4,7 +4,7 @@
  * reuse, streaming, structured output, a loop of tools the app executes (parked between steps on one CLI),
  * and the ends a parked turn can come to (abort, never resumed).
  */
-import { generateObject, generateText, stepCountIs, streamText, tool } from "ai";
+import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ClaudeCodeHost } from "../../src/index.js";
@@ -105,6 +105,15 @@ describe("ktx-claude-code/provider with the AI SDK", () => {
     expect(object).toEqual({ title: "Quarterly report", pages: 12 });
     const tools = (api.messageRequests[0]?.body?.tools ?? []).map((t: { name: string }) => t.name);
     expect(tools).toContain("StructuredOutput");
+  });
+
+  it("streamObject streams the structured output and ends with the object the schema checked", { timeout: 180_000 }, async () => {
+    const { provider } = await setup();
+    const result = streamObject({ model: provider("sonnet"), schema: z.object({ title: z.string(), pages: z.number() }), prompt: "case=object" });
+    const partials: unknown[] = [];
+    for await (const partial of result.partialObjectStream) partials.push(partial);
+    expect(await result.object).toEqual({ title: "Quarterly report", pages: 12 });
+    expect(partials.at(-1)).toEqual({ title: "Quarterly report", pages: 12 });
   });
 
   it("generateText runs two app-executed tools over three steps on one CLI process", { timeout: 240_000 }, async () => {
@@ -219,6 +228,21 @@ describe("ktx-claude-code/provider with the AI SDK", () => {
     expect(warnings.filter((warning) => warning.startsWith(`${ParkedTurnExpiredError.name}:`))).toHaveLength(1);
     // The CLI was stopped in its tool call: the model never got a result, so no second request of that turn was made.
     expect(api.messageRequests.map((request) => caseOf(request))).toEqual(["park", "after-park"]);
+  });
+
+  it("close() ends a parked turn: its CLI is interrupted and reaped", { timeout: 180_000 }, async () => {
+    const { provider, host, api } = await setup();
+    const model = provider("sonnet");
+    const tools = [{ type: "function" as const, name: "weather", description: "The weather.", inputSchema: { type: "object", properties: { city: { type: "string" } } } }];
+    const step = await model.doGenerate({ prompt: [{ role: "user", content: [{ type: "text", text: "case=park" }] }], tools });
+    expect(step.finishReason.unified).toBe("tool-calls");
+    const pids = host.reusePids;
+    expect(pids).toHaveLength(1);
+    await provider.close();
+    await host.close();
+    expect(pidAlive(pids[0]!)).toBe(false);
+    expect(await remainingChildren()).toEqual([]);
+    expect(api.messageRequests).toHaveLength(1);
   });
 
   it("an abort while parked (the app's tool aborts the loop) ends the turn and leaves no process behind", { timeout: 180_000 }, async () => {
