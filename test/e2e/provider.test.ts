@@ -4,7 +4,7 @@
  * reuse, streaming, structured output, a loop of tools the app executes (parked between steps on one CLI),
  * and the ends a parked turn can come to (abort, never resumed).
  */
-import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from "ai";
+import { type ModelMessage, Output, generateObject, generateText, stepCountIs, streamObject, streamText, tool } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ClaudeCodeHost } from "../../src/index.js";
@@ -38,6 +38,8 @@ function script(request: RecordedRequest): ScriptedTurn {
     if (step === 1) return turn.tools({ name: "mcp__ktx__weather", input: { city: "Oslo" } });
     return turn.text(`done: ${results.map((result) => `${result.is_error ? "error " : ""}${result.text}`).join(" | ")}`);
   }
+  if (name === "typed") return step === 0 ? turn.tools({ name: "mcp__ktx__weather", input: { city: "Lima" } }) : turn.object({ city: "Lima", summary: results[0]?.text ?? "none" });
+  if (name === "approve") return step === 0 ? turn.tools({ name: "mcp__ktx__weather", input: { city: "Kyiv" } }) : turn.text(`got: ${results.map((result) => `${result.is_error ? "error " : ""}${result.text}`).join(" | ")}`);
   if (name === "park") return step === 0 ? turn.tools({ name: "mcp__ktx__weather", input: { city: "Rome" } }) : turn.text("after the tool");
   return turn.text(`answer to ${name}`);
 }
@@ -171,6 +173,51 @@ describe("ktx-claude-code/provider with the AI SDK", () => {
     for (const kind of ["start-step", "tool-input-start", "tool-input-delta", "tool-input-end", "tool-call", "tool-result", "text-start", "text-delta", "text-end", "finish-step", "finish"]) expect(kinds).toContain(kind);
     expect(types.filter((type) => type === "finish-step")).toHaveLength(2);
     expect(await result.text).toBe("after the tool");
+    expect(host.poolStats.started).toBe(1);
+  });
+
+  it("generateText with Output.object and a tool: the app's tool runs, then the structured output is the answer", { timeout: 180_000 }, async () => {
+    const { provider, host } = await setup();
+    const result = await generateText({
+      model: provider("sonnet"),
+      prompt: "case=typed",
+      stopWhen: stepCountIs(4),
+      output: Output.object({ schema: z.object({ city: z.string(), summary: z.string() }) }),
+      tools: { weather: tool({ description: "The weather.", inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `cold in ${city}` }) },
+    });
+    expect(result.output).toEqual({ city: "Lima", summary: "cold in Lima" });
+    expect(result.steps).toHaveLength(2);
+    expect(host.poolStats.started).toBe(1);
+  });
+
+  it("a tool needing approval: the loop stops at the request, and the approved call resumes the parked turn on its process", { timeout: 180_000 }, async () => {
+    const { provider, host } = await setup();
+    const model = provider("sonnet");
+    const tools = { weather: tool({ description: "The weather.", inputSchema: z.object({ city: z.string() }), needsApproval: true, execute: async ({ city }: { city: string }) => `snow in ${city}` }) };
+    const messages: ModelMessage[] = [{ role: "user", content: "case=approve" }];
+    const first = await generateText({ model, messages, tools, stopWhen: stepCountIs(3) });
+    const request = first.content.find((part) => part.type === "tool-approval-request");
+    expect(request).toBeDefined();
+    const pid = host.reusePids;
+    messages.push(...first.response.messages, { role: "tool", content: [{ type: "tool-approval-response", approvalId: (request as { approvalId: string }).approvalId, approved: true }] });
+    const second = await generateText({ model, messages, tools, stopWhen: stepCountIs(3) });
+    expect(second.text).toBe("got: snow in Kyiv");
+    expect(meta(second.providerMetadata).pid).toBe(pid[0]);
+    expect(host.poolStats.started).toBe(1);
+  });
+
+  it("a denied approval reaches the model as a tool error, on the parked turn's process", { timeout: 180_000 }, async () => {
+    const { provider, host } = await setup();
+    const model = provider("sonnet");
+    const executed: string[] = [];
+    const tools = { weather: tool({ description: "The weather.", inputSchema: z.object({ city: z.string() }), needsApproval: true, execute: async ({ city }: { city: string }) => (executed.push(city), `snow in ${city}`) }) };
+    const messages: ModelMessage[] = [{ role: "user", content: "case=approve" }];
+    const first = await generateText({ model, messages, tools });
+    const request = first.content.find((part) => part.type === "tool-approval-request") as { approvalId: string } | undefined;
+    messages.push(...first.response.messages, { role: "tool", content: [{ type: "tool-approval-response", approvalId: request!.approvalId, approved: false, reason: "not today" }] });
+    const second = await generateText({ model, messages, tools });
+    expect(second.text).toBe("got: error Tool execution denied: not today");
+    expect(executed).toEqual([]);
     expect(host.poolStats.started).toBe(1);
   });
 
