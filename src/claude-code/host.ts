@@ -12,7 +12,7 @@ import { type AttemptHooks, CallLimits, DEFAULT_API_RETRY_BUDGET_MS, DEFAULT_CAL
 import type { ProgressListener } from "../limits/events.js";
 import type { RateLimitGovernorPort } from "../limits/governor.js";
 import type { PreparedTool } from "../mcp/tools.js";
-import type { ResultMessage } from "../protocol/messages.js";
+import type { CliMessage, ResultMessage } from "../protocol/messages.js";
 import { RunLimiter } from "../runtime/limiter.js";
 import type { CloseOptions } from "../runtime/port-runtime.js";
 import type { InterceptorState, NetworkRoute, ToolCallRecord } from "../runtime/types.js";
@@ -56,6 +56,8 @@ export interface HostCall {
   onStepFinish?(stepIndex: number): void;
   onToolSettled?(call: ToolCallRecord): void;
   onResult?(result: ResultMessage): void;
+  /** Every CLI message of the call, after the limits saw it (the AI SDK provider maps them to stream parts). */
+  onCliMessage?(message: CliMessage): void;
   /** The caller's reading of a failure (KTX's: an unknown model named by its role), before the limits decide on a retry. */
   mapError?(error: unknown): unknown;
   /** A session's turn: it runs on the session's process and leaves it unrewound (run.ts). */
@@ -310,7 +312,7 @@ export class ClaudeCodeHost {
         toolTimeoutMs: armedTimeout(this.options.toolTimeoutMs, DEFAULT_TOOL_TIMEOUT_MS),
         timeoutMs: armedTimeout(call.timeoutMs ?? this.options.timeoutMs, DEFAULT_CALL_TIMEOUT_MS),
         includePartialMessages: call.includePartialMessages,
-        onCliMessage: (message) => hooks.onCliMessage(message),
+        onCliMessage: call.onCliMessage ? (message) => (hooks.onCliMessage(message), call.onCliMessage!(message)) : (message) => hooks.onCliMessage(message),
         idleTimeoutMs: this.options.idleTimeoutMs,
         maxLineBytes: this.options.maxLineBytes,
         signal: call.signal,
