@@ -7,8 +7,7 @@
 import { resolve } from "node:path";
 import { InvalidInputError } from "../errors/index.js";
 import { invalidInputError } from "../runtime/validation.js";
-import { checkPassEnv } from "../transport/env.js";
-import { type ClaudeCodeRuntimeOptions, runtimeOptionsSchema } from "./options.js";
+import { type ClaudeCodeRuntimeOptions, checkAuthOptions, runtimeOptionsSchema } from "./options.js";
 
 /**
  * A caller's own options. `models`, `modelAliases`, `modelsSource` and `thinking` (per role) are KTX's
@@ -41,7 +40,7 @@ export function parseHostOptions(options: ClaudeCodeHostOptions): ClaudeCodeHost
   }
   const parsed = hostOptionsSchema.safeParse(options);
   if (!parsed.success) throw invalidInputError("ClaudeCodeHost options", hostOptionsSchema, parsed.error, options);
-  checkPassEnv(options.passEnv);
+  checkAuthOptions(options);
   // Only resolved here: whether it exists is checked by calls, as for the runtime (options.ts).
   return { ...options, projectDir: resolve(options.projectDir) };
 }

@@ -18,6 +18,7 @@ import type { CloseOptions } from "../runtime/port-runtime.js";
 import type { InterceptorState, NetworkRoute, ToolCallRecord } from "../runtime/types.js";
 import { type Logger, silentLogger } from "../session/logger.js";
 import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
+import { authSecrets } from "../transport/auth.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { requireProjectDir } from "./checks/project-dir.js";
@@ -152,6 +153,7 @@ export class ClaudeCodeHost {
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
       passEnv: this.options.passEnv,
       telemetry: this.options.telemetry,
+      auth: this.options.auth,
     });
     return networkRoute(env, this.interceptor);
   }
@@ -262,13 +264,15 @@ export class ClaudeCodeHost {
     const transcriptDir = call.transcript === false ? undefined : (call.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = call.transcript ? call.transcript.name : undefined;
     const endpoint = this.options.apiEndpoint;
-    const explicitCredential = endpoint && (endpoint.apiKey !== undefined ? "apiKey" : "oauthToken");
+    const auth = this.options.auth;
+    const explicitCredential = endpoint ? (endpoint.apiKey !== undefined ? "apiKey" : "oauthToken") : auth?.kind === "apiKey" || auth?.kind === "oauthToken" ? auth.kind : undefined;
     const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
       apiEndpoint: endpoint,
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
       passEnv: this.options.passEnv,
       telemetry: this.options.telemetry,
       launchSettings: call.launchSettings,
+      auth,
     });
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
@@ -286,8 +290,8 @@ export class ClaudeCodeHost {
     const transcript = transcriptDir
       ? await openRunTranscript(transcriptDir, {
           name: transcriptName,
-          secrets: secretValues(this.options.env ?? process.env, endpoint),
-          login: loginAhead(env, explicitCredential),
+          secrets: [...secretValues(this.options.env ?? process.env, endpoint), ...authSecrets(auth)],
+          login: loginAhead(env, explicitCredential, auth),
           network: networkRoute(env, this.interceptor),
         }).catch((error: unknown) => {
           release();
@@ -300,8 +304,9 @@ export class ClaudeCodeHost {
         cli,
         projectDir: this.options.projectDir,
         env,
-        apiKeyAllowed: endpoint?.apiKey !== undefined,
+        apiKeyAllowed: endpoint?.apiKey !== undefined || auth?.kind === "apiKey",
         explicitCredential,
+        auth,
         requireSubscription: this.options.requireSubscription,
         model: call.model,
         maxTurns: call.maxTurns,

@@ -9,6 +9,8 @@ import type { ExperimentalTelemetry } from "../runtime/spans.js";
 import { MODEL_ROLES, type ModelMap } from "../runtime/types.js";
 import { invalidInputError } from "../runtime/validation.js";
 import type { Logger } from "../session/logger.js";
+import { InvalidInputError } from "../errors/index.js";
+import { type AuthOption, authEnv, authOptionSchema } from "../transport/auth.js";
 import { type ApiEndpoint, type Env, checkPassEnv } from "../transport/env.js";
 import type { TelemetryOptions } from "../transport/telemetry.js";
 import { telemetryOptionsSchema } from "../transport/telemetry-schema.js";
@@ -36,6 +38,13 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
    * own Claude Code session; every result reports `login` either way (docs/isolation.md).
    */
   requireSubscription?: boolean;
+  /**
+   * Which provider and credential the CLI uses (docs/options.md, "Authentication"): `{ kind: "login" }` (the
+   * default: your Claude Code session), `apiKey`, `oauthToken`, `bedrock`, `vertex` or `foundry`. Each kind
+   * adds back exactly its own variables, from its fields or from `env` when named in `passEnv`, and a missing
+   * credential throws `AuthConfigError` before any process starts. Never combined with `apiEndpoint`.
+   */
+  auth?: AuthOption;
   /** Further names passed from `env` to the CLI (docs/environment.md, allowlist); any other throws `EnvNotAllowedError`. */
   passEnv?: string[];
   /** The CLI's OpenTelemetry export (off by default; never read from the environment). */
@@ -121,6 +130,7 @@ export const runtimeOptionsSchema = z.strictObject({
     .optional(),
   disableNonessentialTraffic: z.boolean().optional(),
   passEnv: z.array(z.string().min(1)).optional(),
+  auth: authOptionSchema.optional(),
   requireSubscription: z.boolean().optional(),
   telemetry: z.union([z.literal(false), telemetryOptionsSchema]).optional(),
   timeoutMs: timeoutSchema.optional(),
@@ -165,7 +175,28 @@ export const runtimeOptionsSchema = z.strictObject({
 export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCodeRuntimeOptions {
   const parsed = runtimeOptionsSchema.safeParse(options);
   if (!parsed.success) throw invalidInputError("ClaudeCodeRuntime options", runtimeOptionsSchema, parsed.error, options);
-  checkPassEnv(options.passEnv);
+  checkAuthOptions(options);
   // Only resolved here: whether it exists is checked by calls (requireProjectDir: runtime.ts, run.ts).
   return { ...options, projectDir: resolve(options.projectDir) };
+}
+
+/**
+ * The `auth` option against the others, before anything starts: `passEnv` may name the kind's own variables
+ * only, the kind's credential must be there (`AuthConfigError`), and contradictions are refused: an explicit
+ * `apiEndpoint` carries its own credential, and `requireSubscription` cannot hold for an API key or a cloud.
+ */
+export function checkAuthOptions(options: Pick<ClaudeCodeRuntimeOptions, "auth" | "apiEndpoint" | "requireSubscription" | "passEnv" | "env">): void {
+  checkPassEnv(options.passEnv, options.auth);
+  const kind = options.auth?.kind ?? "login";
+  if (kind === "login") return;
+  const refuse = (message: string, field: string) => {
+    const error = new InvalidInputError(message);
+    error.field = field;
+    throw error;
+  };
+  if (options.apiEndpoint) refuse(`auth ${JSON.stringify(kind)} and apiEndpoint both name a credential; give one (apiEndpoint is for tests and recording, auth for real use).`, "auth");
+  if (options.requireSubscription && kind !== "oauthToken") {
+    refuse(`requireSubscription refuses every call not billed to your Claude subscription, and auth ${JSON.stringify(kind)} is never one; drop requireSubscription, or use auth { kind: "login" } or { kind: "oauthToken" }.`, "requireSubscription");
+  }
+  authEnv(options.auth, options.env ?? process.env, options.passEnv);
 }

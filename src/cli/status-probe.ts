@@ -13,7 +13,7 @@ import { VERIFIED_CLI_VERSIONS } from "../binary/versions.js";
 import { KtxLlmConfigError, findKtxProjectDir, loadKtxLlmConfig } from "../config/parse.js";
 import type { KtxLlmConfig } from "../config/schema.js";
 import { type KtxConfigWarning, claudeCodeConfigWarnings } from "../config/warnings.js";
-import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, IsolationError, UnsupportedCliVersionError } from "../errors/index.js";
+import { AuthConfigError, ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, IsolationError, UnsupportedCliVersionError } from "../errors/index.js";
 import { type ResolvedModels, UnknownModelError, UnsupportedModelError, isUnrecognizedModelError, resolveRoleModels } from "../claude-code/models.js";
 import { AUTH_FIX } from "../claude-code/auth-probe.js";
 import { ClaudeCodeRuntime } from "../claude-code/runtime.js";
@@ -23,11 +23,12 @@ import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { type IsolationSurface, egressFrom, loginFrom, surfaceFrom } from "./status-transcript.js";
 import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "../claude-code/wire/shape.js";
 import type { ApiEndpoint, Env } from "../transport/env.js";
+import type { AuthOption } from "../transport/auth.js";
 import { RateLimitGovernor } from "../limits/governor.js";
 import { type UsageStatus, usageFromTranscript } from "../limits/usage-status.js";
 
 export interface StatusFailure {
-  check: "project" | "config" | "backend" | "cli" | "session" | "isolation" | "wire" | "models" | "live";
+  check: "project" | "config" | "backend" | "cli" | "auth" | "session" | "isolation" | "wire" | "models" | "live";
   message: string;
   fix: string;
 }
@@ -92,6 +93,10 @@ export interface StatusOptions {
   cliPath?: string;
   /** Test-only explicit endpoint (never read from the environment). */
   apiEndpoint?: ApiEndpoint;
+  /** The `auth` option of the runtimes the report is for (docs/options.md, "Authentication"); the probe uses it too. */
+  auth?: AuthOption;
+  /** Their `passEnv` (where an `auth` kind may take its variables from `env`). */
+  passEnv?: string[];
   /**
    * The `wire` option of the runtimes the report is for: `network.interceptor` says what their calls
    * get. Default off, as the runtime's and KTX's hook's default (`createClaudeCodeRuntime` without `wire`).
@@ -124,10 +129,19 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     failures: [],
   };
   // What every run would get, whatever the probe's outcome: the same environment a runtime builds.
-  const childEnv = createKtxClaudeCodeEnv(options.env ?? process.env, { apiEndpoint: options.apiEndpoint });
-  report.network = networkRoute(childEnv);
-  report.login.ahead = loginAhead(childEnv, options.apiEndpoint && (options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken")) ?? null;
   const fail = (failure: StatusFailure) => report.failures.push(failure);
+  const envFor = (auth: AuthOption | undefined) => createKtxClaudeCodeEnv(options.env ?? process.env, { apiEndpoint: options.apiEndpoint, auth, passEnv: auth ? options.passEnv : undefined });
+  let childEnv: Record<string, string>;
+  try {
+    childEnv = envFor(options.auth);
+  } catch (error) {
+    if (!(error instanceof AuthConfigError)) throw error;
+    // Reported as a failure; the rest of the report is for the environment without the kind's variables.
+    childEnv = envFor(undefined);
+    fail({ check: "auth", message: error.message, fix: error.advice });
+  }
+  report.network = networkRoute(childEnv);
+  report.login.ahead = loginAhead(childEnv, options.apiEndpoint && (options.apiEndpoint.apiKey !== undefined ? "apiKey" : "oauthToken"), options.auth) ?? null;
 
   // Project and config.
   const projectDir = options.projectDir ? resolve(options.cwd ?? process.cwd(), options.projectDir) : findKtxProjectDir(options.cwd ?? process.cwd());
@@ -184,7 +198,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
     // What a runtime with these options would use (billing.ts decides, as for every runtime); the probe runs
     // so too. A verified version without a shape (a shape file that did not load) cannot run behind it: the
     // probe then runs without it, unchecked, and that is said as a failure.
-    const state = interceptorState({ apiEndpoint: options.apiEndpoint, cliPath: options.cliPath });
+    const state = interceptorState({ apiEndpoint: options.apiEndpoint, cliPath: options.cliPath, auth: options.auth });
     const unshaped = state === "on" && !wireShapeFor(cli.version);
     report.network.interceptor = unshaped ? "off" : state;
     if (cli.verified && unshaped) {
@@ -359,6 +373,7 @@ async function probeSession(projectDir: string, model: string, cli: ResolvedCli,
       // Omitted: the runtime takes process.env itself (and scrubs it like any base environment).
       ...(options.env ? { env: options.env } : {}),
       ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
+      ...(options.auth ? { auth: options.auth, passEnv: options.passEnv } : {}),
       timeoutMs: options.timeoutMs ?? 60_000,
       warm: false, reuse: false,
       // The probe is the library's own call, as a runtime's by default: behind the interceptor whenever the

@@ -88,6 +88,24 @@ export class ProjectDirNotFoundError extends InvalidInputError {
   }
 }
 
+/**
+ * The `auth` option names a provider whose credential or required setting is missing (or is contradicted by
+ * another option), found before any process starts; see docs/options.md, "Authentication".
+ */
+export class AuthConfigError extends ClaudeCodeError {
+  override readonly code = "auth_config";
+  constructor(
+    /** The `auth.kind` chosen. */
+    readonly kind: string,
+    /** What is missing: the variables or fields, in words. */
+    readonly missing: string,
+    /** How to supply it. */
+    readonly advice: string,
+  ) {
+    super(`auth ${JSON.stringify(kind)}: ${missing}; no process was started. ${advice} Nothing falls back to another login or provider (docs/options.md, "Authentication").`);
+  }
+}
+
 /** A `passEnv` name that is not known to be harmless (credential, routing, code, TLS, logging); see docs/environment.md. */
 export class EnvNotAllowedError extends ClaudeCodeError {
   override readonly code = "env_not_allowed";

@@ -33,7 +33,10 @@ export interface RunUsage {
  * `/login` or a planted `primaryApiKey`; `ANTHROPIC_API_KEY` only ever from an explicit `apiEndpoint`).
  */
 export interface CallLogin {
-  billing: "subscription" | "api-key" | "none";
+  /** `cloud`: a Bedrock, Vertex or Foundry account (the `auth` option), billed by that cloud. */
+  billing: "subscription" | "api-key" | "cloud" | "none";
+  /** The `auth` kind the call was made with (`login` unless the `auth` option chose another; docs/options.md, "Authentication"). */
+  auth?: "login" | "apiKey" | "oauthToken" | "bedrock" | "vertex" | "foundry";
   /** The CLI's `apiKeySource` for a key, its `tokenSource` for OAuth, or the file a key was read from. */
   source: string;
   subscriptionType?: string;
@@ -54,14 +57,15 @@ export interface NetworkRoute {
    * Whether the runtime's interceptor carried the CLI's requests (docs/isolation.md, "The wire check"):
    * `"on"` (each request checked on 127.0.0.1, then sent on the route above; other egress refused),
    * `"off"` (`wire: false`: requests go out on the route above unchecked), `"apiEndpoint"` (a base URL:
-   * never intercepted), `"standIn"` (a stand-in CLI of `ktx-claude-code/testing`, which makes no request).
+   * never intercepted), `"standIn"` (a stand-in CLI of `ktx-claude-code/testing`, which makes no request),
+   * `"cloud"` (`auth` Bedrock, Vertex or Foundry: requests go to that cloud, which the interceptor does not know).
    * Absent where no runtime decided it (`networkRoute` of an environment alone).
    */
   interceptor?: InterceptorState;
 }
 
 /** Whether calls run behind the runtime's interceptor, and if not, why (`NetworkRoute.interceptor`). */
-export type InterceptorState = "on" | "off" | "apiEndpoint" | "standIn";
+export type InterceptorState = "on" | "off" | "apiEndpoint" | "standIn" | "cloud";
 
 /** What every operation reports about the CLI run behind it. */
 export interface RunInfo {

@@ -8,6 +8,7 @@
  * may add with `passEnv` is decided by a second allowlist (pass-env.ts).
  */
 import { EnvNotAllowedError } from "../errors/index.js";
+import { type AuthOption, authEnv, authPassableNames } from "./auth.js";
 import { passEnvRefusal } from "./pass-env.js";
 import { type TelemetryOptions, telemetryEnv } from "./telemetry.js";
 
@@ -197,6 +198,8 @@ export interface KtxClaudeCodeEnvOptions {
   telemetry?: TelemetryOptions | false;
   /** The library's own CLI switches for this launch (e.g. thinking, src/claude-code/thinking.ts); set last. */
   launchSettings?: Record<string, string>;
+  /** The provider and credential chosen (auth.ts); login (the default) adds nothing. */
+  auth?: AuthOption;
 }
 
 /**
@@ -211,9 +214,14 @@ export const endpointCredential = (endpoint: ApiEndpoint): string => endpoint.ap
 
 export type Env = Record<string, string | undefined>;
 
-/** Throws `EnvNotAllowedError` for the first `passEnv` name that is not on the passEnv allowlist (pass-env.ts). */
-export function checkPassEnv(passEnv: readonly string[] | undefined): void {
+/**
+ * Throws `EnvNotAllowedError` for the first `passEnv` name that is not on the passEnv allowlist (pass-env.ts)
+ * and is not one of the chosen `auth` kind's own variables (auth.ts).
+ */
+export function checkPassEnv(passEnv: readonly string[] | undefined, auth?: AuthOption): void {
+  const own = new Set(authPassableNames(auth));
   for (const name of passEnv ?? []) {
+    if (own.has(name.toUpperCase())) continue;
     const reason = passEnvRefusal(name);
     if (reason) throw new EnvNotAllowedError(name, reason);
   }
@@ -221,7 +229,9 @@ export function checkPassEnv(passEnv: readonly string[] | undefined): void {
 
 /** Builds the child's environment from `env` (normally `process.env`): the allowlist, `passEnv`, then our own settings. */
 export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOptions = {}): Record<string, string> {
-  checkPassEnv(options.passEnv);
+  checkPassEnv(options.passEnv, options.auth);
+  // Before anything is built: a kind whose credential is missing starts nothing (AuthConfigError).
+  const auth = authEnv(options.auth, env, options.passEnv);
   const extra = new Set((options.passEnv ?? []).map(normalise));
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
@@ -251,6 +261,15 @@ export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOption
     result.ANTHROPIC_BASE_URL = options.apiEndpoint.baseUrl;
     if (options.apiEndpoint.apiKey !== undefined) result.ANTHROPIC_API_KEY = options.apiEndpoint.apiKey;
     else result.CLAUDE_CODE_OAUTH_TOKEN = options.apiEndpoint.oauthToken;
+  }
+  if (options.auth && options.auth.kind !== "login") {
+    // Exactly the chosen kind's credential: the login's token variables must not be a fallback.
+    for (const name of ["CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_OAUTH_REFRESH_TOKEN", "CLAUDE_CODE_OAUTH_SCOPES"]) delete result[name];
+    Object.assign(result, auth);
+    const baseUrl = Object.entries(auth).find(([name]) => name.endsWith("_BASE_URL"))?.[1];
+    if (baseUrl && isLoopbackUrl(baseUrl)) {
+      for (const name of ["NO_PROXY", "no_proxy"]) result[name] = [result[name], ...LOOPBACK_HOSTS].filter(Boolean).join(",");
+    }
   }
   if (options.telemetry) Object.assign(result, telemetryEnv(options.telemetry));
   if (options.launchSettings) Object.assign(result, options.launchSettings);

@@ -11,6 +11,7 @@ import { IsolationError, SubscriptionRequiredError } from "../../errors/index.js
 import type { SystemInitMessage } from "../../protocol/messages.js";
 import type { CallLogin, InterceptorState, NetworkRoute } from "../../runtime/types.js";
 import type { Env } from "../../transport/env.js";
+import { type AuthOption, isCloudKind } from "../../transport/auth.js";
 import { isStandInCli } from "../../binary/stand-in.js";
 import { NotRegularFileError, readRegularFile } from "../../transport/files.js";
 import { type ExpectedSurface, checkAccount } from "./isolation.js";
@@ -66,7 +67,10 @@ export function globalConfigFiles(env: Env): string[] {
  * A key beside an OAuth login is reported as `unusedApiKey`. Undefined when the files cannot tell (the
  * macOS keychain); the initialize reply has the last word.
  */
-export function loginAhead(env: Env, explicit?: "apiKey" | "oauthToken"): CallLogin | undefined {
+export function loginAhead(env: Env, explicit?: "apiKey" | "oauthToken", auth?: AuthOption): CallLogin | undefined {
+  const kind = auth?.kind;
+  if (isCloudKind(kind)) return { billing: "cloud", source: kind, auth: kind };
+  if (kind === "apiKey") return { billing: "api-key", source: "ANTHROPIC_API_KEY", auth: kind };
   if (explicit === "apiKey") return { billing: "api-key", source: "ANTHROPIC_API_KEY (the explicit apiEndpoint)" };
   let key: string | undefined;
   for (const file of globalConfigFiles(env)) {
@@ -95,6 +99,7 @@ export function loginAhead(env: Env, explicit?: "apiKey" | "oauthToken"): CallLo
     }
   }
   const unused = key ? { unusedApiKey: key } : {};
+  if (kind === "oauthToken") return { billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN", auth: kind, ...unused };
   if (explicit === "oauthToken" || env.CLAUDE_CODE_OAUTH_TOKEN) return { billing: "subscription", source: "CLAUDE_CODE_OAUTH_TOKEN", ...unused };
   // Only whether it is there: a FIFO planted in its place must not block the host.
   if (existsSync(join(claudeConfigDir(env), ".credentials.json"))) return { billing: "subscription", source: "claude.ai", ...unused };
@@ -122,9 +127,11 @@ export function networkRoute(childEnv: Record<string, string | undefined>, inter
  * CLI talks to directly) or a stand-in CLI the testing helpers wrote in this process (it makes no
  * request; src/binary/stand-in.ts), whatever `wire` says.
  */
-export function interceptorState(options: { wire?: unknown; apiEndpoint?: unknown; cliPath?: string }): InterceptorState {
+export function interceptorState(options: { wire?: unknown; apiEndpoint?: unknown; cliPath?: string; auth?: AuthOption }): InterceptorState {
   if (options.apiEndpoint) return "apiEndpoint";
   if (isStandInCli(options.cliPath)) return "standIn";
+  // Bedrock, Vertex and Foundry are other hosts with other request shapes: no recorded shape checks them.
+  if (isCloudKind(options.auth?.kind)) return "cloud";
   return options.wire === false ? "off" : "on";
 }
 
@@ -133,6 +140,7 @@ export function describeInterceptor(state: InterceptorState): string {
   if (state === "on") return "on (every request checked on 127.0.0.1 before it is forwarded; other egress refused)";
   if (state === "apiEndpoint") return "off (an apiEndpoint: the CLI talks to its base URL directly)";
   if (state === "standIn") return "off (a stand-in CLI of ktx-claude-code/testing: it makes no request)";
+  if (state === "cloud") return "off (auth bedrock, vertex or foundry: requests go to that cloud unchecked; egress is not refused)";
   return "off (wire: false: requests leave unchecked, egress is not refused, no request records)";
 }
 
@@ -148,17 +156,18 @@ export function describeRoute(route: NetworkRoute): string {
 
 export function describeLogin(login: CallLogin | undefined): string {
   if (!login) return "unknown until the CLI starts (no file shows it; the macOS keychain, for example)";
-  const label = login.billing === "subscription" ? "subscription (OAuth)" : login.billing === "api-key" ? "API key" : "none";
+  const label = login.billing === "subscription" ? "subscription (OAuth)" : login.billing === "api-key" ? "API key" : login.billing === "cloud" ? "cloud provider" : "none";
   const extra = [login.subscriptionType, login.organization].filter(Boolean).join(", ");
   const unused = login.unusedApiKey ? `; an API key is also present but not sent (${login.unusedApiKey})` : "";
-  return `${label} via ${login.source}${extra ? ` (${extra})` : ""}${unused}`;
+  const auth = login.auth && login.auth !== "login" ? ` [auth ${login.auth}]` : "";
+  return `${label} via ${login.source}${extra ? ` (${extra})` : ""}${unused}${auth}`;
 }
 
 /**
  * Everything checked before any process starts or is reused: the policy files read ahead as an
  * allowlist, and (with `requireSubscription`) a `primaryApiKey` the CLI would bill instead.
  */
-export function checkBeforeStart(spec: { env: Record<string, string>; requireSubscription?: boolean; explicitCredential?: "apiKey" | "oauthToken" }): void {
+export function checkBeforeStart(spec: { env: Record<string, string>; requireSubscription?: boolean; explicitCredential?: "apiKey" | "oauthToken"; auth?: AuthOption }): void {
   const managed = checkManagedPolicy(undefined, spec.env);
   const user = checkUserPolicy(spec.env);
   if (managed.length + user.length > 0) {
@@ -166,7 +175,7 @@ export function checkBeforeStart(spec: { env: Record<string, string>; requireSub
   }
   if (spec.requireSubscription) {
     // A key beside an OAuth login is refused too: the CLI sends it once the login stops counting as a subscriber's.
-    const login = loginAhead(spec.env, spec.explicitCredential);
+    const login = loginAhead(spec.env, spec.explicitCredential, spec.auth);
     if (login?.billing === "api-key") throw new SubscriptionRequiredError(login, "read ahead");
     if (login?.unusedApiKey) throw new SubscriptionRequiredError({ billing: "api-key (held beside the OAuth login)", source: login.unusedApiKey }, "read ahead");
   }
@@ -191,6 +200,11 @@ export function accountFailure(response: Record<string, unknown>, expected: Expe
 const accounts = new WeakMap<object, Account | undefined>();
 
 /** The login of a call whose account was remembered under `key` (see accountFailure). */
-export function loginFor(key: object, init: Pick<SystemInitMessage, "apiKeySource"> | undefined): CallLogin {
-  return callLogin(accounts.get(key), init);
+export function loginFor(key: object, init: Pick<SystemInitMessage, "apiKeySource"> | undefined, auth?: AuthOption): CallLogin {
+  const login = callLogin(accounts.get(key), init);
+  const kind = auth?.kind;
+  if (!kind || kind === "login") return login;
+  // A cloud account has no Anthropic login: the provider the initialize reply named (checked) is the source.
+  if (isCloudKind(kind)) return { billing: "cloud", source: kind, auth: kind };
+  return { ...login, auth: kind };
 }

@@ -6,6 +6,7 @@ import { realpathSync } from "node:fs";
 import type { CliVersionFacts } from "../../binary/versions.js";
 import type { SystemInitMessage } from "../../protocol/messages.js";
 import { isScrubbedEnvName } from "../../transport/env.js";
+import type { AuthKind } from "../../transport/auth.js";
 import { ORGANISATION_PLUGIN_ADVICE, isOrganisationPlugin } from "./managed-policy.js";
 import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
 
@@ -86,6 +87,8 @@ export interface ExpectedSurface {
    * child is a leak; with a subscription endpoint (`oauthToken`) it is the one we gave.
    */
   explicitCredential?: "apiKey" | "oauthToken";
+  /** The `auth` kind chosen (absent: login), the provider it routes to and its own variables, which may show as sources. */
+  auth?: { kind: AuthKind; provider: string; variables: readonly string[] };
   cwd: string;
 }
 
@@ -119,7 +122,7 @@ function credentialLeak(keySource: string | undefined, expected: ExpectedSurface
   if (keySource === HELPER) {
     return `apiKeySource was "apiKeyHelper": a key from a helper program (settings or managed policy) reached the CLI instead of your Claude Code session`;
   }
-  if (expected.apiKeyAllowed || !isScrubbedEnvName(keySource)) return undefined;
+  if (expected.apiKeyAllowed || !isScrubbedEnvName(keySource) || expected.auth?.variables.includes(keySource)) return undefined;
   return `apiKeySource was ${JSON.stringify(keySource)}: an API credential reached the CLI although the environment was scrubbed`;
 }
 
@@ -147,8 +150,20 @@ export function checkAccount(initializeResponse: Record<string, unknown>, expect
   if (expected.explicitCredential === "apiKey" && tokenSource === "CLAUDE_CODE_OAUTH_TOKEN") {
     differences.push(`tokenSource was "CLAUDE_CODE_OAUTH_TOKEN": an OAuth token reached the CLI although the explicit apiEndpoint gave an API key`);
   }
-  if (typeof account.apiProvider === "string" && account.apiProvider !== "firstParty") {
-    differences.push(`apiProvider was ${JSON.stringify(account.apiProvider)}: the CLI would route to another provider than Anthropic`);
+  const provider = expected.auth?.provider ?? "firstParty";
+  if (typeof account.apiProvider === "string" && account.apiProvider !== provider) {
+    differences.push(
+      provider === "firstParty"
+        ? `apiProvider was ${JSON.stringify(account.apiProvider)}: the CLI would route to another provider than Anthropic`
+        : `apiProvider was ${JSON.stringify(account.apiProvider)}, not ${JSON.stringify(provider)}: the CLI would route elsewhere than the auth kind chosen`,
+    );
+  }
+  // The chosen kind's own credential, and no other: nothing falls back to the login or a stored key.
+  if (expected.auth?.kind === "apiKey" && account.apiKeySource !== "ANTHROPIC_API_KEY") {
+    differences.push(`apiKeySource was ${JSON.stringify(account.apiKeySource ?? null)}, not "ANTHROPIC_API_KEY": the CLI would not use the API key auth gave`);
+  }
+  if (expected.auth?.kind === "oauthToken" && tokenSource !== "CLAUDE_CODE_OAUTH_TOKEN") {
+    differences.push(`tokenSource was ${JSON.stringify(tokenSource ?? null)}, not "CLAUDE_CODE_OAUTH_TOKEN": the CLI would not use the OAuth token auth gave`);
   }
   return differences;
 }

@@ -15,6 +15,7 @@ import type { WireDirection } from "../../session/control.js";
 import type { Logger } from "../../session/logger.js";
 import { PooledProcess } from "../../session/pooled-process.js";
 import type { CliProcessOptions, ExitInfo } from "../../transport/process.js";
+import { type AuthOption, authProvider, authVariableNames } from "../../transport/auth.js";
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
 import { cliArgsFor } from "../checks/isolation.js";
 import { requireProjectDir } from "../checks/project-dir.js";
@@ -68,6 +69,8 @@ export interface RunSpec {
   explicitCredential?: "apiKey" | "oauthToken";
   /** Refuse a call the CLI would bill to an API key (billing.ts). */
   requireSubscription?: boolean;
+  /** The `auth` option (transport/auth.ts): the initialize reply must show its provider and credential. */
+  auth?: AuthOption;
   model: string;
   maxTurns: number;
   system: string;
@@ -199,7 +202,15 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
   const allowed = new Set(toolIds);
   const deniedTools: string[] = [];
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
-  const expected = { toolIds, structuredOutput: spec.jsonSchema !== undefined, apiKeyAllowed: spec.apiKeyAllowed, explicitCredential: spec.explicitCredential, cwd: spec.projectDir, requireSubscription: spec.requireSubscription };
+  const expected = {
+    toolIds,
+    structuredOutput: spec.jsonSchema !== undefined,
+    apiKeyAllowed: spec.apiKeyAllowed,
+    explicitCredential: spec.explicitCredential,
+    cwd: spec.projectDir,
+    requireSubscription: spec.requireSubscription,
+    ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
+  };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
   const unbind = tools.bind(spec.tools, (event) => {
     if (event.toolUseId) state.durations.set(event.toolUseId, event.durationMs);
@@ -283,7 +294,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     // A transcript is complete when the call returns: its rewind lines, or its exit, are in it.
     if (!spec.reapInBackground) await end.settled;
     const output = finish(end.result, end.stderrTail, end.settled, state, deniedTools, source !== "cold");
-    return { ...output, login: loginFor(proc, state.init), reusedProcess: { pid: proc.pid, call: callIndex } };
+    return { ...output, login: loginFor(proc, state.init, spec.auth), reusedProcess: { pid: proc.pid, call: callIndex } };
   } catch (error) {
     // Behind the interceptor, a connection the CLI could not make or keep was to the interceptor, not the API.
     failure = (spec.wire && unreachableError(error, spec.wire)) || error;
