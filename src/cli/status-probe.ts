@@ -162,7 +162,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
       fail({
         check: "config",
         message: error.message,
-        fix: "Fix the fields named above in ktx.yaml (docs/user-guide.md has an example; docs/ktx-llm-config.schema.json gives editors completion).",
+        fix: "Fix the fields named above in ktx.yaml (docs/guides/ktx-backend.md has an example; docs/ktx-llm-config.schema.json gives editors completion).",
       });
     }
   }

@@ -99,7 +99,7 @@ function stripUnknownKeys(document: Record<string, unknown>): { document: Record
     return {
       path,
       message: `${path} is not a ktx.yaml key KTX knows; it is ignored.`,
-      fix: container.length === 0 ? `Check the spelling, or remove ${path}.` : `Check the spelling against docs/ktx-yaml.md, or remove ${path}.`,
+      fix: container.length === 0 ? `Check the spelling, or remove ${path}.` : `Check the spelling against docs/guides/ktx-backend.md, or remove ${path}.`,
     };
   });
   return { document: copy, warnings };

@@ -1,7 +1,7 @@
 /**
  * What this library reads of ktx.yaml, as zod schemas mirroring KTX 0.12's own (packages/cli/src/context/
  * project/config.ts): the `llm` block (backend, model per role, prompt caching) and the two `ingest`
- * blocks that govern LLM work (`workUnits`, `rateLimit`), with KTX's defaults. docs/ktx-yaml.md puts
+ * blocks that govern LLM work (`workUnits`, `rateLimit`), with KTX's defaults. docs/guides/ktx-backend.md puts
  * the two side by side. The JSON Schema for editors (docs/ktx-llm-config.schema.json) is generated
  * from these schemas, so every `describe()` here is what an editor shows.
  */

@@ -195,7 +195,7 @@ export class UnsupportedCliVersionError extends ClaudeCodeError {
 }
 
 /**
- * The one command that logs the installed Claude Code CLI in (docs/user-guide.md); every "log in" advice names it.
+ * The one command that logs the installed Claude Code CLI in (docs/guides/ktx-backend.md); every "log in" advice names it.
  * `--no-install`: npx must run the project's own bin, never fetch a package of that name from the registry.
  */
 export const LOGIN_COMMAND = "npx --no-install ktx-claude-code login";

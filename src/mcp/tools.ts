@@ -3,7 +3,7 @@
  *
  * A descriptor is plain data (name, description, zod input schema, execute). `prepareToolSet` validates a set of
  * them once, up front, and converts each input schema to the JSON Schema the model sees; the bridge then only
- * dispatches. See docs/tool-boundary.md.
+ * dispatches. See docs/guides/agent-loops.md.
  */
 import { z } from "zod";
 import { InvalidInputError, ToolDefinitionError } from "../errors/index.js";

@@ -150,7 +150,7 @@ export interface ToolCallRecord {
   error?: string;
   /** Handler time, for calls our MCP server ran. */
   durationMs?: number;
-  /** Set when the tool's text was cut to the limit the model gets (claude-code: 40,000 characters; docs/tool-boundary.md). */
+  /** Set when the tool's text was cut to the limit the model gets (claude-code: 40,000 characters; docs/guides/agent-loops.md). */
   truncated?: { originalChars: number; keptChars: number };
 }
 

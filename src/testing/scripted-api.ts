@@ -31,7 +31,7 @@
  * instead of an API key) and the real CLI behaves as a logged-in subscriber: it reads the
  * `anthropic-ratelimit-unified-*` headers a turn carries (`rateLimit`, or the server-wide
  * `rateLimit` option) and reports them as `rate_limit_event` lines. A turn whose limit is
- * `rejected` is answered 429 (see rate-limit-headers.ts and docs/rate-limits.md).
+ * `rejected` is answered 429 (see rate-limit-headers.ts and docs/guides/rate-limits.md).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";

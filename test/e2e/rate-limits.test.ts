@@ -49,7 +49,7 @@ describe("subscription mode", () => {
   });
 
   // Base URL on purpose: the scripted API's subscription mode itself, an explicit OAuth `apiEndpoint`
-  // (`api.endpoint("subscription")`, docs/rate-limits.md), which makes the CLI a subscriber at a base URL.
+  // (`api.endpoint("subscription")`, docs/guides/rate-limits.md), which makes the CLI a subscriber at a base URL.
   it("with an explicit OAuth apiEndpoint, runs the real CLI as a subscriber at that base URL", async () => {
     const api = await baseUrlApi([allowed("hello subscriber", 0.2)]);
     const runtime = runtimeFor(api, { apiEndpoint: api.endpoint("subscription") });

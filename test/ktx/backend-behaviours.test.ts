@@ -285,7 +285,7 @@ describe("KTX behaviour 15: unsupported model aliases are rejected", () => {
       expect(() => createClaudeCodeRuntime({ projectDir: "/p", modelSlots: { default: model } })).toThrow(UnsupportedModelError);
       expect(() => createClaudeCodeRuntime({ projectDir: "/p", modelSlots: { default: model } })).toThrow(model);
     }
-    // Deliberate difference (docs/ktx-yaml.md#models): dated and older claude-* ids pass, as the CLI accepts them.
+    // Deliberate difference (docs/guides/ktx-backend.md#models): dated and older claude-* ids pass, as the CLI accepts them.
     expect(createClaudeCodeRuntime({ projectDir: "/p", modelSlots: { default: "claude-3-5-haiku-20241022" } }).resolveModel()).toBe("claude-3-5-haiku-20241022");
     const cli = createScriptedCli([cliMessage.result()]);
     await ktxRuntime(cli, { modelSlots: { default: "claude-opus-4-7" } }).generateText({ role: "repair", prompt: "p" });

@@ -156,7 +156,7 @@ describe("what KTX accepts", () => {
     expect(config.warnings[2]).toEqual({
       path: "llm.models.curatorr",
       message: "llm.models.curatorr is not a ktx.yaml key KTX knows; it is ignored.",
-      fix: "Check the spelling against docs/ktx-yaml.md, or remove llm.models.curatorr.",
+      fix: "Check the spelling against docs/guides/ktx-backend.md, or remove llm.models.curatorr.",
     });
     expect(config.models).toEqual({ default: "sonnet" });
     expect(config.promptCaching).toEqual({});

@@ -1,5 +1,5 @@
 /**
- * What a call's attempt stopped by a usage limit hands to its retry after the reset (docs/rate-limits.md):
+ * What a call's attempt stopped by a usage limit hands to its retry after the reset (docs/guides/rate-limits.md):
  * its runtime slot, so the call keeps its place in the queue through the wait, and (with reuse on) its
  * process, rewound after the rejection and held by the pool, so the retry runs warm instead of on a new
  * CLI. Whatever the retry does not take goes back when the call ends.
