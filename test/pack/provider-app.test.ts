@@ -6,21 +6,12 @@
  * `@ai-sdk/provider` (ai's own); then beside the newest `ai` 7, which takes the provider's `LanguageModelV3`
  * through its V3 adapter. Needs the npm registry (or a warm npm cache).
  */
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, expect, it } from "vitest";
-import { INSTALL_FLAGS, npm, packedTarball, root, run } from "./pack.js";
+import { expect, it } from "vitest";
+import { npm, packedTarball, root, scratchApp } from "./pack.js";
 
-const scratch = mkdtempSync(join(tmpdir(), "ktx-provider-app-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-const install = (specs: string[]) => npm(["install", "--ignore-scripts", "--omit=optional", ...INSTALL_FLAGS, ...specs], scratch);
-const tsc = () =>
-  run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(scratch, "tsconfig.json")], { cwd: scratch }).then(
-    () => "",
-    (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}` || String(error),
-  );
+const { dir: scratch, install, tsc } = scratchApp("ktx-provider-app-");
 
 /** Versions of a package anywhere in the scratch tree (npm ls, deduped copies once). */
 async function copies(name: string): Promise<string[]> {
