@@ -35,7 +35,7 @@ export type SessionEvent =
   | { type: "tool_call"; toolUseId: string; name: string; input: unknown }
   | { type: "tool_result"; toolUseId: string; name: string; ok: boolean; durationMs: number; error?: string }
   | { type: "step"; stepIndex: number }
-  /** Anything else the limits say about the turn: governor waits, retries (docs/rate-limits.md). */
+  /** Anything else the limits say about the turn: governor waits, retries (docs/guides/rate-limits.md). */
   | { type: "progress"; event: KtxProgressEvent };
 
 /** A finished turn, backend-neutral. */
@@ -105,7 +105,7 @@ export class ClaudeCodeSession {
     if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
     // The wire check knows one prompt per call; a later turn's request carries earlier turns it would refuse.
     if (host.interceptor === "on") {
-      throw new IsolationError(["wire: sessions cannot run behind the interceptor yet (its check expects one prompt per call, a session's later turns carry several)"], "Create the session on a host without `wire` (or with an apiEndpoint); docs/sessions.md.");
+      throw new IsolationError(["wire: sessions cannot run behind the interceptor yet (its check expects one prompt per call, a session's later turns carry several)"], "Create the session on a host without `wire` (or with an apiEndpoint); docs/guides/sessions.md.");
     }
     this.model = model.id;
     this.tools = options.tools ? prepareToolSet(options.tools) : [];

@@ -1,5 +1,5 @@
 /**
- * The example of docs/sessions.md, run as the page has it (public import, its own process) against the
+ * The example of docs/guides/sessions.md, run as the page has it (public import, its own process) against the
  * scripted API: the only change is options a test needs, spread in front of the host's own (the API's
  * base URL, no spares, the test's pass-through names).
  */
@@ -14,7 +14,7 @@ afterEach(async () => {
   await cleanup();
 });
 
-const page = readFileSync(new URL("../../docs/sessions.md", import.meta.url), "utf8");
+const page = readFileSync(new URL("../../docs/guides/sessions.md", import.meta.url), "utf8");
 
 it("runs: a two-turn chat with a tool, streamed to stdout, the second turn's request carrying the first", { timeout: 120_000 }, async () => {
   const code = /```ts\n([\s\S]*?)```/.exec(page)?.[1];
