@@ -32,7 +32,9 @@ it("every docs page and heading the source cites exists", () => {
   for (const file of sources(join(root, "src"))) {
     const text = readFileSync(file, "utf8");
     for (const match of text.matchAll(/docs\/([\w/-]+\.md)(?:#([\w-]+))?(?:,? \(?\\?"([^"\\]+)\\?"\)?)?/g)) {
-      const [cited, page, anchor, heading] = match as unknown as [string, string, string | undefined, string | undefined];
+      const [cited, page, anchor, quoted] = match as unknown as [string, string, string | undefined, string | undefined];
+      // A heading cited across comment lines ("The\n * wire check") is read as one line.
+      const heading = quoted?.replace(/\s*\n\s*\*?\s*/g, " ");
       const where = `${file.slice(root.length + 1)}: ${cited}`;
       const path = join(root, "docs", page);
       if (!existsSync(path)) {
