@@ -4,7 +4,7 @@
  * history (tool results included) itself; `close()` rewinds the process to before the first turn and gives
  * it back to the pool. Each `send` is a turn: an async iterable of events and a `result` promise.
  */
-import { AbortError, ClaudeCodeError, InvalidInputError, IsolationError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, InvalidInputError } from "../errors/index.js";
 import type { KtxProgressEvent } from "../limits/events.js";
 import type { CallLimits } from "../limits/index.js";
 import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
@@ -103,10 +103,6 @@ export class ClaudeCodeSession {
   ) {
     const model = typeof options?.model === "string" ? resolveModelValue(options.model) : undefined;
     if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
-    // The wire check knows one prompt per call; a later turn's request carries earlier turns it would refuse.
-    if (host.interceptor === "on") {
-      throw new IsolationError(["wire: sessions cannot run behind the interceptor yet (its check expects one prompt per call, a session's later turns carry several)"], "Create the session on a host without `wire` (or with an apiEndpoint); docs/sessions.md.");
-    }
     this.model = model.id;
     this.tools = options.tools ? prepareToolSet(options.tools) : [];
     this.maxTurns = options.maxTurns ?? (this.tools.length > 0 ? 10 : 1);
