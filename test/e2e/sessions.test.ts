@@ -5,12 +5,14 @@
  * and an API error the session survives, and close() giving the process back to the pool as a process
  * that served none of the conversation.
  */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AbortError, ClaudeCodeApiError, ClaudeCodeHost, CliCrashError, type ClaudeCodeHostOptions, ClaudeCodeRuntime, SessionBusyError, SessionClosedError, type SessionEvent, type SessionTurn } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
-import { TEST_PASS_ENV, cleanup, cliOption, firstPartyApi, firstPartyEnv, remainingChildren, tempDir, toolResultsIn } from "../support.js";
+import { TEST_PASS_ENV, callRecords, cleanup, cliOption, firstPartyApi, firstPartyEnv, remainingChildren, tempDir, toolResultsIn } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -225,6 +227,29 @@ describe("sessions", () => {
     await expect(slow.result).rejects.toBeInstanceOf(AbortError);
     expect(host.reusePids).toEqual([]);
     expect(host.poolStats.retired).toEqual({ "pool closed": 2 });
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("runs behind the interceptor by default: every request of every turn passed its check and is in that turn's transcript", { timeout: 180_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const transcripts = tempDir("transcripts");
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, transcript: { dir: transcripts }, rateLimitGovernor: new RateLimitGovernor() });
+    expect(host.interceptor).toBe("on");
+    const session = host.createSession({ model: "sonnet", system: SYSTEM, tools });
+    const texts: string[] = [];
+    for (const input of ["case=t1 hello", "case=t2 what is grain?", "case=t3 thanks"]) texts.push((await session.send(input).result).text);
+    expect(texts).toEqual(["one", "two", "three"]);
+    // One transcript per turn; the interceptor recorded each request it checked and forwarded, and answered 200.
+    const calls = readdirSync(transcripts).flatMap((file) => callRecords(join(transcripts, file)));
+    expect(calls.map((call) => call.requests.length).sort()).toEqual([1, 1, 2]);
+    expect(calls.flatMap((call) => call.requests.map((request: { status?: number }) => request.status))).toEqual([200, 200, 200, 200]);
+    expect(calls.flatMap((call) => call.refused)).toEqual([]);
+    expect(api.messageRequests).toHaveLength(4);
+    // The last request carried all three prompts, so the check accepted the conversation's earlier turns.
+    expect(JSON.stringify(api.messageRequests.at(-1)!.body.messages)).toMatch(/case=t1 hello[\s\S]*case=t2 what is grain\?[\s\S]*case=t3 thanks/);
+    expect(host.poolStats).toMatchObject({ started: 1, retired: {} });
+    await session.close();
+    await host.close();
     expect(await remainingChildren()).toEqual([]);
   });
 });
