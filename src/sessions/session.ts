@@ -86,7 +86,7 @@ export class SessionClosedError extends ClaudeCodeError {
 }
 
 export class ClaudeCodeSession {
-  private readonly model: string;
+  private model: string;
   private readonly tools: PreparedTool[];
   private readonly maxTurns: number;
   private readonly limits: CallLimits;
@@ -107,6 +107,20 @@ export class ClaudeCodeSession {
     this.tools = options.tools ? prepareToolSet(options.tools) : [];
     this.maxTurns = options.maxTurns ?? (this.tools.length > 0 ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
+  }
+
+  /**
+   * Runs the turns after this call on `model` (an alias or a `claude-*` id), on the same process and in
+   * the same conversation: the CLI switches at the next turn's start, with a control request and no API
+   * request of its own (a CLI version without a verified switch fails that turn with ProtocolError). A
+   * running turn keeps its model. Throws `InvalidInputError` for a model that is neither, `SessionClosedError`
+   * after `close()`.
+   */
+  setModel(model: string): void {
+    if (this.closed || this.lost) throw new SessionClosedError(this.lost);
+    const resolved = typeof model === "string" ? resolveModelValue(model) : undefined;
+    if (!resolved) throw new InvalidInputError(`Invalid model ${JSON.stringify(model)}: neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
+    this.model = resolved.id;
   }
 
   /** The turns so far, oldest first. */

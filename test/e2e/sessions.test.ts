@@ -9,8 +9,9 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AbortError, ClaudeCodeApiError, ClaudeCodeHost, CliCrashError, type ClaudeCodeHostOptions, ClaudeCodeRuntime, SessionBusyError, SessionClosedError, type SessionEvent, type SessionTurn } from "../../src/index.js";
+import { AbortError, ClaudeCodeApiError, ClaudeCodeHost, CliCrashError, type ClaudeCodeHostOptions, ClaudeCodeRuntime, InvalidInputError, SessionBusyError, SessionClosedError, type SessionEvent, type SessionTurn } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
+import { resolveModelValue } from "../../src/claude-code/models.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
 import { TEST_PASS_ENV, callRecords, cleanup, cliOption, firstPartyApi, firstPartyEnv, remainingChildren, tempDir, toolResultsIn } from "../support.js";
 
@@ -249,6 +250,37 @@ describe("sessions", () => {
     expect(JSON.stringify(api.messageRequests.at(-1)!.body.messages)).toMatch(/case=t1 hello[\s\S]*case=t2 what is grain\?[\s\S]*case=t3 thanks/);
     expect(host.poolStats).toMatchObject({ started: 1, retired: {} });
     await session.close();
+    await host.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("setModel between turns: the next turn's request has the new model, on the same process, with no extra API request", { timeout: 180_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    const session = host.createSession({ model: "sonnet", system: SYSTEM });
+    const first = await session.send("case=t1 hello").result;
+    const [pid] = host.reusePids;
+    expect(() => session.setModel("gpt-4o")).toThrow(InvalidInputError);
+    session.setModel("opus");
+    const second = await session.send("case=t3 thanks").result;
+    expect(second.text).toBe("three");
+    // The switch is a control request: the two turns made exactly two Messages requests, the second on the new model and carrying the first turn.
+    expect(api.messageRequests.map((request) => request.body.model)).toEqual([resolveModelValue("sonnet")!.id, resolveModelValue("opus")!.id]);
+    expect(JSON.stringify(api.messageRequests[1]!.body.messages)).toContain("case=t1 hello");
+    expect(first.model).toBe(resolveModelValue("sonnet")!.id);
+    expect(second.model).toBe(resolveModelValue("opus")!.id);
+    // And back: the CLI records each switch as a `/model` exchange in the conversation, which the wire check admits for the model switched to.
+    session.setModel("sonnet");
+    expect((await session.send("case=t4 again").result).model).toBe(resolveModelValue("sonnet")!.id);
+    expect(api.messageRequests).toHaveLength(3);
+    expect(api.messageRequests[2]!.body.model).toBe(resolveModelValue("sonnet")!.id);
+    const carried = JSON.stringify(api.messageRequests[2]!.body.messages);
+    expect(carried).toContain(`Set model to \`${resolveModelValue("opus")!.id}\``);
+    expect(carried).toContain(`Set model to \`${resolveModelValue("sonnet")!.id}\``);
+    expect(host.reusePids).toEqual([pid]);
+    expect(host.poolStats).toMatchObject({ started: 1, retired: {} });
+    await session.close();
+    expect(() => session.setModel("sonnet")).toThrow(SessionClosedError);
     await host.close();
     expect(await remainingChildren()).toEqual([]);
   });

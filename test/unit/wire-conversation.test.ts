@@ -22,9 +22,10 @@ const call = [{ type: "tool_use", id: "toolu_t2", name: "mcp__ktx__lookup", inpu
 const two = [{ type: "text", text: "two" }];
 const output = "grain: the level of detail of one row";
 const earlier: EarlierTurn[] = [
-  { prompt: "case=t1 hello", responses: [{ id: "msg_1", content: one }], toolOutputs: new Map() },
+  { prompt: "case=t1 hello", model: "claude-sonnet-4-6", responses: [{ id: "msg_1", content: one }], toolOutputs: new Map() },
   {
     prompt: "case=t2 what is grain?",
+    model: "claude-sonnet-4-6",
     responses: [
       { id: "msg_2", content: call },
       { id: "msg_3", content: two },
@@ -68,13 +69,13 @@ describe("a conversation's later turn", () => {
   });
 
   it("passes a failed turn's prompt in the same user turn as the next one's (2.1.330 ends it with a newline)", () => {
-    const failed: EarlierTurn[] = [earlier[0]!, { prompt: "case=e500 please", responses: [], toolOutputs: new Map() }];
+    const failed: EarlierTurn[] = [earlier[0]!, { prompt: "case=e500 please", model: "claude-sonnet-4-6", responses: [], toolOutputs: new Map() }];
     const messages = [history()[0], history()[1], { role: "user", content: [{ type: "text", text: "case=e500 please\n" }, { type: "text", text: "case=t3 thanks" }] }];
     expect(check(messages, { earlier: failed })).toEqual([]);
   });
 
   it("passes a request without an interrupted turn the CLI dropped", () => {
-    const interrupted: EarlierTurn[] = [...earlier, { prompt: "case=slow tell me a story", responses: [], toolOutputs: new Map() }];
+    const interrupted: EarlierTurn[] = [...earlier, { prompt: "case=slow tell me a story", model: "claude-sonnet-4-6", responses: [], toolOutputs: new Map() }];
     expect(check(history(), { earlier: interrupted })).toEqual([]);
   });
 
@@ -120,6 +121,24 @@ describe("a conversation's later turn", () => {
     expect(check(without).join("\n")).toMatch(/the call's prompt was not in the request after the conversation's earlier turns/);
   });
 
+  it("passes the CLI's /model exchange before the prompt of a turn on a new model (2.1.330's texts), naming that model only", () => {
+    const opus = expectation("case=t3 thanks", { continues: true, model: "claude-opus-4-7" });
+    const exchange = (model: string) => [
+      { type: "text", text: "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request, and its output goes straight to the user. It's recorded here as context for later messages.</local-command-caveat>\n" },
+      { type: "text", text: `<command-name>/model</command-name>\n            <command-message>model</command-message>\n            <command-args>${model}</command-args>\n` },
+      { type: "text", text: `<local-command-stdout>Set model to \`${model}\`</local-command-stdout>\n` },
+    ];
+    const switched = history();
+    switched[6].content.unshift(...exchange("claude-opus-4-7"));
+    const body = (messages: unknown[], model: string) => checkMessagesRequest({ method: "POST", host: "api.anthropic.com", path: "/v1/messages", query: "beta=true", headers: { host: "api.anthropic.com" }, body: { model, system: [{ type: "text", text: "x-anthropic-billing-header: cc_version=2.1.330.d01; cc_entrypoint=sdk-cli; cch=f3593;" }, { type: "text", text: shape.preamble }], tools: [{ name: tool.name, input_schema: tool.inputSchema }], messages, max_tokens: 32000, stream: true } }, opus, shape, { responses: [], earlier });
+    expect(body(switched, "claude-opus-4-7")).toEqual([]);
+    // Another model named in it, or the exchange with no switch, is text the conversation did not give.
+    const other = history();
+    other[6].content.unshift(...exchange("claude-haiku-4-5"));
+    expect(body(other, "claude-opus-4-7").join("\n")).toMatch(/user turn 6 held text the conversation did not give there: "<command-name>\/model/);
+    expect(check(switched).join("\n")).toMatch(/user turn 6 held text the conversation did not give there: "<local-command-caveat>/);
+  });
+
   it("a call that does not continue a conversation stays as strict as a single call: earlier turns are refused", () => {
     const differences = check(history(), { earlier: [], expected: expectation("case=t3 thanks") }).join("\n");
     expect(differences).toMatch(/assistant turn 1 held a "text" block no model response of this call had/);
@@ -135,7 +154,7 @@ describe("the interceptor's session carries a conversation's turns", () => {
     session.messages()!.responses.push({ id: "msg_1", content: one });
     session.endCall();
     session.beginCall({ ...expectation("case=t2 what is grain?", { continues: true }), toolOutputs: new Map([["toolu_t2", [output]]]) }, () => {});
-    expect(session.messages()!.earlier).toEqual([{ prompt: "case=t1 hello", responses: [{ id: "msg_1", content: one }], toolOutputs: new Map() }]);
+    expect(session.messages()!.earlier).toEqual([{ prompt: "case=t1 hello", model: "claude-sonnet-4-6", responses: [{ id: "msg_1", content: one }], toolOutputs: new Map() }]);
     session.messages()!.responses.push({ id: "msg_2", content: call }, { id: "msg_3", content: two });
     session.endCall();
     session.beginCall(expectation("case=t3 thanks", { continues: true }), () => {});

@@ -41,6 +41,17 @@ const MACHINE = { platform: [process.platform], osVersion: [`${type()} ${release
  */
 type Allowed = { prompt: string; current: boolean } | { block: unknown };
 
+/**
+ * What 2.1.330 puts before a conversation's next prompt when the model was switched between turns
+ * (`apply_flag_settings`, session.setModel): a `/model` local-command exchange naming the new model
+ * (measured; on a process with no conversation yet it puts none). Only the model the turn runs on fits.
+ */
+const modelSwitchTexts = (model: string): string[] => [
+  "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request, and its output goes straight to the user. It's recorded here as context for later messages.</local-command-caveat>",
+  `<command-name>/model</command-name>\n            <command-message>model</command-message>\n            <command-args>${model}</command-args>`,
+  `<local-command-stdout>Set model to \`${model}\`</local-command-stdout>`,
+];
+
 export function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape, responses: readonly ResponseContent[], earlier: readonly EarlierTurn[] = []): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
   const differences: string[] = [];
@@ -48,8 +59,10 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
   const conversation = earlier.length > 0;
   // Each prompt and response block may be used once, in the order they were sent and received: a turn
   // of the conversation cannot be repeated, moved, or appear before the turn that produced it.
+  const switched = (model: string, at: number): Allowed[] => (at > 0 && earlier[at - 1]!.model !== model ? modelSwitchTexts(model).map((text) => ({ prompt: text, current: false })) : []);
   const allowed: Allowed[] = [
-    ...earlier.flatMap((turn): Allowed[] => [{ prompt: turn.prompt, current: false }, ...turn.responses.flatMap((response) => response.content.map((block) => ({ block })))]),
+    ...earlier.flatMap((turn, at): Allowed[] => [...switched(turn.model, at), { prompt: turn.prompt, current: false }, ...turn.responses.flatMap((response) => response.content.map((block) => ({ block })))]),
+    ...switched(expected.model, earlier.length),
     { prompt: expected.prompt, current: true },
     ...responses.flatMap((response) => response.content.map((block) => ({ block }))),
   ];

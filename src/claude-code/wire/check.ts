@@ -51,6 +51,8 @@ export interface CallSeen {
 /** An earlier call of a conversation as the interceptor saw it: its prompt, the responses it forwarded, what its tools returned. */
 export interface EarlierTurn {
   prompt: string;
+  /** The model the call ran on: a switch between turns puts the CLI's `/model` exchange before the next prompt. */
+  model: string;
   responses: readonly ResponseContent[];
   toolOutputs: ReadonlyMap<string, readonly string[]>;
 }

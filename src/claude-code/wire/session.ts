@@ -77,7 +77,7 @@ export class WireSession {
     const call = this.call;
     this.call = undefined;
     // A failed or interrupted turn's prompt too: the CLI may keep it (after an API error it does).
-    if (call) this.turns = [...call.earlier, { prompt: call.expectation.prompt, responses: call.responses, toolOutputs: call.expectation.toolOutputs ?? new Map() }];
+    if (call) this.turns = [...call.earlier, { prompt: call.expectation.prompt, model: call.expectation.model, responses: call.responses, toolOutputs: call.expectation.toolOutputs ?? new Map() }];
     return { forwarded: call?.forwarded ?? 0, records: call?.records ?? [], refusals: this.refusals.splice(0) };
   }
 
