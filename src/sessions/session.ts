@@ -4,7 +4,7 @@
  * history (tool results included) itself; `close()` rewinds the process to before the first turn and gives
  * it back to the pool. Each `send` is a turn: an async iterable of events and a `result` promise.
  */
-import { AbortError, ClaudeCodeError, InvalidInputError, IsolationError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, InvalidInputError } from "../errors/index.js";
 import type { KtxProgressEvent } from "../limits/events.js";
 import type { CallLimits } from "../limits/index.js";
 import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
@@ -86,7 +86,7 @@ export class SessionClosedError extends ClaudeCodeError {
 }
 
 export class ClaudeCodeSession {
-  private readonly model: string;
+  private model: string;
   private readonly tools: PreparedTool[];
   private readonly maxTurns: number;
   private readonly limits: CallLimits;
@@ -103,14 +103,24 @@ export class ClaudeCodeSession {
   ) {
     const model = typeof options?.model === "string" ? resolveModelValue(options.model) : undefined;
     if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
-    // The wire check knows one prompt per call; a later turn's request carries earlier turns it would refuse.
-    if (host.interceptor === "on") {
-      throw new IsolationError(["wire: sessions cannot run behind the interceptor yet (its check expects one prompt per call, a session's later turns carry several)"], "Create the session on a host without `wire` (or with an apiEndpoint); docs/guides/sessions.md.");
-    }
     this.model = model.id;
     this.tools = options.tools ? prepareToolSet(options.tools) : [];
     this.maxTurns = options.maxTurns ?? (this.tools.length > 0 ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
+  }
+
+  /**
+   * Runs the turns after this call on `model` (an alias or a `claude-*` id), on the same process and in
+   * the same conversation: the CLI switches at the next turn's start, with a control request and no API
+   * request of its own (a CLI version without a verified switch fails that turn with ProtocolError). A
+   * running turn keeps its model. Throws `InvalidInputError` for a model that is neither, `SessionClosedError`
+   * after `close()`.
+   */
+  setModel(model: string): void {
+    if (this.closed || this.lost) throw new SessionClosedError(this.lost);
+    const resolved = typeof model === "string" ? resolveModelValue(model) : undefined;
+    if (!resolved) throw new InvalidInputError(`Invalid model ${JSON.stringify(model)}: neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
+    this.model = resolved.id;
   }
 
   /** The turns so far, oldest first. */
