@@ -43,15 +43,10 @@ it("the quick look on the installed version finds no drift", { timeout: 180_000 
     cwd: tempDir("verify-guide"),
     env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" },
   });
-  expect(exitCode, stderr).toBeLessThanOrEqual(1);
+  expect(exitCode, stderr).toBe(0);
   const report = JSON.parse(stdout);
-  // No outcome and no structure differs. Token counts may: on 2026-12-06 the live 2.1.330 sent one input token
-  // more than its 2026-11-26 fixtures in tool-loop (cli-tool.test.ts's clean-gate test fails on it too), so
-  // the values that may differ are the token counts and the costs computed from them, nothing else.
   expect(report.scenarios.map((drift: { outcome: string }) => drift.outcome)).toEqual(["same", "same"]);
   expect(report.structure).toEqual([]);
-  const changed = report.scenarios.flatMap((drift: { diff?: { valueChanges: Array<{ path: string }> } }) => drift.diff?.valueChanges ?? []).map((change: { path: string }) => change.path);
-  for (const path of changed) expect(path).toMatch(/input_tokens|inputTokens|costUSD|total_cost_usd/);
-  expect(["same", "changed"]).toContain(report.verdict);
+  expect(report.verdict).toBe("same");
   expect(report.scenarios.map((drift: { scenario: string }) => drift.scenario)).toEqual(["text", "tool-loop"]);
 });
