@@ -161,7 +161,7 @@ describe("the wire check with the real CLI behind a rewriting wrapper", () => {
       expect(host.interceptor).toBe("on");
       const session = host.createSession({ model: "sonnet" });
       expect((await session.send("hello").result).text).toBe("one");
-      const error = await session.send("and then?").result.catch((thrown: unknown) => thrown as Error);
+      const error = (await session.send("and then?").result.catch((thrown: unknown) => thrown)) as Error;
       expect(error).toBeInstanceOf(IsolationError);
       expect(error.message).toMatch(named);
       expect(api.messageRequests).toHaveLength(1);
