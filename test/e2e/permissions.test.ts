@@ -6,10 +6,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AbortError, ClaudeCodeHost, ClaudeCodeRuntime, InvalidInputError, type PermissionRequest } from "../../src/index.js";
+import { AbortError, ClaudeCodeHost, ClaudeCodeRuntime, InvalidInputError, IsolationError, type PermissionRequest } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
-import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, remainingChildren, tempDir, testEnv, toolResultsIn } from "../support.js";
+import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyRuntimeFor, remainingChildren, tempDir, testEnv, toolResultsIn } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -176,6 +176,34 @@ describe("permissions", () => {
     expect(received).toEqual(["grain", "grain"]);
     await session.close();
     await host.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+});
+
+describe("permissions behind the interceptor (first-party path, wire check on)", () => {
+  it('mode "plan" is refused before any process starts: it adds request parts no recorded shape has', { timeout: 60_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const runtime = firstPartyRuntimeFor(api, { permissions: { mode: "plan", canUseTool: () => ({ behavior: "allow" }) } });
+    const failure = await runtime.generateTextResult({ prompt: "case=wireplan look up grain", system: "You look things up." }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(IsolationError);
+    expect((failure as Error).message).toMatch(/permission mode "plan"/);
+    expect(api.messageRequests).toEqual([]);
+    expect(runtime.reusePids).toEqual([]);
+    await runtime.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it.each(["ask", "acceptEdits"] as const)('mode "%s": the KTX call passes the wire check, its tool use asked about', { timeout: 120_000 }, async (mode) => {
+    const api = await firstPartyApi(script);
+    const received: string[] = [];
+    const tools = { lookup: { description: "Look a term up.", inputSchema: z.object({ term: z.string() }), execute: async ({ term }: { term: string }) => (received.push(term), `${term}: found`) } };
+    const asked: PermissionRequest[] = [];
+    const runtime = firstPartyRuntimeFor(api, { permissions: { mode, canUseTool: (request) => (asked.push(request), { behavior: "allow" }) } });
+    const result = await runtime.generateTextResult({ prompt: `case=wire${mode} look up grain`, system: "You look things up.", tools });
+    expect(result).toMatchObject({ text: `after wire${mode}`, network: { interceptor: "on" } });
+    expect(asked.map((request) => [request.toolName, request.mode])).toEqual([["mcp__ktx__lookup", mode]]);
+    expect(received).toEqual(["grain"]);
+    await runtime.close();
     expect(await remainingChildren()).toEqual([]);
   });
 });

@@ -159,6 +159,13 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
   // Before any process is started or reused: policy files (hooks, helpers, env) apply whatever flags we pass; a planted key bills.
   checkBeforeStart(spec);
+  // Plan mode adds betas, a body field and a plan reminder no recorded first-party shape has: the wire check would stop it anyway, after a process started.
+  if (spec.wire && spec.permissions && cliPermissionMode(spec.permissions.mode, spec.permissions.launch) === "plan") {
+    throw new IsolationError(
+      [`wire: permission mode "plan" makes the CLI send request parts (plan-mode betas, a "safeguards" body field, a plan-mode system reminder) that no recorded first-party shape has, so its requests cannot be checked`],
+      'Use another permission mode, or run plan mode with `wire: false` (no wire check; docs/options.md, "Permissions").',
+    );
+  }
   const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
   const launch = launchSpec(spec, toolIds);
   const modelSwitch = spec.cli.facts.modelSwitch;
