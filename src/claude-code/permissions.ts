@@ -14,6 +14,8 @@
  *   caller's own, and pre-approving them is all "accept all" can mean.
  * - A deny answer reaches the model as the tool's `tool_result` with `is_error: true` and the answer's
  *   message as its text; the turn goes on. An allow answer's `updatedInput` replaces the tool's arguments.
+ * - The CLI itself waits for an answer without a deadline (an answer after 150 s was taken as any other);
+ *   our idle clock stands still while one is pending (session/control.ts: a request in flight).
  * - `interrupt` while a `can_use_tool` waits: the CLI sends `control_cancel_request` for it and ends the
  *   turn (`error_during_execution`); the process stays usable.
  * - `set_permission_mode {mode}` is answered `{mode}` and followed by a `system/status` line carrying the
