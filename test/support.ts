@@ -60,7 +60,7 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
 /**
  * The scripted API at a base URL: `runtimeFor` then gives the runtime an `apiEndpoint` (no interceptor).
  * The end-to-end tests run on the first-party path (`firstPartyApi`) and use `baseUrlApi` only where a
- * test needs the base URL (docs/testing.md lists them); the security, fault, KTX and parity suites still
+ * test needs the base URL (docs/guides/testing.md lists them); the security, fault, KTX and parity suites still
  * use this one.
  */
 export async function scriptedApi(script: Script, options?: ScriptedApiOptions): Promise<ScriptedMessagesApi> {
@@ -107,7 +107,7 @@ export function script(name: string, body: string): string {
 }
 
 /**
- * The CLI the suite runs: the binary named by `KTX_CC_CLI` (docs/testing.md; `fixtures verify` sets
+ * The CLI the suite runs: the binary named by `KTX_CC_CLI` (docs/guides/testing.md; `fixtures verify` sets
  * it), else the bundled one. Tests take its version and facts from the binary, never a literal.
  */
 export const realCli = (): string => (process.env.KTX_CC_CLI ? resolve(process.env.KTX_CC_CLI) : locateBundledCli());
@@ -276,7 +276,7 @@ export async function firstPartyApi(script: Script, options: ScriptedApiOptions 
 
 /**
  * The scripted API at a base URL, in an end-to-end test that needs it (a test of `apiEndpoint` itself,
- * of the init check the wire check would pre-empt, …): each use says why, and docs/testing.md lists them.
+ * of the init check the wire check would pre-empt, …): each use says why, and docs/guides/testing.md lists them.
  */
 export async function baseUrlApi(script: Script, options: ScriptedApiOptions = {}): Promise<ScriptedMessagesApi> {
   return scriptedApi(script, options);

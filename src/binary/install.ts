@@ -224,7 +224,7 @@ export async function ensureCliVersion(version: string, cacheDir = defaultCliCac
   try {
     const env = npmEnv();
     // --ignore-scripts: the wrapper's postinstall only copies the platform binary into bin/; binaryIn
-    // runs the platform package's binary itself (measured on 2.1.331/2.1.332, docs/compatibility.md).
+    // runs the platform package's binary itself (measured on 2.1.331/2.1.332, docs/guides/verify-cli.md, "Installs are checked").
     const install = await execa("npm", ["install", "--prefix", staging, "--no-save", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", `@anthropic-ai/claude-code@${version}`], {
       env,
       extendEnv: false,

@@ -16,7 +16,7 @@ export interface LoginIo {
   stderr(text: string): void;
 }
 
-const LOGIN_COMMAND_SPEC: CommandSpec = {
+export const LOGIN_COMMAND_SPEC: CommandSpec = {
   name: "login",
   positionals: { shown: "", count: 0, what: "positional arguments" },
   summary: "Logs in to Claude Code with the installed CLI's own login (`claude auth login`), in this terminal, into your real HOME: the login every KTX run through this library uses.",

@@ -68,7 +68,7 @@ export function surfaceFrom(transcriptPath: string | undefined): IsolationSurfac
 }
 
 /**
- * What the runtime's interceptor saw of the probe call (the call record, docs/transcripts.md): null when
+ * What the runtime's interceptor saw of the probe call (the call record, docs/transcript-format.md): null when
  * the call had no interceptor (an apiEndpoint, `wire: false`) or no call record; else what it refused.
  */
 export function egressFrom(transcriptPath: string | undefined): { requests: number; refused: string[] } | null {

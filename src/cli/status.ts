@@ -41,6 +41,18 @@ Examples:
   ktx-claude-code doctor --live
 `;
 
+/** The options of `status` and `doctor` (docs/cli.md is checked against them); the last three are hidden, for tests. */
+export const STATUS_OPTIONS = {
+  "project-dir": { type: "string" },
+  json: { type: "boolean" },
+  live: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  "cli-path": { type: "string" },
+  "api-base-url": { type: "string" },
+  "api-key": { type: "string" },
+} as const;
+export const STATUS_HIDDEN_OPTIONS = ["cli-path", "api-base-url", "api-key"] as const;
+
 interface ParsedArgs {
   projectDir?: string;
   json: boolean;
@@ -54,15 +66,7 @@ function parse(argv: string[]): ParsedArgs | string {
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: {
-        "project-dir": { type: "string" },
-        json: { type: "boolean" },
-        live: { type: "boolean" },
-        "cli-path": { type: "string" },
-        "api-base-url": { type: "string" },
-        "api-key": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: STATUS_OPTIONS,
       allowPositionals: false,
       strict: true,
     }));

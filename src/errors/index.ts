@@ -70,7 +70,7 @@ export class UnsupportedKtxDepError extends InvalidInputError {
     return new UnsupportedKtxDepError(
       "query",
       "it is the Agent SDK's query function (KTX's own backend's test seam), and this runtime drives the Claude Code CLI without the Agent SDK. " +
-        "In tests, pass cliPath: createScriptedCli(script) from ktx-claude-code/testing instead (docs/testing.md, \"Porting KTX's backend tests\").",
+        "In tests, pass cliPath: createScriptedCli(script) from ktx-claude-code/testing instead (docs/guides/testing.md, \"Porting KTX's backend tests\").",
       where,
     );
   }

@@ -21,7 +21,8 @@ import { ToolDefinitionError } from "../errors/index.js";
 import type { ClaudeCodeHost } from "../claude-code/host.js";
 import { thinkingEnv, type ThinkingSetting, thinkingOptionSchema } from "../claude-code/thinking.js";
 import type { CallLimits } from "../limits/index.js";
-import { TOOL_NAME_PATTERN, type ToolInputJsonSchema } from "../mcp/tools.js";
+import { type AiSdkToolSetLike, fromAiSdkTools } from "../mcp/ai-sdk-tools.js";
+import { type PreparedTool, prepareToolSet, TOOL_NAME_PATTERN, type ToolInputJsonSchema } from "../mcp/tools.js";
 import { invalidInputError } from "../runtime/validation.js";
 import { answeredIds, continuationOf, planPrompt } from "./prompt.js";
 import { PROVIDER_ID } from "./results.js";
@@ -37,6 +38,12 @@ export interface ClaudeCodeModelSettings {
   timeoutMs?: number;
   /** This model's transcripts: `false` for none, or a dir (and name); default: the host's `transcript`. */
   transcript?: { dir: string; name?: string } | false;
+  /**
+   * Tools the provider runs itself, in-process, in every call of this model (AI SDK `tool()`s with an
+   * `execute` and a zod schema): the CLI calls them within its turn, and the app sees their calls and results
+   * as provider-executed, dynamic parts (it does not run them). The call's own `tools` stay the app's.
+   */
+  tools?: AiSdkToolSetLike;
 }
 
 const thinkingSchema = thinkingOptionSchema.options[0];
@@ -45,8 +52,14 @@ const settingsSchema = z.strictObject({
   maxTurns: z.number().int().positive().optional(),
   timeoutMs: z.number().positive().optional(),
   transcript: z.union([z.literal(false), z.strictObject({ dir: z.string(), name: z.string().optional() })]).optional(),
+  tools: z.record(z.string(), z.custom<AiSdkToolSetLike[string]>((value) => typeof value === "object" && value !== null, "an AI SDK tool()")).optional(),
 });
 const callOptionsSchema = settingsSchema.pick({ thinking: true, maxTurns: true });
+
+/** A model's own tools, prepared once per model (a bad one throws `ToolDefinitionError` when the model is made). */
+export function prepareProviderTools(settings: ClaudeCodeModelSettings): PreparedTool[] {
+  return settings.tools ? prepareToolSet(fromAiSdkTools(settings.tools)) : [];
+}
 
 export function parseModelSettings(settings: unknown, subject: string): ClaudeCodeModelSettings {
   const schema = subject.includes("providerOptions") ? callOptionsSchema : settingsSchema;
@@ -88,7 +101,11 @@ export class ClaudeCodeLanguageModel implements LanguageModelV3 {
     readonly cliModel: string,
     private readonly settings: ClaudeCodeModelSettings,
     private readonly context: ProviderContext,
-  ) {}
+  ) {
+    this.providerTools = prepareProviderTools(settings);
+  }
+
+  private readonly providerTools: PreparedTool[];
 
   async doGenerate(options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
     const collected = collector(options);
@@ -137,7 +154,9 @@ export class ClaudeCodeLanguageModel implements LanguageModelV3 {
     sink.warnings.push(...warnings, ...planned.warnings);
     const json = jsonPlan(options, sink.warnings);
     const appTools = toolsFor(options, sink.warnings);
-    const maxTurns = settings.maxTurns ?? (appTools.length > 0 ? 100 : json ? 8 : 1);
+    const clash = appTools.find((tool) => this.providerTools.some((own) => own.name === tool.name));
+    if (clash) throw new ToolDefinitionError(`Tool "${clash.name}" is both a call's tool (the app runs it) and one of the model's settings.tools (the provider runs it); give one of them another name.`);
+    const maxTurns = settings.maxTurns ?? (appTools.length + this.providerTools.length > 0 ? 100 : json ? 8 : 1);
     const turn = new ProviderTurn(
       {
         host: this.context.host,
@@ -153,6 +172,7 @@ export class ClaudeCodeLanguageModel implements LanguageModelV3 {
           transcript: settings.transcript,
         },
         appTools,
+        providerTools: this.providerTools,
         json: json && { wrapped: json.wrapped },
         parkMs: this.context.parkMs,
         onParked: (parkedTurn, pending) => {
@@ -244,7 +264,10 @@ function collector(options: LanguageModelV3CallOptions): { sink: SegmentSink; re
           return;
         }
         case "tool-call":
-          content.push({ type: "tool-call", toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+          content.push({ type: "tool-call", toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, ...(part.providerExecuted ? { providerExecuted: true, dynamic: true } : {}) });
+          return;
+        case "tool-result":
+          content.push(part);
           return;
         case "finish":
           finish = { usage: part.usage, finishReason: part.finishReason, ...(part.providerMetadata ? { providerMetadata: part.providerMetadata } : {}) };

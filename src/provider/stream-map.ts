@@ -3,8 +3,8 @@
  * partial messages (`stream_event`), so text and reasoning arrive as deltas and a tool call's input as
  * JSON deltas; an `assistant` line for a response that streamed nothing (a synthetic one) still gives
  * its text, one delta per block. Only the top-level conversation maps (subagent lines carry a
- * `parent_tool_use_id`). Tools other than the app's own (`mcp__ktx__<name>`) and the CLI's
- * StructuredOutput tool are not the app's to run and do not surface.
+ * `parent_tool_use_id`). The app's tools (`mcp__ktx__<name>`) surface as calls the app runs; the model's own
+ * (settings.tools) as provider-executed, dynamic calls; others (the CLI's StructuredOutput tool) do not surface.
  */
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { KTX_MCP_SERVER_NAME } from "../mcp/tools.js";
@@ -33,7 +33,7 @@ export interface ResponseEvents {
   responseEnd(calls: AppToolCall[], stopReason: string | undefined): void;
 }
 
-type OpenBlock = { kind: "text" | "reasoning"; id: string } | { kind: "tool"; id: string; toolName: string; input: string } | { kind: "other" };
+type OpenBlock = { kind: "text" | "reasoning"; id: string } | { kind: "tool"; id: string; toolName: string; input: string; providerExecuted: boolean } | { kind: "other" };
 
 interface StreamEvent {
   type?: string;
@@ -59,7 +59,13 @@ export class ResponseMapper {
     /** JSON mode: the model's prose is not the answer (the structured output is, at the end). */
     private readonly jsonMode: boolean,
     private readonly appTools: ReadonlySet<string>,
+    /** The model's own tools (settings.tools): their calls surface as provider-executed, dynamic parts. */
+    private readonly providerTools: ReadonlySet<string> = new Set(),
   ) {}
+
+  private isTool(name: string): boolean {
+    return this.appTools.has(name) || this.providerTools.has(name);
+  }
 
   /** Maps one CLI message; `events` is where the parts of the segment running now go. */
   map(message: CliMessage, events: ResponseEvents): void {
@@ -106,10 +112,11 @@ export class ResponseMapper {
           this.reasoningSeen = true;
           this.blocks.set(index, { kind: "reasoning", id });
           events.part({ type: "reasoning-start", id });
-        } else if (block.type === "tool_use" && block.id && block.name?.startsWith(APP_TOOL_PREFIX) && this.appTools.has(block.name.slice(APP_TOOL_PREFIX.length))) {
+        } else if (block.type === "tool_use" && block.id && block.name?.startsWith(APP_TOOL_PREFIX) && this.isTool(block.name.slice(APP_TOOL_PREFIX.length))) {
           const toolName = block.name.slice(APP_TOOL_PREFIX.length);
-          this.blocks.set(index, { kind: "tool", id: block.id, toolName, input: "" });
-          events.part({ type: "tool-input-start", id: block.id, toolName });
+          const providerExecuted = !this.appTools.has(toolName);
+          this.blocks.set(index, { kind: "tool", id: block.id, toolName, input: "", providerExecuted });
+          events.part({ type: "tool-input-start", id: block.id, toolName, ...(providerExecuted ? { providerExecuted, dynamic: true } : {}) });
         } else this.blocks.set(index, { kind: "other" });
         return;
       }
@@ -133,8 +140,12 @@ export class ResponseMapper {
         else if (block?.kind === "tool") {
           events.part({ type: "tool-input-end", id: block.id });
           const call = { toolCallId: block.id, toolName: block.toolName, input: block.input === "" ? "{}" : block.input };
-          this.calls.push(call);
-          events.part({ type: "tool-call", ...call });
+          // The app runs only its own tools; the provider's run in the CLI's turn, and their step goes on.
+          if (block.providerExecuted) events.part({ type: "tool-call", ...call, providerExecuted: true, dynamic: true });
+          else {
+            this.calls.push(call);
+            events.part({ type: "tool-call", ...call });
+          }
         }
         return;
       }

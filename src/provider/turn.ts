@@ -9,7 +9,7 @@
  * through the run path (the CLI interrupted, the process rewound or retired, the slot freed).
  */
 import { z } from "zod";
-import type { LanguageModelV3Prompt, LanguageModelV3StreamPart, LanguageModelV3ToolResultOutput, SharedV3Warning } from "@ai-sdk/provider";
+import type { JSONValue, LanguageModelV3Prompt, LanguageModelV3StreamPart, LanguageModelV3ToolResultOutput, SharedV3Warning } from "@ai-sdk/provider";
 import type { ClaudeCodeHost, HostCall } from "../claude-code/host.js";
 import type { CallOutput } from "../claude-code/run/call-output.js";
 import type { CallLimits } from "../limits/index.js";
@@ -43,6 +43,8 @@ export interface TurnSpec {
   limits: CallLimits;
   call: Omit<HostCall, "signal" | "tools" | "onCliMessage" | "includePartialMessages">;
   appTools: AppTool[];
+  /** The model's own tools (settings.tools), run in-process within the turn; their results surface as parts. */
+  providerTools: PreparedTool[];
   /** JSON mode: the answer is the CLI's structured output (unwrapped from `{ value }` when `wrapped`). */
   json?: { wrapped: boolean };
   parkMs: number;
@@ -80,13 +82,13 @@ export class ProviderTurn {
     private readonly spec: TurnSpec,
     first: SegmentSink,
   ) {
-    this.mapper = new ResponseMapper(spec.json !== undefined, new Set(spec.appTools.map((tool) => tool.name)));
+    this.mapper = new ResponseMapper(spec.json !== undefined, new Set(spec.appTools.map((tool) => tool.name)), new Set(spec.providerTools.map((tool) => tool.name)));
     this.begin(first);
     const output = spec.host.run(
       {
         ...spec.call,
         includePartialMessages: true,
-        tools: spec.appTools.map((tool) => this.deferred(tool)),
+        tools: [...spec.appTools.map((tool) => this.deferred(tool)), ...spec.providerTools.map((tool) => this.reported(tool))],
         signal: this.abort.signal,
         onCliMessage: (message) => this.onMessage(message),
       },
@@ -125,6 +127,9 @@ export class ProviderTurn {
       } else this.answers.set(id, answer);
     }
     this.pending = [];
+    const reports = this.reports;
+    this.reports = [];
+    for (const part of reports) sink.part(part);
     const backlog = this.backlog;
     this.backlog = [];
     for (const message of backlog) this.onMessage(message);
@@ -183,6 +188,36 @@ export class ProviderTurn {
       },
     };
   }
+
+  /**
+   * A tool of the model's own: it runs here, and its result goes to the app as a `tool-result` part (to the
+   * segment running then; one parked meanwhile, when the same response also called the app's tools, gets it
+   * when it resumes, as the CLI's other lines).
+   */
+  private reported(tool: PreparedTool): PreparedTool {
+    return {
+      ...tool,
+      execute: async (input: unknown, context: KtxToolContext) => {
+        const part = (result: unknown, isError: boolean): LanguageModelV3StreamPart => ({ type: "tool-result", toolCallId: context.toolUseId ?? "", toolName: tool.name, result: jsonValue(result), ...(isError ? { isError } : {}), dynamic: true });
+        try {
+          const output = await tool.execute(input, context);
+          this.report(part(output, false));
+          return output;
+        } catch (error) {
+          this.report(part(error instanceof Error ? error.message : String(error), true));
+          throw error;
+        }
+      },
+    };
+  }
+
+  private report(part: LanguageModelV3StreamPart): void {
+    if (this.state === "running" && this.segment) this.segment.part(part);
+    else if (this.state === "parked") this.reports.push(part);
+  }
+
+  /** Provider-executed tool results that came while parked. */
+  private reports: LanguageModelV3StreamPart[] = [];
 
   private onMessage(message: CliMessage): void {
     if (this.state === "ended") return;
@@ -274,6 +309,16 @@ export class ProviderTurn {
     if (!segment) return;
     segment.part({ type: "error", error });
     segment.end();
+  }
+}
+
+/** A tool's output as the JSON value a `tool-result` part carries (what cannot be JSON, as its text). */
+function jsonValue(value: unknown): NonNullable<JSONValue> {
+  if (value === undefined || value === null) return "";
+  try {
+    return JSON.parse(JSON.stringify(value)) as NonNullable<JSONValue>;
+  } catch {
+    return String(value);
   }
 }
 

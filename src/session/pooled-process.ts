@@ -1,5 +1,5 @@
 /**
- * One Claude Code CLI process, the only kind there is (docs/architecture.md, "One process lifecycle").
+ * One Claude Code CLI process, the only kind there is (docs/performance.md, "One process lifecycle").
  * It serves calls one at a time: a cold call is a new process's first call, a warm spare is a started
  * process that has served nothing yet, and a kept process serves the next call of its shape.
  *

@@ -4,10 +4,10 @@
  * history (tool results included) itself; `close()` rewinds the process to before the first turn and gives
  * it back to the pool. Each `send` is a turn: an async iterable of events and a `result` promise.
  */
-import { AbortError, ClaudeCodeError, InvalidInputError, IsolationError } from "../errors/index.js";
+import { AbortError, ClaudeCodeError, InvalidInputError } from "../errors/index.js";
 import type { KtxProgressEvent } from "../limits/events.js";
 import type { CallLimits } from "../limits/index.js";
-import { type KtxRuntimeToolSet, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
+import { type KtxRuntimeToolSet, normalizeToolOutput, type PreparedTool, prepareToolSet } from "../mcp/tools.js";
 import type { RunUsage, ToolCallRecord } from "../runtime/types.js";
 import { type Logger } from "../session/logger.js";
 import type { ClaudeCodeHost } from "../claude-code/host.js";
@@ -38,7 +38,7 @@ export type SessionEvent =
   | { type: "tool_call"; toolUseId: string; name: string; input: unknown }
   | { type: "tool_result"; toolUseId: string; name: string; ok: boolean; durationMs: number; error?: string }
   | { type: "step"; stepIndex: number }
-  /** Anything else the limits say about the turn: governor waits, retries (docs/rate-limits.md). */
+  /** Anything else the limits say about the turn: governor waits, retries (docs/guides/rate-limits.md). */
   | { type: "progress"; event: KtxProgressEvent };
 
 /** A finished turn, backend-neutral. */
@@ -52,6 +52,13 @@ export interface TurnResult {
   /** `natural`, or `budget` when the turn used its `maxTurns`. */
   stopReason: RunLoopStopReason;
   sessionId: string;
+  /**
+   * How the earlier turns reached the model: `"native"`, the CLI's own conversation (exact); `"replayed"`, the
+   * first turn after the session's process ended — the earlier turns went to a new process written out as text
+   * before this input (no verified CLI can be handed a conversation exactly without a session file under the
+   * user's `~/.claude`), so the model saw them, but not as its own earlier messages.
+   */
+  history: "native" | "replayed";
 }
 
 /** One turn: iterate it for its events (the iteration ends with the turn); `result` settles with it. */
@@ -75,33 +82,30 @@ export class SessionBusyError extends ClaudeCodeError {
   }
 }
 
-/** `send` after `close()`, or after the session's process ended with its conversation on it. */
+/** `send` or `setModel` after `close()`. */
 export class SessionClosedError extends ClaudeCodeError {
   override readonly code = "session_closed";
-  constructor(lost?: ClaudeCodeError) {
-    super(
-      lost
-        ? `This session's Claude Code process ended (${lost.name}: ${lost.message.slice(0, 200)}) and its conversation with it; create another session with host.createSession().`
-        : "This session is closed; create another with host.createSession().",
-      lost ? { cause: lost, stderrTail: lost.stderrTail } : {},
-    );
+  constructor() {
+    super("This session is closed; create another with host.createSession().");
   }
 }
 
 export class ClaudeCodeSession {
-  private readonly model: string;
+  private model: string;
   private readonly tools: PreparedTool[];
   private readonly maxTurns: number;
   private readonly limits: CallLimits;
   /** The mode the session's process is launched for (fixed) and the one its turns run in (`setPermissionMode`). */
   private readonly launchMode: PermissionMode;
   private permissionMode: PermissionMode;
-  private readonly conversation: Conversation = {};
+  private conversation: Conversation = {};
   private readonly turns: SessionTurnRecord[] = [];
   private running: { controller: AbortController; queue: EventQueue; done: Promise<unknown> } | undefined;
   private closed = false;
-  /** The failure that ended the session's process while it held the conversation. */
+  /** The failure that ended the session's process while it held the conversation; the next turn replays it. */
   private lost: ClaudeCodeError | undefined;
+  /** What each tool call returned, as the model saw it, by tool use id (for a replay). */
+  private readonly toolOutputs = new Map<string, string>();
 
   constructor(
     private readonly host: ClaudeCodeHost,
@@ -109,16 +113,26 @@ export class ClaudeCodeSession {
   ) {
     const model = typeof options?.model === "string" ? resolveModelValue(options.model) : undefined;
     if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
-    // The wire check knows one prompt per call; a later turn's request carries earlier turns it would refuse.
-    if (host.interceptor === "on") {
-      throw new IsolationError(["wire: sessions cannot run behind the interceptor yet (its check expects one prompt per call, a session's later turns carry several)"], "Create the session on a host without `wire` (or with an apiEndpoint); docs/sessions.md.");
-    }
     this.model = model.id;
     parsePermissions(options.permissions, "session");
     this.launchMode = this.permissionMode = options.permissions?.mode ?? "deny";
-    this.tools = options.tools ? prepareToolSet(options.tools) : [];
+    this.tools = (options.tools ? prepareToolSet(options.tools) : []).map((tool) => this.recorded(tool));
     this.maxTurns = options.maxTurns ?? (this.tools.length > 0 ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
+  }
+
+  /**
+   * Runs the turns after this call on `model` (an alias or a `claude-*` id), on the same process and in
+   * the same conversation: the CLI switches at the next turn's start, with a control request and no API
+   * request of its own (a CLI version without a verified switch fails that turn with ProtocolError). A
+   * running turn keeps its model. Throws `InvalidInputError` for a model that is neither, `SessionClosedError`
+   * after `close()`.
+   */
+  setModel(model: string): void {
+    if (this.closed) throw new SessionClosedError();
+    const resolved = typeof model === "string" ? resolveModelValue(model) : undefined;
+    if (!resolved) throw new InvalidInputError(`Invalid model ${JSON.stringify(model)}: neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
+    this.model = resolved.id;
   }
 
   /** The turns so far, oldest first. */
@@ -126,11 +140,20 @@ export class ClaudeCodeSession {
     return this.turns;
   }
 
-  /** Sends `input` as the next turn; throws `SessionBusyError` while a turn runs, `SessionClosedError` after `close()`. */
+  /**
+   * Sends `input` as the next turn; throws `SessionBusyError` while a turn runs, `SessionClosedError` after
+   * `close()`. After the session's process ended (a crash, a kill), the turn runs on another process with
+   * the earlier turns written out before `input` (its result's `history` is `"replayed"`).
+   */
   send(input: string): SessionTurn {
-    if (this.closed || this.lost) throw new SessionClosedError(this.lost);
+    if (this.closed) throw new SessionClosedError();
     if (this.running) throw new SessionBusyError();
     if (typeof input !== "string" || input.trim() === "") throw new InvalidInputError("A session turn needs a non-empty input string.");
+    const replay = this.lost ? this.replayOf(this.turns) : undefined;
+    if (this.lost) {
+      this.lost = undefined;
+      this.conversation = {};
+    }
     const controller = new AbortController();
     const queue = new EventQueue();
     const record: SessionTurnRecord = { input };
@@ -142,7 +165,7 @@ export class ClaudeCodeSession {
         {
           model: this.model,
           system: this.options.system ?? "",
-          prompt: input,
+          prompt: replay ? `${replay}${input}` : input,
           maxTurns: this.maxTurns,
           tools: this.tools,
           includePartialMessages: this.options.includePartialMessages ?? true,
@@ -162,6 +185,7 @@ export class ClaudeCodeSession {
         durationMs: Math.round(performance.now() - started),
         stopReason: mapStopReason(output.result),
         sessionId: output.result.session_id ?? output.init.session_id,
+        history: replay ? "replayed" : "native",
       }));
     // Registered before the caller can await `result`, so the session is free again when the caller's code after it runs.
     const settle = () => {
@@ -173,7 +197,7 @@ export class ClaudeCodeSession {
       (value) => void ((record.result = value), settle()),
       (error: unknown) => {
         record.error = ClaudeCodeError.isInstance(error) ? error : new AbortError(error);
-        // The process is gone and with it the turns so far: the session cannot go on as the same conversation.
+        // The process is gone and with it the turns so far: the next turn replays them on another process.
         if (!this.conversation.entry && this.conversation.firstUuid !== undefined) this.lost = record.error;
         settle();
       },
@@ -195,7 +219,7 @@ export class ClaudeCodeSession {
    * "acceptAll" pre-approves its tools at launch and can switch only between those two.
    */
   setPermissionMode(mode: PermissionMode): void {
-    if (this.closed || this.lost) throw new SessionClosedError(this.lost);
+    if (this.closed) throw new SessionClosedError();
     if (this.running) throw new SessionBusyError();
     if (!PERMISSION_MODES.includes(mode)) {
       const error = new InvalidInputError(`Invalid permission mode ${JSON.stringify(mode)}; use one of ${PERMISSION_MODES.join(", ")}.`);
@@ -204,6 +228,34 @@ export class ClaudeCodeSession {
     }
     checkModeAgainst(mode, this.launchMode, this.options.permissions?.canUseTool !== undefined, "session");
     this.permissionMode = mode;
+  }
+
+  /** A session tool whose outputs are kept (as the model saw them) for a replay. */
+  private recorded(tool: PreparedTool): PreparedTool {
+    return {
+      ...tool,
+      execute: async (input: unknown, context) => {
+        const output = await tool.execute(input, context);
+        if (context.toolUseId !== undefined) this.toolOutputs.set(context.toolUseId, normalizeToolOutput(output).markdown);
+        return output;
+      },
+    };
+  }
+
+  /**
+   * The turns that completed, written out for a new process: each input, the tool calls with their inputs and
+   * outputs, and the answer. Failed and interrupted turns are left out, as the CLI leaves them out of its own
+   * conversation. Undefined when no turn completed.
+   */
+  private replayOf(turns: readonly SessionTurnRecord[]): string | undefined {
+    const done = turns.filter((turn) => turn.result);
+    if (done.length === 0) return undefined;
+    const lines = done.flatMap((turn) => [
+      `User: ${turn.input}`,
+      ...turn.result!.toolCalls.map((call) => `Assistant called tool ${call.name} with ${JSON.stringify(call.input)}; ${call.ok ? `it returned: ${this.toolOutputs.get(call.toolUseId) ?? "(output not kept)"}` : `it failed: ${call.error ?? "error"}`}`),
+      `Assistant: ${turn.result!.text}`,
+    ]);
+    return `<earlier_conversation>\nThe conversation so far (the process that held it ended; it is replayed here as text):\n\n${lines.join("\n\n")}\n</earlier_conversation>\n\n`;
   }
 
   /** Ends the running turn (its result rejects with `AbortError`); the conversation goes on without it. */

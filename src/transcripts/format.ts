@@ -80,7 +80,7 @@ export type OutcomeRecord = z.infer<typeof outcomeRecordSchema>;
 
 /**
  * What one Messages request carried, as the runtime's interceptor records it in a call record's
- * `requests` (docs/transcripts.md, "Request records"). Bodies only when asked; never the credential.
+ * `requests` (docs/transcript-format.md, "Request records"). Bodies only when asked; never the credential.
  */
 export interface RequestRecord {
   /** Bytes of the request body, and of its `system`, `messages` and `tools` fields as JSON; `rest` is the remainder. */

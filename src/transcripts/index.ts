@@ -1,7 +1,7 @@
 /**
  * `ktx-claude-code/transcripts`: the stable public entry for reading transcripts and raw stream-json
  * captures, and for the figures, comparisons and traces the `transcript` commands print
- * (docs/transcripts.md, "Reading transcripts from code"). Tools outside this package import from here,
+ * (docs/guides/debugging.md, "From code"). Tools outside this package import from here,
  * never from `dist/…` paths, which move between releases.
  */
 export {

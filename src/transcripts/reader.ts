@@ -237,7 +237,7 @@ export function importCapture(path: string): { lines: string[]; records: number;
   const header = {
     ...loaded.header,
     importedFrom: path,
-    redacted: { rules: `ktx-claude-code's credential shapes and gitleaks ${GITLEAKS_VERSION}'s rules (docs/transcripts.md, "Redaction")`, linesChanged: redactedLines },
+    redacted: { rules: `ktx-claude-code's credential shapes and gitleaks ${GITLEAKS_VERSION}'s rules (docs/transcript-format.md, "Redaction")`, linesChanged: redactedLines },
     ...(truncated ? { truncatedLine: truncated.lineNumber } : {}),
   };
   return { lines: [JSON.stringify(header), ...body], records: body.length, redactedLines, ...(truncated ? { truncatedLine: truncated.lineNumber } : {}) };

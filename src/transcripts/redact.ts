@@ -106,7 +106,7 @@ export const REDACTION_LIMITS = {
 
 /** What stands in a line for its part that was left out. */
 export function cutNote(total: number, why: string): string {
-  return `${REDACTED}[the rest of this line (${total} characters in all) is not recorded: ${why}; see docs/transcripts.md, "Redaction"]`;
+  return `${REDACTED}[the rest of this line (${total} characters in all) is not recorded: ${why}; see docs/transcript-format.md, "Redaction"]`;
 }
 
 /**

@@ -10,12 +10,14 @@ import { expect, it } from "vitest";
 import { LOGIN_COMMAND } from "../../src/errors/index.js";
 
 const root = join(import.meta.dirname, "../..");
-const docs = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+// docs/ and its folders (the guides live in docs/guides/).
+const docs = ["README.md", ...readdirSync(join(root, "docs"), { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
 
 // npx/pnpm dlx/yarn dlx/bunx of the name (an install into the project is fine).
 const registryFetch = /\b(?:npx(?:\s+(?:-y|--yes))?|pnpm\s+dlx|yarn\s+dlx|bunx|npm\s+exec(?:\s+--)?)\s+ktx-claude-code\b/gm;
 
 it("no doc runs a registry fetch of ktx-claude-code; npx is always --no-install", () => {
+  expect(docs).toContain("docs/guides/ktx-backend.md");
   const found: string[] = [];
   for (const doc of docs) {
     const text = readFileSync(join(root, doc), "utf8");

@@ -1,7 +1,8 @@
 /**
  * docs/options.md against the option schemas: every key a schema takes is documented, and every key the
  * page documents exists, for the runtime options and for each call's input. A schema that gains a key
- * without a row here fails, and so does a row left behind by a removed key.
+ * without a row here fails, and so does a row left behind by a removed key. The `auth` option's fields are
+ * documented in their own section, "Authentication" (AuthConfigError's message cites it).
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -37,11 +38,11 @@ const sorted = (keys: string[]) => [...new Set(keys)].sort();
 
 describe("docs/options.md", () => {
   it("documents every runtime option the schema takes, and no other", () => {
-    const documented = documentedKeys("Runtime options");
+    const documented = [...documentedKeys("Runtime options"), ...documentedKeys("Authentication")];
     expect(documented.length).toBe(new Set(documented).size);
     expect(sorted(documented)).toEqual(schemaKeys(runtimeOptionsSchema));
     // The ones the issue found missing are there.
-    expect(documented).toEqual(expect.arrayContaining(["modelsSource", "reuse.controlTimeoutMs", "includePartialMessages"]));
+    expect(documented).toEqual(expect.arrayContaining(["modelsSource", "reuse.controlTimeoutMs", "includePartialMessages", "auth", "auth.skipAuth"]));
   });
 
   it("documents every field of generateText / generateObject (and their *Result forms), and no other", () => {

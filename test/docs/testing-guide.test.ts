@@ -1,7 +1,8 @@
 /**
- * The first test of docs/testing.md, written from that page alone: public imports only (the package's
- * own name, resolved to its build), the scripted API, apiEndpoint, an empty HOME, a scripted tool turn
- * with its mcp__ktx__ name. One line is not in the guide: this suite's loopback guard (its proxy).
+ * The first test of docs/guides/testing.md, as the page shows it: public imports only (the package's own
+ * name, resolved to its build), the scripted API, apiEndpoint, an empty HOME, a scripted tool turn with its
+ * mcp__ktx__ name. Only this suite's loopback guard (its proxy) is not in the guide; the last test checks that
+ * the guide's example is this file's first test, line for line, without those lines.
  */
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -60,8 +61,23 @@ it("looks a term up, then answers", async () => {
   expect(JSON.stringify(api.messageRequests[1]!.body.messages)).toContain("the level of detail of one row");
 });
 
-it("docs/testing.md shows test/ktx/ported-example.test.ts as it is", () => {
-  const guide = readFileSync(new URL("../../docs/testing.md", import.meta.url), "utf8");
+const guide = readFileSync(new URL("../../docs/guides/testing.md", import.meta.url), "utf8");
+
+it("docs/guides/testing.md shows test/ktx/ported-example.test.ts as it is", () => {
   const example = readFileSync(new URL("../ktx/ported-example.test.ts", import.meta.url), "utf8");
   expect(guide).toContain("```ts\n" + example + "```");
+});
+
+it("docs/guides/testing.md opens with this file's first test, less the loopback guard", () => {
+  const example = /```ts\n([\s\S]*?)```/.exec(guide)![1]!;
+  const self = readFileSync(new URL(import.meta.url), "utf8");
+  const firstTest = self.slice(self.indexOf("import { mkdtempSync"), self.indexOf("\nconst guide ="));
+  const withoutGuard = firstTest
+    .split("\n")
+    .filter((line) => !/inject\("trapProxyUrl"\)|NO_PROXY|Not in the guide/.test(line))
+    .join("\n")
+    .replace("import { mkdtempSync, readFileSync }", "import { mkdtempSync }")
+    .replace("{ afterEach, expect, inject, it }", "{ afterEach, expect, it }");
+  expect(guide.indexOf("```ts\n" + example)).toBeLessThan(guide.indexOf("\n## ", guide.indexOf("## A first test")));
+  expect(withoutGuard).toBe(example);
 });

@@ -206,7 +206,7 @@ describe("ktx-claude-code fixtures compare", () => {
   });
 
   // Four of the 13 scenarios (each starts a CLI): one text call, the one whose output tokens depended on
-  // how the stream was read, a tool loop, an API failure. The full catalog is measured in docs/compatibility.md.
+  // how the stream was read, a tool loop, an API failure. The full catalog is measured in docs/guides/verify-cli.md.
   it("is a clean gate on the pinned version under a long TMPDIR and another HOME: verdict same, exit 0", { timeout: 240_000 }, async () => {
     const longTmp = join(tempDir("gate"), "a-much-longer-temporary-directory-name-for-the-gate");
     const home = join(tempDir("gate-home"), "another", "home");

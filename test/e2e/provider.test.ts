@@ -40,6 +40,11 @@ function script(request: RecordedRequest): ScriptedTurn {
   }
   if (name === "typed") return step === 0 ? turn.tools({ name: "mcp__ktx__weather", input: { city: "Lima" } }) : turn.object({ city: "Lima", summary: results[0]?.text ?? "none" });
   if (name === "approve") return step === 0 ? turn.tools({ name: "mcp__ktx__weather", input: { city: "Kyiv" } }) : turn.text(`got: ${results.map((result) => `${result.is_error ? "error " : ""}${result.text}`).join(" | ")}`);
+  if (name === "own") return step === 0 ? turn.tools({ name: "mcp__ktx__add", input: { a: 2, b: 3 } }) : turn.text(`sum: ${results.map((result) => result.text).join(" | ")}`);
+  if (name === "mixed") {
+    if (step === 0) return { text: "", toolCalls: [{ name: "mcp__ktx__add", input: { a: 1, b: 1 } }, { name: "mcp__ktx__weather", input: { city: "Bern" } }] };
+    return turn.text(`mixed: ${results.map((result) => result.text).join(" | ")}`);
+  }
   if (name === "park") return step === 0 ? turn.tools({ name: "mcp__ktx__weather", input: { city: "Rome" } }) : turn.text("after the tool");
   return turn.text(`answer to ${name}`);
 }
@@ -68,6 +73,34 @@ async function setup(options: { parkMs?: number; maxConcurrentRuns?: number; war
 const meta = (metadata: unknown): Record<string, any> => (metadata as Record<string, Record<string, any>>)["claude-code"] ?? {};
 
 describe("ktx-claude-code/provider with the AI SDK", () => {
+
+  it("the model's own tools (settings.tools) run in-process within the turn: one step, the call and result as provider-executed dynamic parts", { timeout: 180_000 }, async () => {
+    const { api, provider } = await setup();
+    const ran: unknown[] = [];
+    const add = tool({ description: "Adds two numbers.", inputSchema: z.object({ a: z.number(), b: z.number() }), execute: async ({ a, b }) => (ran.push({ a, b }), { sum: a + b }) });
+    const model = provider("sonnet", { tools: { add } });
+    const result = await generateText({ model, prompt: "case=own" });
+    expect(ran).toEqual([{ a: 2, b: 3 }]);
+    // The CLI ran the tool and asked the model again within the one step the app sees.
+    expect(result.steps).toHaveLength(1);
+    expect(result.finishReason).toBe("stop");
+    expect(result.text).toMatch(/^sum: .*"sum": 5/s);
+    expect(result.toolCalls).toEqual([expect.objectContaining({ toolName: "add", input: { a: 2, b: 3 }, providerExecuted: true, dynamic: true })]);
+    expect(result.toolResults).toEqual([expect.objectContaining({ toolName: "add", output: { sum: 5 }, dynamic: true })]);
+    expect(api.messageRequests.filter((request) => caseOf(request) === "own")).toHaveLength(2);
+
+    // Streamed, the same parts in the full stream, and the app's own tool beside it still parks for the app.
+    const weather = tool({ description: "Weather for a city.", inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `sunny in ${city}` });
+    const stream = streamText({ model, prompt: "case=mixed", tools: { weather }, stopWhen: stepCountIs(3) });
+    const parts: Array<{ type: string; toolName?: string; dynamic?: boolean; providerExecuted?: boolean }> = [];
+    for await (const part of stream.fullStream) parts.push(part as never);
+    expect(ran).toEqual([{ a: 2, b: 3 }, { a: 1, b: 1 }]);
+    expect(await stream.text).toMatch(/^mixed: .*"sum": 2.*sunny in Bern/s);
+    const calls = parts.filter((part) => part.type === "tool-call").map((part) => [part.toolName, part.dynamic === true, part.providerExecuted === true]);
+    expect(calls).toEqual(expect.arrayContaining([["add", true, true], ["weather", false, false]]));
+    expect(parts.filter((part) => part.type === "tool-result").map((part) => part.toolName).sort()).toEqual(["add", "weather"]);
+    expect((await stream.steps).length).toBe(2);
+  });
   it("generateText answers one turn, and the same call again runs on the same process (pool: reused)", { timeout: 180_000 }, async () => {
     const { provider, host } = await setup();
     const model = provider("sonnet");

@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { type Script, type ScriptedApiOptions, type ScriptedMessagesApi, startScriptedMessagesApi, turn } from "../../src/testing/scripted-api.js";
 
-// The suite's CLI (docs/testing.md): KTX_CC_CLI's binary, else the bundled one.
+// The suite's CLI (docs/guides/testing.md): KTX_CC_CLI's binary, else the bundled one.
 const CLI = process.env.KTX_CC_CLI ? resolve(process.env.KTX_CC_CLI) : new URL("../../node_modules/@anthropic-ai/claude-code-linux-x64/claude", import.meta.url).pathname;
 const ARGS = [
   "-p",

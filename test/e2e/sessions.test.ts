@@ -1,17 +1,19 @@
 /**
- * Sessions on the real CLI (scripted API): turns on one pinned process that keeps the conversation,
- * events while a turn runs, an interrupt the session survives, and close() giving the process back to
- * the pool as a process that served none of the conversation.
- *
- * Base URL: the interceptor's check expects one prompt per call, so sessions are refused behind it
- * (the last test shows the refusal); they run on a host without `wire`.
+ * Sessions on the real CLI (scripted API), on the first-party path behind the runtime's interceptor as
+ * real use runs them: turns on one pinned process that keeps the conversation, each later turn's
+ * request carrying the earlier ones and passing the wire check, events while a turn runs, an interrupt
+ * and an API error the session survives, and close() giving the process back to the pool as a process
+ * that served none of the conversation.
  */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AbortError, ClaudeCodeApiError, ClaudeCodeHost, CliCrashError, type ClaudeCodeHostOptions, ClaudeCodeRuntime, IsolationError, SessionBusyError, SessionClosedError, type SessionEvent, type SessionTurn } from "../../src/index.js";
+import { AbortError, ClaudeCodeApiError, ClaudeCodeHost, CliCrashError, type ClaudeCodeHostOptions, ClaudeCodeRuntime, InvalidInputError, SessionBusyError, SessionClosedError, type SessionEvent, type SessionTurn } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
+import { resolveModelValue } from "../../src/claude-code/models.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
-import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyEnv, remainingChildren, tempDir, testEnv, toolResultsIn } from "../support.js";
+import { TEST_PASS_ENV, callRecords, cleanup, cliOption, firstPartyApi, firstPartyEnv, remainingChildren, tempDir, toolResultsIn } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -66,7 +68,12 @@ function normalized(request: RecordedRequest): unknown {
   const headers = { ...request.headers };
   const session = String(headers["x-claude-code-session-id"] ?? "");
   delete headers["x-client-request-id"];
-  const text = JSON.stringify({ headers, body: request.body });
+  // First party, 2.1.330 names the MCP tools its session has used in this header, and a rewind does not
+  // forget them: after the session's tool call the reused process lists `lookup` where a fresh one lists none.
+  delete headers["x-claude-code-sandy-plover"];
+  delete headers["x-claude-code-prompt-id"];
+  // First party: the billing line's per-request hash and prompt id.
+  const text = JSON.stringify({ headers, body: request.body }).replace(/cch=[0-9a-f]+/g, "cch=<hash>").replace(/cc_prompt_id=[0-9a-f-]+/g, "cc_prompt_id=<id>");
   return JSON.parse(session ? text.split(session).join("<session>") : text);
 }
 
@@ -78,18 +85,18 @@ async function drain(turnRun: SessionTurn): Promise<SessionEvent[]> {
 
 describe("sessions", () => {
   it("keeps the conversation on one process across turns, survives an interrupt, and gives the process back on close", { timeout: 240_000 }, async () => {
-    const api = await baseUrlApi(script);
+    const api = await firstPartyApi(script);
     const options: ClaudeCodeHostOptions = {
       projectDir: tempDir("project"),
-      env: testEnv(),
+      env: firstPartyEnv(api),
       passEnv: TEST_PASS_ENV,
-      apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" },
       ...cliOption(),
       idleTimeoutMs: 30_000,
       warm: false,
       rateLimitGovernor: new RateLimitGovernor(),
     };
     const host = new ClaudeCodeHost(options);
+    expect(host.interceptor).toBe("on");
     const session = host.createSession({ model: "sonnet", system: SYSTEM, tools });
 
     // Turn 1: its text streams as deltas, the iteration ends with the turn.
@@ -167,45 +174,57 @@ describe("sessions", () => {
     expect(await remainingChildren()).toEqual([]);
   });
 
-  it("a process killed mid-turn ends the turn with a typed error and the session with it; nothing is left", { timeout: 180_000 }, async () => {
-    const api = await baseUrlApi(script);
-    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: testEnv(), passEnv: TEST_PASS_ENV, apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" }, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
-    const session = host.createSession({ model: "sonnet", system: SYSTEM });
+  it("a process killed mid-turn ends the turn with a typed error at once; the next turn runs on a new process with the earlier turns replayed; nothing is left", { timeout: 180_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    const session = host.createSession({ model: "sonnet", system: SYSTEM, tools });
     expect((await session.send("case=t1 hello").result).text).toBe("one");
     // An API error fails its turn; the process and the conversation go on.
     const failed = await session.send("case=e500 please").result.catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(ClaudeCodeApiError);
-    expect((await session.send("case=t3 thanks").result).text).toBe("three");
+    const second = await session.send("case=t2 what is grain?").result;
+    expect([second.text, second.history]).toEqual(["two", "native"]);
     // The failed turn's prompt stayed in the conversation: the CLI sends the next prompt in the same user message.
-    const afterError: Array<{ role: string; content?: unknown }> = api.messageRequests.at(-1)!.body.messages;
+    const afterError: Array<{ role: string; content?: unknown }> = api.messageRequests.filter((request) => turnOf(request).name === "t2")[0]!.body.messages;
     expect(afterError.map((message) => message.role)).toEqual(["user", "assistant", "user"]);
-    expect(textOf(afterError[2]!)).toMatch(/case=e500 please\s+case=t3 thanks$/);
+    expect(textOf(afterError[2]!)).toMatch(/case=e500 please\s+case=t2 what is grain\?$/);
     const [pid] = host.reusePids;
     const before = api.messageRequests.length;
     const slow = session.send("case=slow tell me a story");
     while (api.messageRequests.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+    const killedAt = performance.now();
     process.kill(pid!, "SIGKILL");
     const crash = await slow.result.catch((error: unknown) => error);
+    expect(performance.now() - killedAt).toBeLessThan(1000);
     expect(crash).toBeInstanceOf(CliCrashError);
     expect((crash as CliCrashError).signal).toBe("SIGKILL");
-    const after = (() => {
-      try {
-        session.send("case=t4 still there?");
-      } catch (error) {
-        return error;
-      }
-    })();
-    expect(after).toBeInstanceOf(SessionClosedError);
-    expect((after as Error).message).toMatch(/process ended \(CliCrashError/);
+    expect(await remainingChildren()).not.toContain(pid);
+
+    // The next turn: another process, whose one prompt writes out the turns that completed (not the failed or killed ones).
+    const next = await session.send("case=t4 still there?").result;
+    expect([next.text, next.history]).toEqual(["four", "replayed"]);
+    expect(host.reusePids).not.toContain(pid);
+    const replayed: Array<{ role: string; content?: unknown }> = api.messageRequests.at(-1)!.body.messages;
+    expect(replayed.filter((message) => message.role !== "system")).toHaveLength(1);
+    const prompt = textOf(replayed[0]!);
+    expect(prompt).toContain("User: case=t1 hello\n\nAssistant: one");
+    expect(prompt).toContain('Assistant called tool mcp__ktx__lookup with {"term":"grain"}; it returned: grain: the level of detail of one row');
+    expect(prompt).toContain("User: case=t2 what is grain?");
+    expect(prompt).not.toContain("case=e500");
+    expect(prompt).not.toContain("case=slow");
+    expect(prompt).toMatch(/<\/earlier_conversation>\n\ncase=t4 still there\?$/);
+    // And the conversation goes on natively on the new process.
+    expect((await session.send("case=t3 thanks").result).history).toBe("native");
     await session.close();
+    expect(() => session.send("case=t1 again")).toThrow(SessionClosedError);
     await host.close();
     expect(await remainingChildren()).toEqual([]);
   });
 
   it("holds its process outside the idle budget between turns; host.close({ abortInFlight }) ends a running turn and an idle session's process", { timeout: 180_000 }, async () => {
-    const api = await baseUrlApi(script);
+    const api = await firstPartyApi(script);
     // No idle process may be kept at all, and one CLI may serve a call at a time: a session's process between turns is neither idle nor serving.
-    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: testEnv(), passEnv: TEST_PASS_ENV, apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" }, ...cliOption(), warm: false, reuse: { maxIdle: 0 }, maxConcurrentRuns: 1, rateLimitGovernor: new RateLimitGovernor() });
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, reuse: { maxIdle: 0 }, maxConcurrentRuns: 1, rateLimitGovernor: new RateLimitGovernor() });
     const idle = host.createSession({ model: "sonnet", system: SYSTEM });
     const busy = host.createSession({ model: "sonnet", system: "Another system prompt." });
     expect((await idle.send("case=t1 hello").result).text).toBe("one");
@@ -224,10 +243,57 @@ describe("sessions", () => {
     expect(await remainingChildren()).toEqual([]);
   });
 
-  it("is refused on a host behind the interceptor, whose check expects one prompt per call", async () => {
-    const api = await firstPartyApi(() => turn.text("unused"));
-    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), wire: true });
-    expect(() => host.createSession({ model: "sonnet" })).toThrow(IsolationError);
+  it("runs behind the interceptor by default: every request of every turn passed its check and is in that turn's transcript", { timeout: 180_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const transcripts = tempDir("transcripts");
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, transcript: { dir: transcripts }, rateLimitGovernor: new RateLimitGovernor() });
+    expect(host.interceptor).toBe("on");
+    const session = host.createSession({ model: "sonnet", system: SYSTEM, tools });
+    const texts: string[] = [];
+    for (const input of ["case=t1 hello", "case=t2 what is grain?", "case=t3 thanks"]) texts.push((await session.send(input).result).text);
+    expect(texts).toEqual(["one", "two", "three"]);
+    // One transcript per turn; the interceptor recorded each request it checked and forwarded, and answered 200.
+    const calls = readdirSync(transcripts).flatMap((file) => callRecords(join(transcripts, file)));
+    expect(calls.map((call) => call.requests.length).sort()).toEqual([1, 1, 2]);
+    expect(calls.flatMap((call) => call.requests.map((request: { status?: number }) => request.status))).toEqual([200, 200, 200, 200]);
+    expect(calls.flatMap((call) => call.refused)).toEqual([]);
+    expect(api.messageRequests).toHaveLength(4);
+    // The last request carried all three prompts, so the check accepted the conversation's earlier turns.
+    expect(JSON.stringify(api.messageRequests.at(-1)!.body.messages)).toMatch(/case=t1 hello[\s\S]*case=t2 what is grain\?[\s\S]*case=t3 thanks/);
+    expect(host.poolStats).toMatchObject({ started: 1, retired: {} });
+    await session.close();
     await host.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+
+  it("setModel between turns: the next turn's request has the new model, on the same process, with no extra API request", { timeout: 180_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    const session = host.createSession({ model: "sonnet", system: SYSTEM });
+    const first = await session.send("case=t1 hello").result;
+    const [pid] = host.reusePids;
+    expect(() => session.setModel("gpt-4o")).toThrow(InvalidInputError);
+    session.setModel("opus");
+    const second = await session.send("case=t3 thanks").result;
+    expect(second.text).toBe("three");
+    // The switch is a control request: the two turns made exactly two Messages requests, the second on the new model and carrying the first turn.
+    expect(api.messageRequests.map((request) => request.body.model)).toEqual([resolveModelValue("sonnet")!.id, resolveModelValue("opus")!.id]);
+    expect(JSON.stringify(api.messageRequests[1]!.body.messages)).toContain("case=t1 hello");
+    expect(first.model).toBe(resolveModelValue("sonnet")!.id);
+    expect(second.model).toBe(resolveModelValue("opus")!.id);
+    // And back: the CLI records each switch as a `/model` exchange in the conversation, which the wire check admits for the model switched to.
+    session.setModel("sonnet");
+    expect((await session.send("case=t4 again").result).model).toBe(resolveModelValue("sonnet")!.id);
+    expect(api.messageRequests).toHaveLength(3);
+    expect(api.messageRequests[2]!.body.model).toBe(resolveModelValue("sonnet")!.id);
+    const carried = JSON.stringify(api.messageRequests[2]!.body.messages);
+    expect(carried).toContain(`Set model to \`${resolveModelValue("opus")!.id}\``);
+    expect(carried).toContain(`Set model to \`${resolveModelValue("sonnet")!.id}\``);
+    expect(host.reusePids).toEqual([pid]);
+    expect(host.poolStats).toMatchObject({ started: 1, retired: {} });
+    await session.close();
+    expect(() => session.setModel("sonnet")).toThrow(SessionClosedError);
+    await host.close();
+    expect(await remainingChildren()).toEqual([]);
   });
 });

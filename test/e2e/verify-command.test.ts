@@ -1,7 +1,7 @@
 /**
  * `fixtures verify` refuses what it cannot run before it writes anything (exit 2, one line). Its full
  * run (compare, probe, record, wire shape, write, build, suites) is what verified 2.1.331 and 2.1.332 (before the wire-shape phase existed)
- * (docs/compatibility.md has the phases' times).
+ * (docs/guides/verify-cli.md has the phases' times).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

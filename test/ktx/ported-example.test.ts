@@ -1,5 +1,5 @@
 // KTX's backend test "a rejected rate-limit event followed by an error result waits and runs again",
-// ported one to one (docs/testing.md, "Porting KTX's backend tests"): public imports only.
+// ported one to one (docs/guides/testing.md, "Porting KTX's backend tests"): public imports only.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

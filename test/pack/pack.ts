@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync,
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { inject } from "vitest";
+import { afterAll, inject } from "vitest";
 
 export const run = promisify(execFile);
 export const root = resolve(import.meta.dirname, "../..");
@@ -66,4 +66,21 @@ export async function packedTarball(): Promise<string> {
   }
   if (tarball === undefined) throw new Error(`npm pack left no tarball in ${dir}`);
   return join(dir, tarball);
+}
+
+/**
+ * A scratch app in a temp dir, removed after the file's tests: `install` adds packages without install
+ * scripts or platform binaries (no CLI is needed to type-check), `tsc` compiles its tsconfig.json with this
+ * repository's TypeScript and gives its output ("" when clean).
+ */
+export function scratchApp(prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const install = (specs: string[]) => npm(["install", "--ignore-scripts", "--omit=optional", ...INSTALL_FLAGS, ...specs], dir);
+  const tsc = () =>
+    run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(dir, "tsconfig.json")], { cwd: dir }).then(
+      () => "",
+      (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}` || String(error),
+    );
+  return { dir, install, tsc };
 }

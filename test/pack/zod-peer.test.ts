@@ -8,23 +8,13 @@
  * without `ai` (an optional peer of `ktx-claude-code/ai-sdk` only). The package must run on that zod
  * (smoke.mjs). It needs the npm registry (or a warm npm cache) and takes about 30 s.
  */
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readFileSync, readdirSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, expect, it } from "vitest";
-import { INSTALL_FLAGS, npm, packedTarball, root, run } from "./pack.js";
+import { expect, it } from "vitest";
+import { packedTarball, root, run, scratchApp } from "./pack.js";
 
 const glueDir = join(root, "test/fixtures/ktx-glue");
-const scratch = mkdtempSync(join(tmpdir(), "ktx-pack-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-// No install scripts (the CLI's binary is not needed to type-check), no platform binaries.
-const install = (specs: string[]) => npm(["install", "--ignore-scripts", "--omit=optional", ...INSTALL_FLAGS, ...specs], scratch);
-const tsc = () =>
-  run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(scratch, "tsconfig.json")], { cwd: scratch }).then(
-    () => "",
-    (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}` || String(error),
-  );
+const { dir: scratch, install, tsc } = scratchApp("ktx-pack-");
 const smoke = async () => JSON.parse((await run(process.execPath, ["smoke.mjs"], { cwd: scratch })).stdout) as { zodVersion: string; nestedZod: boolean; rejected: string };
 
 it("a strict app (exactOptionalPropertyTypes, skipLibCheck off, no extra @types) compiles KTX-shaped glue and runs beside zod 4.4.3 and the newest zod 4", { timeout: 240_000 }, async () => {

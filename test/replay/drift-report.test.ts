@@ -87,6 +87,10 @@ it("a changed outcome comes first, with both values", () => {
   expect(text.split("\n")[5]).toBe('  api-429  CHANGED: {"error":"ClaudeCodeApiError","status":429} -> {"error":"ClaudeCodeApiError"}');
 });
 
+/** The input tokens the 2.1.330 text fixture recorded (the scripted API's count; read, so a re-recording keeps the tests). */
+const TEXT_TOKENS = Number(/\\"input_tokens\\":(\d+)/.exec(readFileSync(join(ROOT, "2.1.330", "text.jsonl"), "utf8"))![1]);
+const tokens = (count: number) => `\\"input_tokens\\":${count}`;
+
 /** A copy of a 2.1.330 fixture with its lines rewritten (`[from, to]` pairs, in the JSON-escaped text). */
 function rewritten(scenario: string, pairs: Array<[string, string]>, version = "2.1.330"): string {
   let text = readFileSync(join(ROOT, version, `${scenario}.jsonl`), "utf8");
@@ -149,7 +153,7 @@ it("a field the runtime reads, added, is marked so; an added field among changed
   expect(built.structure).toEqual([expect.objectContaining({ change: "added", what: '<< system/init slash_commands: item "/review"', runtimeReads: true })]);
   expect(renderDriftReport(built)).toContain("[all scenarios] RUNTIME READS IT");
   // The same addition beside a changed token count: `changed`.
-  const both = rewritten("text", [['\\"slash_commands\\":[]', '\\"slash_commands\\":[\\"/review\\"]'], ['\\"input_tokens\\":309', '\\"input_tokens\\":312']]);
+  const both = rewritten("text", [['\\"slash_commands\\":[]', '\\"slash_commands\\":[\\"/review\\"]'], [tokens(TEXT_TOKENS), tokens(TEXT_TOKENS + 3)]]);
   expect(report([driftOf("text", join(ROOT, "2.1.330", "text.jsonl"), both)], "2.1.330").verdict).toBe("changed");
 });
 
@@ -184,11 +188,11 @@ it("same: a fixture against itself and against a run in other paths (project dir
 
 it("a real change in the request size still shows: more input tokens are a changed value, not noise", () => {
   const fixture = join(ROOT, "2.1.330", "text.jsonl");
-  const bigger = rewritten("text", [['\\"input_tokens\\":309', '\\"input_tokens\\":340']]);
+  const bigger = rewritten("text", [[tokens(TEXT_TOKENS), tokens(TEXT_TOKENS + 31)]]);
   const built = report([driftOf("text", fixture, bigger)], "2.1.330");
   expect(built.verdict).toBe("changed");
   const text = renderDriftReport(built);
-  expect(text).toContain("message.usage.input_tokens: 309 -> 340");
+  expect(text).toContain(`message.usage.input_tokens: ${TEXT_TOKENS} -> ${TEXT_TOKENS + 31}`);
 });
 
 it("a project dir that could not be made as long as the recording's is named, with both lengths", () => {
@@ -200,10 +204,10 @@ it("transcript diff says when two runs' project dirs differ in length, and still
   const fixture = join(ROOT, "2.1.330", "text.jsonl");
   const length = projectDirLength(loadTranscript(fixture).header);
   const longer = "/tmp/a-much-longer-temporary-directory-name-for-the-gate/ktx-scenario-text-Q1w2e3";
-  const moved = asLive("text", longer, "/tmp/ktx-scenario-home-r4t5y6", [['\\"input_tokens\\":309', '\\"input_tokens\\":322']]);
+  const moved = asLive("text", longer, "/tmp/ktx-scenario-home-r4t5y6", [[tokens(TEXT_TOKENS), tokens(TEXT_TOKENS + 13)]]);
   const diff = diffTranscripts(loadTranscript(fixture), loadTranscript(moved));
   expect(diff.projectDirLengths).toEqual({ before: length, after: longer.length });
   const lines = renderDiff(diff);
   expect(lines[0]).toMatch(new RegExp(`^note: the project dirs are ${length} and ${longer.length} characters long; the CLI names its project dir in every API request`));
-  expect(lines.join("\n")).toContain("message.usage.input_tokens: 309 -> 322");
+  expect(lines.join("\n")).toContain(`message.usage.input_tokens: ${TEXT_TOKENS} -> ${TEXT_TOKENS + 13}`);
 });

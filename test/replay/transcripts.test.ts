@@ -8,6 +8,7 @@ import { createReplayCli } from "../../src/testing/replay.js";
 import { checkOutcomeRecord, checkRecord } from "../../src/transcripts/format-check.js";
 import { outcomeRecordSchema, TRANSCRIPT_FORMAT, transcriptRecordSchema } from "../../src/transcripts/format.js";
 import { diffTranscripts, isEmptyDiff, renderTimeline, renderTranscript, summarizeTranscript } from "../../src/transcripts/inspect.js";
+import { dollars } from "../../src/transcripts/inspect/text.js";
 import { type AnyRecord, type LoadedTranscript, loadTranscript, readTranscriptRecords } from "../../src/transcripts/reader.js";
 import { TranscriptFileError } from "../../src/errors/index.js";
 import { cleanup, remainingChildren, tempDir } from "../support.js";
@@ -102,7 +103,8 @@ describe("inspection", () => {
     expect(lines).toContainEqual(
       expect.stringContaining(`tokens in ${result.usage.input_tokens}, out ${result.usage.output_tokens}, cache read ${result.usage.cache_read_input_tokens}`),
     );
-    expect(lines).toContainEqual(expect.stringContaining(`cost $${result.total_cost_usd}`));
+    // Shown rounded to a billionth of a dollar (the float sum 0.0036810000000000002 as $0.003681).
+    expect(lines).toContainEqual(expect.stringContaining(`cost $${dollars(result.total_cost_usd)}`));
     expect(lines).toContainEqual(expect.stringMatching(/ms {2}exit code=0$/));
   });
 
@@ -185,7 +187,7 @@ describe("inspection", () => {
     const old = summarizeTranscript({ ...loop, records: loop.records.filter((record) => record.kind !== "call") });
     expect(old.tokens).toEqual({ ...summary.tokens, source: "billed", models: Object.keys(result.modelUsage) });
     expect(summary.mainThreadTokens).toBeUndefined();
-    expect(summary.costUsd).toBe(result.total_cost_usd);
+    expect(summary.costUsd).toBe(dollars(result.total_cost_usd));
     expect(summary.turns).toBe(result.num_turns);
   });
 

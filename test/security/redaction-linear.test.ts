@@ -85,7 +85,7 @@ describe("the red team's inputs are redacted in linear time (issue 40)", () => {
       expect(ratio, `16 KiB: ${small.toFixed(2)} ms, 256 KiB: ${large.toFixed(2)} ms`).toBeLessThan(LINEAR);
       const mib = generate(2 ** 20);
       const ms = best(() => unbounded.redact(mib), 2);
-      // Measured 10–65 ms per MiB on this 2-core machine under other load (docs/transcripts.md); the bound is generous.
+      // Measured 10–65 ms per MiB on this 2-core machine under other load (docs/performance.md); the bound is generous.
       expect(ms, `1 MiB of ${name}`).toBeLessThan(1000);
     });
   }
@@ -178,13 +178,13 @@ describe("the per-line budget: the rest of a line is left out, and the line says
     expect(out).not.toContain("tail");
     // The cut fell inside the run of x: that partial token is gone too.
     expect(out).not.toContain("x");
-    expect(out.endsWith(`${REDACTED}[the rest of this line (${line.length} characters in all) is not recorded: the line is longer than the 1000 characters redaction reads; see docs/transcripts.md, "Redaction"]`)).toBe(true);
+    expect(out.endsWith(`${REDACTED}[the rest of this line (${line.length} characters in all) is not recorded: the line is longer than the 1000 characters redaction reads; see docs/transcript-format.md, "Redaction"]`)).toBe(true);
   });
 
   it("a line whose redaction passes the time budget is left out from where the scan stopped, and says so", () => {
     const out = new Redactor([], { maxChars: Number.POSITIVE_INFINITY, budgetMs: 0 }).redact(`secret ${"ghp_0123456789abcdefghijABCDEFGHIJ0123 ".repeat(100)}`);
     expect(out).not.toContain("ghp_");
-    expect(out).toMatch(/^\[REDACTED\]\[the rest of this line \(3907 characters in all\) is not recorded: redaction took longer than its 0 ms budget; see docs\/transcripts.md, "Redaction"\]$/);
+    expect(out).toMatch(/^\[REDACTED\]\[the rest of this line \(3907 characters in all\) is not recorded: redaction took longer than its 0 ms budget; see docs\/transcript-format.md, "Redaction"\]$/);
   });
 
   it("the recorder applies the limits: a line past 4 MiB is recorded cut, with the note, in the transcript", async () => {

@@ -236,7 +236,7 @@ describe("scripted Messages API", () => {
   });
 
   it("writes an unpaced answer in one write, a paced one event by event", async () => {
-    // The CLI's output-token total depends on how its reads split the stream (docs/testing.md), so
+    // The CLI's output-token total depends on how its reads split the stream (docs/guides/testing.md), so
     // an unpaced answer must reach it the same way under any load: whole.
     const api = await start([turn.object({ wrong: true }), { toolCalls: [{ name: "StructuredOutput", input: { wrong: true } }], chunkDelayMs: 20 }]);
     const chunksOf = () =>

@@ -262,7 +262,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
   try {
     if (spec.wire && !session) throw new IsolationError(["wire: the process was started without the runtime's interceptor"]);
     try {
-      session?.beginCall(expectationOf(spec), (error) => proc.failCall(error, "wire check"));
+      session?.beginCall(expectationOf(spec, conversation?.entry !== undefined && conversation.entry === entry), (error) => proc.failCall(error, "wire check"));
     } catch (error) {
       proc.failCall(error as IsolationError, "wire check");
       throw error;

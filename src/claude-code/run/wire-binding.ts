@@ -15,8 +15,12 @@ import type { RunSpec } from "./run.js";
 
 const sessions = new WeakMap<PooledProcess, HostWireSession>();
 
-/** What the library built for the call: the interceptor forwards only requests made of exactly this. */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir">): CallExpectation {
+/**
+ * What the library built for the call: the interceptor forwards only requests made of exactly this.
+ * `continues`: the call is a later turn of a conversation on the process it held before (its request
+ * carries the earlier turns, which the interceptor saw).
+ */
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir">, continues = false): CallExpectation {
   return {
     model: spec.model,
     system: spec.system,
@@ -24,6 +28,7 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), description: tool.description, inputSchema: tool.inputJsonSchema })),
     ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
     cwd: projectDirs(spec.projectDir),
+    ...(continues ? { continues: true } : {}),
   };
 }
 

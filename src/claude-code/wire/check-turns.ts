@@ -3,11 +3,13 @@
  * the version's recorded kinds (their slots bound to the call's project dir and this machine), the
  * CLI's own later texts, and tool results that are exactly what the call's tools returned; system
  * turns only a recorded reminder's text; assistant turns only blocks of the model responses this call
- * received through the interceptor, in order.
+ * received through the interceptor, in order. A later turn of a conversation may also carry the
+ * conversation's earlier turns: their prompts and the blocks of the responses they received, each once
+ * and in the order they were sent and received, and their tools' results.
  */
 import { release, type } from "node:os";
 import { isDeepStrictEqual } from "node:util";
-import type { CallExpectation } from "./check.js";
+import type { CallExpectation, EarlierTurn } from "./check.js";
 import { cacheControlProblem, keyProblems } from "./check.js";
 import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
 import type { WireShape } from "./shape.js";
@@ -33,15 +35,44 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&
 /** The machine's own values of the environment reminder's slots: the interceptor runs on the CLI's machine. */
 const MACHINE = { platform: [process.platform], osVersion: [`${type()} ${release()}`] };
 
-export function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape, responses: readonly ResponseContent[]): string[] {
+/**
+ * What the request's turns may be made of, in order: for each earlier turn of a conversation its prompt
+ * and the blocks of the responses it got, then this call's prompt and its responses' blocks.
+ */
+type Allowed = { prompt: string; current: boolean } | { block: unknown };
+
+/**
+ * What 2.1.330 puts before a conversation's next prompt when the model was switched between turns
+ * (`apply_flag_settings`, session.setModel): a `/model` local-command exchange naming the new model
+ * (measured; on a process with no conversation yet it puts none). Only the model the turn runs on fits.
+ */
+const modelSwitchTexts = (model: string): string[] => [
+  "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request, and its output goes straight to the user. It's recorded here as context for later messages.</local-command-caveat>",
+  `<command-name>/model</command-name>\n            <command-message>model</command-message>\n            <command-args>${model}</command-args>`,
+  `<local-command-stdout>Set model to \`${model}\`</local-command-stdout>`,
+];
+
+export function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape, responses: readonly ResponseContent[], earlier: readonly EarlierTurn[] = []): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
   const differences: string[] = [];
   const bound = { ...MACHINE, cwd: expected.cwd };
-  // Blocks of the call's responses in order; assistant turns must take theirs from here, in order.
-  const produced = responses.flatMap((response) => response.content);
+  const conversation = earlier.length > 0;
+  // Each prompt and response block may be used once, in the order they were sent and received: a turn
+  // of the conversation cannot be repeated, moved, or appear before the turn that produced it.
+  const switched = (model: string, at: number): Allowed[] => (at > 0 && earlier[at - 1]!.model !== model ? modelSwitchTexts(model).map((text) => ({ prompt: text, current: false })) : []);
+  const allowed: Allowed[] = [
+    ...earlier.flatMap((turn, at): Allowed[] => [...switched(turn.model, at), { prompt: turn.prompt, current: false }, ...turn.responses.flatMap((response) => response.content.map((block) => ({ block })))]),
+    ...switched(expected.model, earlier.length),
+    { prompt: expected.prompt, current: true },
+    ...responses.flatMap((response) => response.content.map((block) => ({ block }))),
+  ];
+  // The conversation's tools answered in its earlier turns too; their results are in the request again.
+  const toolOutputs = conversation ? new Map([...earlier.flatMap((turn) => [...turn.toolOutputs]), ...(expected.toolOutputs ?? [])]) : expected.toolOutputs;
+  const outputs = conversation ? { ...expected, toolOutputs } : expected;
   let next = 0;
   const toolUses = new Map<string, string>();
   let promptSeen = false;
+  const whose = conversation ? "this conversation" : "this call";
   for (const [index, message] of (messages as unknown[]).entries()) {
     if (!isObject(message) || !["user", "assistant", "system"].includes(message.role as string)) {
       differences.push(`turn ${index} is not a user, assistant or system turn`);
@@ -65,9 +96,9 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
         continue;
       }
       if (message.role === "assistant") {
-        const at = produced.findIndex((candidate, position) => position >= next && sameBlock(block, candidate));
+        const at = allowed.findIndex((candidate, position) => position >= next && "block" in candidate && sameBlock(block, candidate.block));
         if (at < 0) {
-          differences.push(`assistant turn ${index} held a ${quote(String(block.type))} block no model response of this call had: ${quote(JSON.stringify(block))}`);
+          differences.push(`assistant turn ${index} held a ${quote(String(block.type))} block no model response of ${whose} had${conversation ? " at that place" : ""}: ${quote(JSON.stringify(block))}`);
           continue;
         }
         next = at + 1;
@@ -76,7 +107,7 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
       }
       if (block.type === "tool_result") {
         differences.push(...keyProblems(block, ["type", "tool_use_id", "content", "is_error", "cache_control"], `a tool result in user turn ${index}`));
-        differences.push(...checkToolResult(block, index, expected, shape, bound, toolUses));
+        differences.push(...checkToolResult(block, index, outputs, shape, bound, toolUses));
         continue;
       }
       if (block.type !== "text" || typeof block.text !== "string") {
@@ -90,15 +121,19 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
         differences.push(...checkReminder(reminder[1]!, shape, bound));
         continue;
       }
-      if (index === 0 && text === expected.prompt && !promptSeen) {
-        promptSeen = true;
+      // A single call's prompt opens its first user turn; a conversation's prompts come each once, in their turns' order
+      // (after a failed turn the CLI sends the next prompt in the same user turn as the failed one's, whose text then ends with a newline: 2.1.330).
+      const at = conversation || index === 0 ? allowed.findIndex((candidate, position) => position >= next && "prompt" in candidate && (candidate.prompt === text || (!candidate.current && `${candidate.prompt}\n` === text))) : -1;
+      if (at >= 0) {
+        next = at + 1;
+        if ((allowed[at] as { current: boolean }).current) promptSeen = true;
         continue;
       }
       if (index > 0 && shape.syntheticUserTexts.includes(text)) continue;
-      differences.push(`user turn ${index} held text the call did not give: ${quote(text)}`);
+      differences.push(`user turn ${index} held text the ${conversation ? "conversation" : "call"} did not give${conversation ? " there" : ""}: ${quote(text)}`);
     }
   }
-  if (!promptSeen) differences.push("the call's prompt was not the first user turn's text");
+  if (!promptSeen) differences.push(conversation ? "the call's prompt was not in the request after the conversation's earlier turns" : "the call's prompt was not the first user turn's text");
   return differences;
 }
 

@@ -34,11 +34,27 @@ export interface CallExpectation {
    * recorded kind the CLI appends.
    */
   toolOutputs?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * The call is a later turn of a conversation on its process (a session's, sessions/session.ts): its
+   * request may carry the turns of the calls before it on the process, as they were sent and received.
+   */
+  continues?: boolean;
 }
 
 /** What the interceptor saw of the call so far: the model responses it forwarded, in order. */
 export interface CallSeen {
   responses: readonly ResponseContent[];
+  /** A conversation's earlier turns on the process, oldest first (only for a call that `continues`). */
+  earlier?: readonly EarlierTurn[];
+}
+
+/** An earlier call of a conversation as the interceptor saw it: its prompt, the responses it forwarded, what its tools returned. */
+export interface EarlierTurn {
+  prompt: string;
+  /** The model the call ran on: a switch between turns puts the CLI's `/model` exchange before the next prompt. */
+  model: string;
+  responses: readonly ResponseContent[];
+  toolOutputs: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface WireRequest {
@@ -86,7 +102,7 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
   if (body.model !== expected.model) differences.push(`model was ${quote(String(body.model))}, not the role's ${quote(expected.model)}`);
   differences.push(...checkSystem(body.system, expected, shape));
   differences.push(...checkTools(body.tools, expected, shape));
-  differences.push(...checkMessages(body.messages, expected, shape, seen.responses));
+  differences.push(...checkMessages(body.messages, expected, shape, seen.responses, seen.earlier));
   differences.push(...checkFieldValues(body, expected));
   return differences;
 }

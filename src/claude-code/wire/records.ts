@@ -1,5 +1,5 @@
 /**
- * What one Messages request carried, for the transcript (docs/transcripts.md, "Request records"):
+ * What one Messages request carried, for the transcript (docs/transcript-format.md, "Request records"):
  * sizes by part, betas, the answer's status, usage and rate-limit headers, time to first and last
  * byte. Bodies only when asked; the credential is never recorded (headers are not kept).
  */

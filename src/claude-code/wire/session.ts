@@ -3,7 +3,7 @@
  * call's Messages requests carried, what was refused, and whether the process may serve a call at all.
  */
 import type { IsolationError } from "../../errors/index.js";
-import type { CallExpectation, ResponseContent } from "./check.js";
+import type { CallExpectation, EarlierTurn, ResponseContent } from "./check.js";
 import type { RequestRecord } from "./records.js";
 
 /** How long a Messages request that arrived before its call was announced waits for it (the host's message and the CLI's request race only across processes). */
@@ -16,8 +16,11 @@ export interface SessionEvents {
   onRecords?(records: RequestRecord[]): void;
 }
 
-/** `responses`: the model responses forwarded so far, which later requests' assistant turns must be made of. */
-export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[]; told: number; responses: ResponseContent[] };
+/**
+ * `responses`: the model responses forwarded so far, which later requests' assistant turns must be made of;
+ * `earlier`: the conversation's calls before this one on the process, when it continues one.
+ */
+export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[]; told: number; responses: ResponseContent[]; earlier: readonly EarlierTurn[] };
 
 /** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
 export class WireSession {
@@ -28,6 +31,11 @@ export class WireSession {
   private broken: IsolationError | undefined;
   /** Requests waiting for their call (see CALL_WAIT_MS). */
   private readonly waiting = new Set<() => void>();
+  /**
+   * The calls since the last that did not continue a conversation, as this session saw them: what a
+   * conversation's next turn may carry. Kept here, where every request and answer passes, never taken from the CLI.
+   */
+  private turns: readonly EarlierTurn[] = [];
 
   constructor(
     readonly name: string,
@@ -59,7 +67,8 @@ export class WireSession {
   /** The next call on this process: its expectation and how to stop it. Throws when the process is already compromised. */
   beginCall(expectation: CallExpectation, fail: (error: IsolationError) => void): void {
     if (this.broken) throw this.broken;
-    this.call = { expectation, fail, forwarded: 0, records: [], told: 0, responses: [] };
+    // A call that does not continue a conversation starts from nothing: the process was rewound (or is new).
+    this.call = { expectation, fail, forwarded: 0, records: [], told: 0, responses: [], earlier: expectation.continues ? this.turns : [] };
     for (const resume of this.waiting) resume();
   }
 
@@ -67,6 +76,8 @@ export class WireSession {
   endCall(): { forwarded: number; records: RequestRecord[]; refusals: string[] } {
     const call = this.call;
     this.call = undefined;
+    // A failed or interrupted turn's prompt too: the CLI may keep it (after an API error it does).
+    if (call) this.turns = [...call.earlier, { prompt: call.expectation.prompt, model: call.expectation.model, responses: call.responses, toolOutputs: call.expectation.toolOutputs ?? new Map() }];
     return { forwarded: call?.forwarded ?? 0, records: call?.records ?? [], refusals: this.refusals.splice(0) };
   }
 

@@ -302,7 +302,7 @@ export async function* renderTimeline(path: string, records: AsyncIterable<Rec>,
   yield* timeline.finish();
 }
 
-/** The header's login (read ahead) and network route, when the recorder wrote them (docs/transcripts.md). */
+/** The header's login (read ahead) and network route, when the recorder wrote them (docs/transcript-format.md). */
 function loginLines(record: Record<string, unknown>): string[] {
   const login = record.login as { billing?: string; source?: string } | undefined;
   const network = record.network as { proxies?: Record<string, string>; trustedCa?: Record<string, string>; clientCertificate?: string[]; interceptor?: string } | undefined;

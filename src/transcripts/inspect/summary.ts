@@ -45,7 +45,7 @@ export interface TranscriptSummary {
   exit?: { exitCode: number | null; signal: string | null };
   /** The call record (written by the runtime at the end of each call; older transcripts lack it). */
   call?: { costUsd: number | null; usage: Usage | null; ending: string; launch: string | null; callOnProcess: number | null };
-  /** What each Messages request carried, as the runtime's interceptor saw it (the call record's `requests`; docs/transcripts.md). */
+  /** What each Messages request carried, as the runtime's interceptor saw it (the call record's `requests`; docs/transcript-format.md). */
   requests?: RequestSummary[];
   /** What the interceptor refused while the call ran (the call record's `refused`). */
   refused?: string[];

@@ -165,7 +165,7 @@ export function prepareRules(): void {
   rules();
 }
 
-/** Ids of the gitleaks rules JavaScript could not compile (reported in docs/transcripts.md). */
+/** Ids of the gitleaks rules JavaScript could not compile (reported in docs/transcript-format.md). */
 export const skippedRules = (): readonly string[] => rules().skipped;
 /** Every rule in use as compiled, with its keywords (the adversarial test feeds each its own keywords). */
 export const compiledRules = (): ReadonlyArray<{ id: string; regex: RegExp; keywords: readonly string[] }> => [...new Set([...rules().always, ...[...rules().byKeyword.values()].flat()])].map((rule) => ({ id: rule.id, regex: rule.regex, keywords: rule.keywords }));
