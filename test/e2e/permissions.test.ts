@@ -9,7 +9,7 @@ import { z } from "zod";
 import { AbortError, ClaudeCodeHost, ClaudeCodeRuntime, InvalidInputError, IsolationError, type PermissionRequest } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
-import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyRuntimeFor, remainingChildren, tempDir, testEnv, toolResultsIn } from "../support.js";
+import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, remainingChildren, tempDir, testEnv, toolResultsIn } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -193,17 +193,48 @@ describe("permissions behind the interceptor (first-party path, wire check on)",
     expect(await remainingChildren()).toEqual([]);
   });
 
-  it.each(["ask", "acceptEdits"] as const)('mode "%s": the KTX call passes the wire check, its tool use asked about', { timeout: 120_000 }, async (mode) => {
+  it.each(["ask", "acceptEdits"] as const)('mode "%s": the KTX call passes the wire check, its tool use asked about (allowed under ask, denied under acceptEdits)', { timeout: 120_000 }, async (mode) => {
     const api = await firstPartyApi(script);
     const received: string[] = [];
     const tools = { lookup: { description: "Look a term up.", inputSchema: z.object({ term: z.string() }), execute: async ({ term }: { term: string }) => (received.push(term), `${term}: found`) } };
     const asked: PermissionRequest[] = [];
-    const runtime = firstPartyRuntimeFor(api, { permissions: { mode, canUseTool: (request) => (asked.push(request), { behavior: "allow" }) } });
+    const runtime = firstPartyRuntimeFor(api, { permissions: { mode, canUseTool: (request) => (asked.push(request), mode === "ask" ? { behavior: "allow" } : { behavior: "deny", message: "Not this one." }) } });
     const result = await runtime.generateTextResult({ prompt: `case=wire${mode} look up grain`, system: "You look things up.", tools });
     expect(result).toMatchObject({ text: `after wire${mode}`, network: { interceptor: "on" } });
     expect(asked.map((request) => [request.toolName, request.mode])).toEqual([["mcp__ktx__lookup", mode]]);
-    expect(received).toEqual(["grain"]);
+    // A denial is checked as the tool's result: the interceptor knew its text before the CLI sent it.
+    expect(received).toEqual(mode === "ask" ? ["grain"] : []);
+    expect(result.toolCalls.map((call) => call.ok)).toEqual([mode === "ask"]);
     await runtime.close();
+    expect(await remainingChildren()).toEqual([]);
+  });
+});
+
+describe("a session behind the interceptor", () => {
+  it('mode "ask": each turn\'s tool use is asked about and the continuing turns pass the wire check; switching to "plan" fails only that turn', { timeout: 180_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    expect(host.interceptor).toBe("on");
+    const received: string[] = [];
+    const tools = { lookup: { description: "Look a term up.", inputSchema: z.object({ term: z.string() }), execute: async ({ term }: { term: string }) => (received.push(term), `${term}: found`) } };
+    const asked: string[] = [];
+    const session = host.createSession({
+      model: "sonnet",
+      system: "You look things up.",
+      tools,
+      permissions: { mode: "ask", canUseTool: (request) => (asked.push(request.toolUseId), request.toolUseId === "toolu_wdeny" ? { behavior: "deny", message: "No." } : { behavior: "allow" }) },
+    });
+    expect((await session.send("case=wallow look up grain").result).text).toBe("after wallow");
+    expect((await session.send("case=wdeny look up grain").result).text).toBe("after wdeny");
+    expect(asked).toEqual(["toolu_wallow", "toolu_wdeny"]);
+    expect(received).toEqual(["grain"]);
+    session.setPermissionMode("plan");
+    await expect(session.send("case=wplan look up grain").result).rejects.toBeInstanceOf(IsolationError);
+    session.setPermissionMode("acceptEdits");
+    expect((await session.send("case=wedits look up grain").result).text).toBe("after wedits");
+    expect(asked).toEqual(["toolu_wallow", "toolu_wdeny", "toolu_wedits"]);
+    await session.close();
+    await host.close();
     expect(await remainingChildren()).toEqual([]);
   });
 });

@@ -27,7 +27,7 @@ import { StepTracker } from "./steps.js";
 import { ToolSwitch } from "../pool/tool-switch.js";
 import { type CallEnd, type InterceptorProcess, unreachableError } from "../wire/interceptor-process.js";
 import type { RequestRecord } from "../wire/records.js";
-import { expectationOf, recordToolOutput, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
+import { expectationOf, recordDenial, recordToolOutput, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
 
 /** The last record of a call's transcript: what this call cost and how its process ended. */
 export interface CallRecord {
@@ -279,7 +279,11 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       control: {
         // What the call's tools handed the CLI reaches the interceptor first: its check tells a tool's own text from reminders the CLI adds.
         mcpMessage: tools.bridge ? (server, message, cancel) => (session ? tools.bridge!.handleMcpMessage(server, message, cancel).then((answer) => recordToolOutput(session, message, answer)) : tools.bridge!.handleMcpMessage(server, message, cancel)) : undefined,
-        canUseTool: (request, signal) => answerPermission(request, signal, { permissions: spec.permissions, allowed, toolIds, deniedTools, logger: spec.logger }),
+        canUseTool: (request, signal) => {
+          const answer = answerPermission(request, signal, { permissions: spec.permissions, allowed, toolIds, deniedTools, logger: spec.logger });
+          // A denial of one of the call's tools reaches the model as that tool's result: the interceptor's check must know its text first.
+          return session ? answer.then((reply) => recordDenial(session, request, reply)) : answer;
+        },
       },
       onInitialized: (response) => {
         // The account is checked once per process, at its first call; later calls report the login it gave.
