@@ -1,12 +1,15 @@
 /**
- * Permissions on the real CLI (scripted API at a base URL, as test/e2e/sessions.test.ts): mode "ask"
- * sends each use of the caller's tools to `canUseTool`, a person's slow answer pauses the idle clock, a
- * denial is a tool error the model sees, an allow with changed input reaches the tool, an interrupt
- * or abort while the callback waits ends the turn cleanly, and `setPermissionMode` switches between turns.
+ * Permissions on the real CLI with the scripted API: mode "ask" sends each use of the caller's tools to
+ * `canUseTool`, a person's slow answer pauses the idle clock, a denial is a tool error the model sees, an
+ * allow with changed input reaches the tool, an interrupt or abort while the callback waits ends the turn
+ * cleanly, and `setPermissionMode` switches between turns.
+ *
+ * The first test runs at a base URL: it switches the session to "plan", which is refused behind the
+ * interceptor (its own test below). The others run on the first-party path behind the interceptor.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AbortError, ClaudeCodeHost, ClaudeCodeRuntime, InvalidInputError, IsolationError, type PermissionRequest } from "../../src/index.js";
+import { AbortError, ClaudeCodeHost, InvalidInputError, IsolationError, type PermissionRequest } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
 import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, remainingChildren, tempDir, testEnv, toolResultsIn } from "../support.js";
@@ -119,20 +122,11 @@ describe("permissions", () => {
   });
 
   it('the KTX runtime: "ask" asks per tool use, an abort while the question waits rejects with AbortError and leaves no process', { timeout: 180_000 }, async () => {
-    const api = await baseUrlApi(script);
+    const api = await firstPartyApi(script);
     const received: string[] = [];
     const tools = { lookup: { description: "Look a term up.", inputSchema: z.object({ term: z.string() }), execute: async ({ term }: { term: string }) => (received.push(term), `${term}: found`) } };
     let signalSeen: AbortSignal | undefined;
-    const runtime = new ClaudeCodeRuntime({
-      projectDir: tempDir("project"),
-      env: testEnv(),
-      passEnv: TEST_PASS_ENV,
-      apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" },
-      ...cliOption(),
-      models: { default: "sonnet" },
-      warm: false,
-      reuse: false,
-      rateLimitGovernor: new RateLimitGovernor(),
+    const runtime = firstPartyRuntimeFor(api, {
       permissions: {
         mode: "ask",
         canUseTool: (request, { signal }) => {
@@ -159,8 +153,9 @@ describe("permissions", () => {
   });
 
   it('default "deny" is unchanged: the caller\'s tools run unasked on a dontAsk launch that pre-approves them', { timeout: 120_000 }, async () => {
-    const api = await baseUrlApi(script);
-    const host = hostOn(api);
+    const api = await firstPartyApi(script);
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    expect(host.interceptor).toBe("on");
     const received: string[] = [];
     const tools = { lookup: { description: "Look a term up.", inputSchema: z.object({ term: z.string() }), execute: async ({ term }: { term: string }) => (received.push(term), `${term}: found`) } };
     const session = host.createSession({ model: "sonnet", system: "You look things up.", tools });
