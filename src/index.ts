@@ -26,6 +26,7 @@ export {
 } from "./sessions/session.js";
 export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/pool/process-pool.js";
 export { type ThinkingOption, type ThinkingSetting, MIN_THINKING_BUDGET } from "./claude-code/thinking.js";
+export { type CanUseTool, type PermissionDecision, type PermissionMode, type PermissionRequest, type PermissionsOption, PERMISSION_MODES } from "./claude-code/permissions.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";
 export type { ExperimentalTelemetry, TelemetrySettings } from "./runtime/spans.js";
 export { runClaudeCodeAuthProbe, runClaudeCodeAuthProbeDetailed, type AuthProbeOptions, type AuthProbeResult, type AuthProbeDetails } from "./claude-code/auth-probe.js";

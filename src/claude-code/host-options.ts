@@ -8,14 +8,16 @@ import { resolve } from "node:path";
 import { InvalidInputError } from "../errors/index.js";
 import { invalidInputError } from "../runtime/validation.js";
 import { type ClaudeCodeRuntimeOptions, checkAuthOptions, runtimeOptionsSchema } from "./options.js";
+import { parsePermissions } from "./permissions.js";
 
 /**
  * A caller's own options. `models`, `modelAliases`, `modelsSource` and `thinking` (per role) are KTX's
  * roles; `experimentalTelemetry` makes spans at KTX's port; `onEvent` hears the caller's own calls, and
  * `includePartialMessages` asks the CLI for the deltas that listener gets (part of the pool key, so
- * callers that differ in it never share a process). `logger` is both: a caller's defaults to its host's.
+ * callers that differ in it never share a process), and so are `permissions` (who decides a tool use that reaches a
+ * prompt; its mode is part of the launch). `logger` is both: a caller's defaults to its host's.
  */
-export const CALLER_OPTIONS = ["models", "modelAliases", "modelsSource", "thinking", "experimentalTelemetry", "onEvent", "includePartialMessages"] as const;
+export const CALLER_OPTIONS = ["models", "modelAliases", "modelsSource", "thinking", "experimentalTelemetry", "onEvent", "includePartialMessages", "permissions"] as const;
 export type CallerOptionName = (typeof CALLER_OPTIONS)[number];
 
 /** `new ClaudeCodeHost(options)`: every runtime option but the caller's own (`CALLER_OPTIONS`). */
@@ -65,5 +67,6 @@ export function parseCallerOptions<T extends Partial<Pick<ClaudeCodeRuntimeOptio
   const { host: _host, ...own } = options as T & { host?: unknown };
   const parsed = callerOptionsSchema.safeParse(own);
   if (!parsed.success) throw invalidInputError(`${subject} options`, callerOptionsSchema, parsed.error, own);
+  parsePermissions((own as { permissions?: unknown }).permissions, subject);
   return options;
 }

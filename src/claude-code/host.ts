@@ -27,6 +27,7 @@ import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
 import { RetryHold } from "./run/retry-hold.js";
 import { type Conversation, executeRun } from "./run/run.js";
+import type { CallPermissions } from "./permissions.js";
 import { ClaudeCodeSession, type SessionOptions } from "../sessions/session.js";
 import { InterceptorProcess } from "./wire/interceptor-process.js";
 import { WIRE_VERSIONS, wireShapeFor, wireShapeProblem } from "./wire/shape.js";
@@ -63,6 +64,8 @@ export interface HostCall {
   mapError?(error: unknown): unknown;
   /** A session's turn: it runs on the session's process and leaves it unrewound (run.ts). */
   conversation?: Conversation;
+  /** Who decides tool uses that reach a permission prompt (permissions.ts); its launch mode is part of the pool key. */
+  permissions?: CallPermissions;
 }
 
 export class ClaudeCodeHost {
@@ -332,6 +335,7 @@ export class ClaudeCodeHost {
         retry: hold.forAttempt(hooks),
         wire,
         conversation: call.conversation,
+        permissions: call.permissions,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

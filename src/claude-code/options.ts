@@ -16,6 +16,7 @@ import type { TelemetryOptions } from "../transport/telemetry.js";
 import { telemetryOptionsSchema } from "../transport/telemetry-schema.js";
 import type { ReuseOptions, WarmOptions } from "./pool/process-pool.js";
 import { type ThinkingOption, thinkingOptionSchema } from "./thinking.js";
+import { type PermissionsOption, parsePermissions, permissionsSchema } from "./permissions.js";
 
 export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   projectDir: string;
@@ -66,6 +67,12 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
    * the AI SDK's `TelemetrySettings`, or KTX's `(telemetryTags) => TelemetrySettings`. Off by default.
    */
   experimentalTelemetry?: ExperimentalTelemetry;
+  /**
+   * Who decides a tool use that reaches the CLI's permission prompt (docs/options.md, "Permissions"):
+   * `mode` `"deny"` (default: the call's tools run, nothing else, nobody asked), `"ask"` (every tool use
+   * goes to `canUseTool(request, { signal })`), `"acceptEdits"`, `"acceptAll"` or `"plan"`. Part of the pool key.
+   */
+  permissions?: PermissionsOption;
   maxLineBytes?: number;
   /** CLI processes allowed at once; more calls wait. Default: the machine's available parallelism. */
   maxConcurrentRuns?: number;
@@ -141,6 +148,7 @@ export const runtimeOptionsSchema = z.strictObject({
   experimentalTelemetry: z
     .custom<ExperimentalTelemetry>((value) => typeof value === "function" || (typeof value === "object" && value !== null), "the AI SDK's TelemetrySettings or (telemetryTags) => TelemetrySettings")
     .optional(),
+  permissions: permissionsSchema.optional(),
   rateLimit: rateLimitOptionsSchema.optional(),
   rateLimitGovernor: z
     .custom<LimitsRuntimeOptions["rateLimitGovernor"]>((value) => ["waitForReady", "report", "maxRetryAttempts"].every((name) => typeof (value as Record<string, unknown>)?.[name] === "function"), "an object with waitForReady, report and maxRetryAttempts functions (KTX's governor shape)")
@@ -176,6 +184,7 @@ export function parseRuntimeOptions(options: ClaudeCodeRuntimeOptions): ClaudeCo
   const parsed = runtimeOptionsSchema.safeParse(options);
   if (!parsed.success) throw invalidInputError("ClaudeCodeRuntime options", runtimeOptionsSchema, parsed.error, options);
   checkAuthOptions(options);
+  parsePermissions(options.permissions, "ClaudeCodeRuntime options");
   // Only resolved here: whether it exists is checked by calls (requireProjectDir: runtime.ts, run.ts).
   return { ...options, projectDir: resolve(options.projectDir) };
 }

@@ -281,6 +281,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
         model: this.resolveModel(role),
         launchSettings: thinkingEnv(thinkingFor(this.options.thinking, role)),
         includePartialMessages: this.options.includePartialMessages,
+        ...(this.options.permissions ? { permissions: { mode: this.options.permissions.mode ?? "deny", launch: this.options.permissions.mode ?? "deny", canUseTool: this.options.permissions.canUseTool } } : {}),
         system: spec.system,
         prompt: spec.prompt,
         maxTurns: spec.maxTurns,

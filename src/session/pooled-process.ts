@@ -43,6 +43,7 @@ export class PooledProcess {
   private readonly requests: ControlRequests;
   private initialized = false;
   private model: string | undefined;
+  private permissionMode: string | undefined;
   private calls = 0;
   private readonly cost = new ProcessCost();
   private active: ActiveCall | undefined;
@@ -73,6 +74,7 @@ export class PooledProcess {
     // Idle, a process never keeps the host alive (it ends with the host); serving or retiring, it does.
     this.proc.keepHostAlive(false);
     this.model = /^--model=(.*)$/.exec(this.proc.launchArgs.find((arg) => arg.startsWith("--model=")) ?? "")?.[1];
+    this.permissionMode = /^--permission-mode=(.*)$/.exec(this.proc.launchArgs.find((arg) => arg.startsWith("--permission-mode=")) ?? "")?.[1];
   }
 
   get pid(): number | undefined {
@@ -129,7 +131,7 @@ export class PooledProcess {
     active.start();
     try {
       // A process initialized and on the call's model (a reused one, the usual case) has nothing to prepare.
-      if (!this.initialized || (call.model !== undefined && call.model !== this.model)) {
+      if (!this.initialized || (call.model !== undefined && call.model !== this.model) || (call.permissionMode !== undefined && call.permissionMode !== this.permissionMode)) {
         const prepared = this.prepare(active).then(
           () => true,
           (error: unknown) => {
@@ -209,6 +211,11 @@ export class PooledProcess {
       if (this.options.modelSwitch === "apply_flag_settings") await this.requests.send({ subtype: "apply_flag_settings", settings: { model: call.model } }, this.controlTimeoutMs);
       else throw new ProtocolError(`This Claude Code process runs ${this.model} and cannot switch to ${call.model} (its CLI version has no verified model switch).`);
       this.model = call.model;
+    }
+    // Within the call, so the `system/status` line the CLI answers it with arrives while a call is running.
+    if (call.permissionMode !== undefined && this.permissionMode !== call.permissionMode && !active.failure) {
+      await this.requests.send({ subtype: "set_permission_mode", mode: call.permissionMode }, this.controlTimeoutMs);
+      this.permissionMode = call.permissionMode;
     }
   }
 

@@ -26,6 +26,8 @@ export interface ProcessCall {
   prompt: string;
   /** The call's model; the process is switched when its current one differs (it persists). */
   model?: string;
+  /** The call's CLI permission mode; the process is switched (`set_permission_mode`) when its current one differs (it persists). */
+  permissionMode?: string;
   /** Rewind and keep the process after the result; false: stdin EOF at the result, the process exits. */
   keep: boolean;
   /**

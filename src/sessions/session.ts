@@ -14,6 +14,7 @@ import type { ClaudeCodeHost } from "../claude-code/host.js";
 import { resolveModelValue } from "../claude-code/models.js";
 import type { Conversation } from "../claude-code/run/run.js";
 import { runUsage } from "../claude-code/run/call-output.js";
+import { type PermissionMode, type PermissionsOption, PERMISSION_MODES, checkModeAgainst, parsePermissions } from "../claude-code/permissions.js";
 import { type RunLoopStopReason, mapStopReason } from "../claude-code/run/stop-reason.js";
 
 export interface SessionOptions {
@@ -26,6 +27,8 @@ export interface SessionOptions {
   maxTurns?: number;
   /** Stream the model's text as `text_delta` events; default true. */
   includePartialMessages?: boolean;
+  /** Who decides a tool use that reaches a permission prompt (docs/sessions.md, "Permissions"); default mode "deny". */
+  permissions?: PermissionsOption;
   logger?: Logger;
 }
 
@@ -92,6 +95,9 @@ export class ClaudeCodeSession {
   private readonly tools: PreparedTool[];
   private readonly maxTurns: number;
   private readonly limits: CallLimits;
+  /** The mode the session's process is launched for (fixed) and the one its turns run in (`setPermissionMode`). */
+  private readonly launchMode: PermissionMode;
+  private permissionMode: PermissionMode;
   private conversation: Conversation = {};
   private readonly turns: SessionTurnRecord[] = [];
   private running: { controller: AbortController; queue: EventQueue; done: Promise<unknown> } | undefined;
@@ -108,6 +114,8 @@ export class ClaudeCodeSession {
     const model = typeof options?.model === "string" ? resolveModelValue(options.model) : undefined;
     if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
     this.model = model.id;
+    parsePermissions(options.permissions, "session");
+    this.launchMode = this.permissionMode = options.permissions?.mode ?? "deny";
     this.tools = (options.tools ? prepareToolSet(options.tools) : []).map((tool) => this.recorded(tool));
     this.maxTurns = options.maxTurns ?? (this.tools.length > 0 ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
@@ -164,6 +172,7 @@ export class ClaudeCodeSession {
           signal: controller.signal,
           logger: this.options.logger,
           conversation: this.conversation,
+          permissions: { mode: this.permissionMode, launch: this.launchMode, canUseTool: this.options.permissions?.canUseTool },
         },
         this.limits,
       )
@@ -197,6 +206,28 @@ export class ClaudeCodeSession {
     // Iterating alone must not leave the failure unhandled; awaiting `result` still sees it.
     result.catch(() => {});
     return { result, [Symbol.asyncIterator]: () => queue.iterator() };
+  }
+
+  /** The permission mode the next turn runs in. */
+  get mode(): PermissionMode {
+    return this.permissionMode;
+  }
+
+  /**
+   * Switches the permission mode for the next turns (the CLI's `set_permission_mode`, sent as the next turn
+   * starts). Between turns only (`SessionBusyError` while one runs). A session created with "deny" or
+   * "acceptAll" pre-approves its tools at launch and can switch only between those two.
+   */
+  setPermissionMode(mode: PermissionMode): void {
+    if (this.closed) throw new SessionClosedError();
+    if (this.running) throw new SessionBusyError();
+    if (!PERMISSION_MODES.includes(mode)) {
+      const error = new InvalidInputError(`Invalid permission mode ${JSON.stringify(mode)}; use one of ${PERMISSION_MODES.join(", ")}.`);
+      error.field = "mode";
+      throw error;
+    }
+    checkModeAgainst(mode, this.launchMode, this.options.permissions?.canUseTool !== undefined, "session");
+    this.permissionMode = mode;
   }
 
   /** A session tool whose outputs are kept (as the model saw them) for a replay. */

@@ -21,6 +21,9 @@ export interface SurfaceSpec {
   structuredOutput: boolean;
   /** Stream the model's output as `stream_event` lines (progress text deltas). */
   includePartialMessages?: boolean;
+  /** The CLI's `--permission-mode` (default `dontAsk`) and whether the call's tools are pre-approved (default true): permissions.ts. */
+  permissionMode?: string;
+  preApprove?: boolean;
 }
 
 /**
@@ -30,7 +33,7 @@ export interface SurfaceSpec {
 export function cliArgsFor(spec: SurfaceSpec): readonly string[] {
   let memo = argsMemo.get(spec.facts);
   if (!memo) argsMemo.set(spec.facts, (memo = new Map()));
-  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.toolIds.join(",")}`;
+  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}`;
   let args = memo.get(key);
   if (!args) {
     if (memo.size >= ARGS_MEMO_SIZE) memo.clear();
@@ -53,7 +56,7 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
     "--setting-sources=",
     "--tools=",
     "--strict-mcp-config",
-    "--permission-mode=dontAsk",
+    `--permission-mode=${spec.permissionMode ?? "dontAsk"}`,
     "--permission-prompt-tool=stdio",
     "--no-session-persistence",
     // Every hook the CLI runs is announced on stdout, so one that still runs (managed policy) stops the run.
@@ -72,7 +75,8 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
   args.push(`--settings=${JSON.stringify(settings)}`);
   if (toolIds.length > 0) {
     args.push(`--mcp-config=${JSON.stringify({ mcpServers: { [KTX_MCP_SERVER_NAME]: { type: "sdk", name: KTX_MCP_SERVER_NAME } } })}`);
-    args.push(`--allowedTools=${toolIds.join(",")}`);
+    // Pre-approved tools never reach a prompt: a mode that asks must leave them out (permissions.ts).
+    if (spec.preApprove !== false) args.push(`--allowedTools=${toolIds.join(",")}`);
   }
   return args;
 }
@@ -90,6 +94,8 @@ export interface ExpectedSurface {
   /** The `auth` kind chosen (absent: login), the provider it routes to and its own variables, which may show as sources. */
   auth?: { kind: AuthKind; provider: string; variables: readonly string[] };
   cwd: string;
+  /** The CLI permission mode `init` must report (permissions.ts); unchecked when absent. */
+  permissionMode?: string;
 }
 
 export function expectedTools(expected: Pick<ExpectedSurface, "toolIds" | "structuredOutput">): string[] {
@@ -194,6 +200,10 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
   }
   const leak = credentialLeak(init.apiKeySource, expected);
   if (leak) differences.push(leak);
+  // A mode that differs would approve (or deny) tool uses other than the caller asked for.
+  if (expected.permissionMode !== undefined && init.permissionMode !== undefined && init.permissionMode !== expected.permissionMode) {
+    differences.push(`permissionMode was ${JSON.stringify(init.permissionMode)}, expected ${JSON.stringify(expected.permissionMode)}`);
+  }
   // Equal strings name the same directory; only different ones are resolved (two realpath walks per call otherwise).
   if (init.cwd && init.cwd !== expected.cwd && canonicalPath(init.cwd) !== canonicalPath(expected.cwd)) {
     differences.push(`cwd was ${JSON.stringify(init.cwd)}, expected ${JSON.stringify(expected.cwd)}`);

@@ -1,6 +1,6 @@
 /**
  * What a call makes of the CLI's stream, whichever process serves it: `RunState` follows steps, tool
- * calls and text; `followMessage` checks `init` and refuses hooks; `permissionAnswer` is deny-by-default.
+ * calls and text; `followMessage` checks `init` and refuses hooks (permission answers: ../permissions.ts).
  * Pure bookkeeping, no I/O.
  */
 import { IsolationError } from "../../errors/index.js";
@@ -108,14 +108,6 @@ export function followMessage(
     default:
       return undefined;
   }
-}
-
-/** Deny-by-default permission answer: only the call's own `mcp__ktx__` tools are allowed. */
-export function permissionAnswer(request: Record<string, unknown>, allowed: ReadonlySet<string>, toolIds: readonly string[], deniedTools: string[]): Record<string, unknown> {
-  const name = String(request.tool_name);
-  if (allowed.has(name)) return { behavior: "allow", updatedInput: request.input ?? {} };
-  deniedTools.push(name);
-  return { behavior: "deny", message: `Tool ${name} is not available in this KTX run. Only these tools exist: ${toolIds.join(", ") || "(none)"}.` };
 }
 
 function toolResultText(content: unknown): string {

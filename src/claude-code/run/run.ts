@@ -21,12 +21,13 @@ import { cliArgsFor } from "../checks/isolation.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
-import { RunState, followMessage, permissionAnswer } from "./run-state.js";
+import { RunState, followMessage } from "./run-state.js";
+import { type CallPermissions, answerPermission, cliPermissionMode, preApproves } from "../permissions.js";
 import { StepTracker } from "./steps.js";
 import { ToolSwitch } from "../pool/tool-switch.js";
 import { type CallEnd, type InterceptorProcess, unreachableError } from "../wire/interceptor-process.js";
 import type { RequestRecord } from "../wire/records.js";
-import { expectationOf, recordToolOutput, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
+import { expectationOf, recordDenial, recordToolOutput, spawnBehind, uncheckedTurns, wireSessionOf } from "./wire-binding.js";
 
 /** The last record of a call's transcript: what this call cost and how its process ended. */
 export interface CallRecord {
@@ -103,6 +104,8 @@ export interface RunSpec {
   wire?: InterceptorProcess;
   /** A conversation's turn: it runs on the conversation's process and leaves it unrewound for the next turn. */
   conversation?: Conversation;
+  /** Who decides tool uses that reach a permission prompt (permissions.ts); absent: "deny". */
+  permissions?: CallPermissions;
 }
 
 /**
@@ -156,6 +159,13 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
   if (spec.signal?.aborted) throw new AbortError(spec.signal.reason);
   // Before any process is started or reused: policy files (hooks, helpers, env) apply whatever flags we pass; a planted key bills.
   checkBeforeStart(spec);
+  // Plan mode adds betas, a body field and a plan reminder no recorded first-party shape has: the wire check would stop it anyway, after a process started.
+  if (spec.wire && spec.permissions && cliPermissionMode(spec.permissions.mode, spec.permissions.launch) === "plan") {
+    throw new IsolationError(
+      [`wire: permission mode "plan" makes the CLI send request parts (plan-mode betas, a "safeguards" body field, a plan-mode system reminder) that no recorded first-party shape has, so its requests cannot be checked`],
+      'Use another permission mode, or run plan mode with `wire: false` (no wire check; docs/options.md, "Permissions").',
+    );
+  }
   const toolIds = spec.tools.map((tool) => ktxToolId(tool.name));
   const launch = launchSpec(spec, toolIds);
   const modelSwitch = spec.cli.facts.modelSwitch;
@@ -191,7 +201,15 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
 export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProcessOptions {
   return {
     path: spec.cli.path,
-    args: cliArgsFor({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined, includePartialMessages: spec.includePartialMessages }),
+    args: cliArgsFor({
+      facts: spec.cli.facts,
+      model: spec.model,
+      maxTurns: spec.maxTurns,
+      toolIds,
+      structuredOutput: spec.jsonSchema !== undefined,
+      includePartialMessages: spec.includePartialMessages,
+      ...(spec.permissions ? { permissionMode: cliPermissionMode(spec.permissions.launch), preApprove: preApproves(spec.permissions.launch) } : {}),
+    }),
     cwd: spec.projectDir,
     env: spec.env,
     maxLineBytes: spec.maxLineBytes,
@@ -209,6 +227,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     explicitCredential: spec.explicitCredential,
     cwd: spec.projectDir,
     requireSubscription: spec.requireSubscription,
+    permissionMode: spec.permissions ? cliPermissionMode(spec.permissions.mode, spec.permissions.launch) : "dontAsk",
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
@@ -253,13 +272,18 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       initialize: initializeRequest({ systemPrompt: spec.system, jsonSchema: spec.jsonSchema, mcpServers: tools.bridge ? [KTX_MCP_SERVER_NAME] : [] }),
       prompt: spec.prompt,
       model: spec.model,
+      permissionMode: expected.permissionMode,
       keep: keep === true,
       continues: conversation !== undefined,
       endReason: keep === true ? undefined : keep,
       control: {
         // What the call's tools handed the CLI reaches the interceptor first: its check tells a tool's own text from reminders the CLI adds.
         mcpMessage: tools.bridge ? (server, message, cancel) => (session ? tools.bridge!.handleMcpMessage(server, message, cancel).then((answer) => recordToolOutput(session, message, answer)) : tools.bridge!.handleMcpMessage(server, message, cancel)) : undefined,
-        canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
+        canUseTool: (request, signal) => {
+          const answer = answerPermission(request, signal, { permissions: spec.permissions, allowed, toolIds, deniedTools, logger: spec.logger });
+          // A denial of one of the call's tools reaches the model as that tool's result: the interceptor's check must know its text first.
+          return session ? answer.then((reply) => recordDenial(session, request, reply)) : answer;
+        },
       },
       onInitialized: (response) => {
         // The account is checked once per process, at its first call; later calls report the login it gave.

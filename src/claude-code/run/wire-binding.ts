@@ -64,6 +64,15 @@ export async function recordToolOutput<T>(session: Pick<HostWireSession, "toolOu
 }
 
 /**
+ * Hands the interceptor the message of a permission denial (permissions.ts) under the tool use id it
+ * answers: the CLI gives it to the model as that tool's result (`is_error`, the message as its text).
+ */
+export async function recordDenial(session: Pick<HostWireSession, "toolOutput">, request: Record<string, unknown>, reply: Record<string, unknown>): Promise<Record<string, unknown>> {
+  if (reply.behavior === "deny" && typeof reply.message === "string" && typeof request.tool_use_id === "string") await session.toolOutput(request.tool_use_id, [reply.message]);
+  return reply;
+}
+
+/**
  * A call whose model responses did not all pass the interceptor ran partly unchecked: it fails. Each
  * top-level model response the CLI's stream carried (a step: a distinct assistant message id, synthetic
  * error lines aside) must be one whose message id the interceptor saw in an answer it forwarded; a

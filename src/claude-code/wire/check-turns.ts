@@ -188,7 +188,8 @@ function checkToolResult(block: Record<string, unknown>, index: number, expected
     const candidates = own.join("").trim() === "" ? [`(${name} completed with no output)`, own.join("")] : [own.join(""), own.join("\n")];
     const ownText = candidates.find((candidate) => text.startsWith(candidate));
     if (ownText === undefined) return [...differences, `${where} is not the output the call's tool returned: ${quote(text)}`];
-    let rest = text.slice(ownText.length).replace(/^\n/, "");
+    // A permission denial's message is followed by a blank line before the CLI's reminder (2.1.330), a tool's output by one newline.
+    let rest = text.slice(ownText.length).replace(/^\n{1,2}/, "");
     for (let reminder = LEADING_REMINDER.exec(rest); rest !== "" && reminder; reminder = LEADING_REMINDER.exec(rest)) {
       differences.push(...checkReminder(reminder[1]!, shape, bound).map((difference) => `${where} (after the output the call's tool returned): ${difference}`));
       rest = rest.slice(reminder[0].length);
