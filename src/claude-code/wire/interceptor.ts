@@ -23,6 +23,7 @@ import { RequestMeter } from "./records.js";
 import { parseStrictJson } from "./strict-json.js";
 import { type SessionEvents, WireSession } from "./session.js";
 import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
+import { MESSAGES_REQUEST } from "./shape-file.js";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
 import type { Upstream, WireUpstream } from "./upstream.js";
 
@@ -58,6 +59,9 @@ export interface WireRecordedRequest extends WireRequest {
   /** Header lines in order, names with their case. */
   rawHeaders: string[];
 }
+
+/** The host every checked Messages request goes to. */
+const MESSAGES_HOST = MESSAGES_REQUEST.split(" ")[1]!.split("/")[0]!;
 
 export class WireInterceptor {
   private readonly sessions = new Map<string, WireSession>();
@@ -131,6 +135,15 @@ export class WireInterceptor {
     return session;
   }
 
+  /**
+   * A call begins on a session (the interceptor's process hears of it as its CLI is spawned, or before a
+   * reused one is handed the prompt): the connection to the Messages host opens while the CLI boots or
+   * writes its request, so the handshake to the API is off the call's path.
+   */
+  callBegins(): void {
+    if (this.shape) this.upstream?.prepare(MESSAGES_HOST);
+  }
+
   /** A session by name, when it exists (the interceptor's process). */
   sessionNamed(name: string): WireSession | undefined {
     return this.sessions.get(name);
@@ -155,7 +168,11 @@ export class WireInterceptor {
   private connect(target: { host: string; port: number; credentials?: string }) {
     const session = this.sessionFor(target.credentials);
     if (!session) return { accept: false as const, status: 407, reason: "Proxy Authentication Required" };
-    if (target.port === 443 && (this.options.record?.hosts ?? WIRE_HOSTS).includes(target.host)) return { accept: true as const, tag: session };
+    if (target.port === 443 && (this.options.record?.hosts ?? WIRE_HOSTS).includes(target.host)) {
+      // Its requests follow within a second: the connection to the host opens meanwhile.
+      this.upstream?.prepare(target.host);
+      return { accept: true as const, tag: session };
+    }
     session.refuse(`CONNECT ${target.host}:${target.port}`);
     return { accept: false as const, status: 403, reason: "Forbidden by the ktx-claude-code interceptor" };
   }
