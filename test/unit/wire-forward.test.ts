@@ -127,7 +127,6 @@ describe("the interceptor's way out", () => {
     const response = await client.request({ origin: "https://api.anthropic.com", path: "/api/oauth/profile", method: "GET" });
     expect(response.statusCode).toBe(502);
     expect(await response.body.text()).toMatch(/interceptor could not reach api\.anthropic\.com: .*403/);
-    // Only to that host: the connection opened ahead on the CLI's CONNECT, then the request's own attempt once that one failed.
-    expect(proxy.connects).toEqual(["api.anthropic.com:443", "api.anthropic.com:443"]);
+    expect(proxy.connects).toEqual(["api.anthropic.com:443"]);
   });
 });

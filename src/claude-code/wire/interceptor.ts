@@ -138,7 +138,8 @@ export class WireInterceptor {
   /**
    * A call begins on a session (the interceptor's process hears of it as its CLI is spawned, or before a
    * reused one is handed the prompt): the connection to the Messages host opens while the CLI boots or
-   * writes its request, so the handshake to the API is off the call's path.
+   * writes its request, so the handshake to the API is off the call's path. Not on a CLI's CONNECT: that
+   * comes later, and a spare CLI's comes at its boot, long before its call.
    */
   callBegins(): void {
     if (this.shape) this.upstream?.prepare(MESSAGES_HOST);
@@ -168,11 +169,7 @@ export class WireInterceptor {
   private connect(target: { host: string; port: number; credentials?: string }) {
     const session = this.sessionFor(target.credentials);
     if (!session) return { accept: false as const, status: 407, reason: "Proxy Authentication Required" };
-    if (target.port === 443 && (this.options.record?.hosts ?? WIRE_HOSTS).includes(target.host)) {
-      // Its requests follow within a second: the connection to the host opens meanwhile.
-      this.upstream?.prepare(target.host);
-      return { accept: true as const, tag: session };
-    }
+    if (target.port === 443 && (this.options.record?.hosts ?? WIRE_HOSTS).includes(target.host)) return { accept: true as const, tag: session };
     session.refuse(`CONNECT ${target.host}:${target.port}`);
     return { accept: false as const, status: 403, reason: "Forbidden by the ktx-claude-code interceptor" };
   }

@@ -58,8 +58,8 @@ export interface Upstream {
   /** Sends one request. `cancel` drops it (the CLI went away): its connection is destroyed, never reused. */
   send(request: ForwardRequest): { response: Promise<ForwardResponse>; cancel(): void };
   /**
-   * Opens a connection to `host` ahead of a request, unless one is idle or already being opened: a CLI
-   * that connects (or a call that begins) sends its Messages request within a second, and the handshake
+   * Opens a connection to `host` ahead of a request, unless one is idle or already being opened: a call
+   * that begins (its CLI spawned, or a reused one given the prompt) sends its Messages request soon, and the handshake
    * to the API (TCP, the user's proxy, TLS) is then off the call's path. Nothing is sent on it until a
    * request is; failures are silent (the request then connects as before).
    */
