@@ -104,16 +104,21 @@ describe("the runtime's interceptor on the first-party path", () => {
     const env = firstPartyEnv(api, { HTTPS_PROXY: tap.proxyUrl, NODE_EXTRA_CA_CERTS: tap.caFile });
     const projectDir = tempDir("project");
     // The first call of a fresh HOME goes out before the OAuth profile is cached (no userEmail reminder yet): warm the HOME first.
-    for (const wire of [false, false, true]) {
+    for (const [run, wire] of [false, false, true].entries()) {
+      tap.run = run;
       const runtime = runtimeFor(undefined, { env, projectDir, wire });
       await runtime.generateText({ role: "default", system: "Be brief.", prompt: "Same request" });
       // Reaped before the HOME is removed: 2.1.200 and 2.1.286 still wrote into it after the call returned (ENOTEMPTY at cleanup).
       await runtime.close();
     }
-    // Per run, as the tap saw them: the OAuth profile, then the Messages request.
+    // Per run, as the tap saw them: the OAuth profile and the Messages request (by request line: the
+    // interceptor's way out opens the Messages request's connection ahead, so the order of connections differs).
     const seen = tap.requests();
-    expect(seen.map((request) => request.head.split("\r\n")[0])).toEqual(Array(3).fill(["GET /api/oauth/profile HTTP/1.1", "POST /v1/messages?beta=true HTTP/1.1"]).flat());
-    const [direct, intercepted] = [seen.slice(2, 4), seen.slice(4, 6)];
+    const lines = ["GET /api/oauth/profile HTTP/1.1", "POST /v1/messages?beta=true HTTP/1.1"];
+    const ofRun = (run: number) => seen.filter((request) => request.run === run).sort((a, b) => a.head.localeCompare(b.head));
+    const [direct, intercepted] = [ofRun(1), ofRun(2)];
+    expect(direct.map((request) => request.head.split("\r\n")[0])).toEqual(lines);
+    expect(intercepted.map((request) => request.head.split("\r\n")[0])).toEqual(lines);
     for (const [index, request] of intercepted.entries()) {
       const same = direct[index]!;
       // The head byte for byte (request line, header names in their case and order, values, line ends), ids masked; the body byte for byte.
@@ -357,12 +362,14 @@ describe("status on the first-party path", () => {
  * CA of its own (node:tls), the decrypted bytes recorded as they came and piped unchanged over a TLS
  * connection through the front. Nothing is parsed on the way; requests are split afterwards.
  */
-async function startTap(api: ScriptedMessagesApi): Promise<{ proxyUrl: string; caFile: string; requests(): Array<{ head: string; body: Buffer }>; close(): Promise<void> }> {
+async function startTap(api: ScriptedMessagesApi): Promise<{ proxyUrl: string; caFile: string; run: number; requests(): Array<{ run: number; head: string; body: Buffer }>; close(): Promise<void> }> {
   const ca = await createMemoryCa({ name: "ktx-claude-code wire test tap", hosts: FIRST_PARTY_HOSTS });
   const caFile = join(tempDir("tap"), "ca.pem");
   writeFileSync(caFile, ca.certPem);
   const front = new URL(api.firstParty!.proxyUrl);
-  const streams: Buffer[][] = [];
+  // Each connection's bytes, with the run (set by the test) it was opened in.
+  const streams: Array<{ run: number; chunks: Buffer[] }> = [];
+  const state = { run: 0 };
   const sockets = new Set<Socket>();
   const server = createHttpServer();
   server.on("connect", (request: IncomingMessage, socket: Socket) => {
@@ -374,7 +381,7 @@ async function startTap(api: ScriptedMessagesApi): Promise<{ proxyUrl: string; c
       const inner = new TLSSocket(socket, { isServer: true, secureContext, ALPNProtocols: ["http/1.1"] });
       inner.on("error", () => {});
       const chunks: Buffer[] = [];
-      streams.push(chunks);
+      streams.push({ run: state.run, chunks });
       const tunnel = httpRequest({ host: front.hostname, port: Number(front.port), method: "CONNECT", path: `${host}:443` });
       tunnel.on("connect", (_response, upstream: Socket) => {
         sockets.add(upstream);
@@ -395,7 +402,13 @@ async function startTap(api: ScriptedMessagesApi): Promise<{ proxyUrl: string; c
   return {
     proxyUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     caFile,
-    requests: () => streams.flatMap((chunks) => splitRequests(Buffer.concat(chunks))),
+    get run() {
+      return state.run;
+    },
+    set run(run: number) {
+      state.run = run;
+    },
+    requests: () => streams.flatMap(({ run, chunks }) => splitRequests(Buffer.concat(chunks)).map((request) => ({ run, ...request }))),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

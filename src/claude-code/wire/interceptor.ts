@@ -23,6 +23,7 @@ import { RequestMeter } from "./records.js";
 import { parseStrictJson } from "./strict-json.js";
 import { type SessionEvents, WireSession } from "./session.js";
 import { type WireShape, WIRE_HOSTS, wireShapeFor } from "./shape.js";
+import { MESSAGES_REQUEST } from "./shape-file.js";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.js";
 import type { Upstream, WireUpstream } from "./upstream.js";
 
@@ -58,6 +59,9 @@ export interface WireRecordedRequest extends WireRequest {
   /** Header lines in order, names with their case. */
   rawHeaders: string[];
 }
+
+/** The host every checked Messages request goes to. */
+const MESSAGES_HOST = MESSAGES_REQUEST.split(" ")[1]!.split("/")[0]!;
 
 export class WireInterceptor {
   private readonly sessions = new Map<string, WireSession>();
@@ -129,6 +133,16 @@ export class WireInterceptor {
       this.sessions.set(name, session);
     }
     return session;
+  }
+
+  /**
+   * A call begins on a session (the interceptor's process hears of it as its CLI is spawned, or before a
+   * reused one is handed the prompt): the connection to the Messages host opens while the CLI boots or
+   * writes its request, so the handshake to the API is off the call's path. Not on a CLI's CONNECT: that
+   * comes later, and a spare CLI's comes at its boot, long before its call.
+   */
+  callBegins(): void {
+    if (this.shape) this.upstream?.prepare(MESSAGES_HOST);
   }
 
   /** A session by name, when it exists (the interceptor's process). */

@@ -57,6 +57,13 @@ export interface ForwardResponse {
 export interface Upstream {
   /** Sends one request. `cancel` drops it (the CLI went away): its connection is destroyed, never reused. */
   send(request: ForwardRequest): { response: Promise<ForwardResponse>; cancel(): void };
+  /**
+   * Opens a connection to `host` ahead of a request, unless one is idle or already being opened: a call
+   * that begins (its CLI spawned, or a reused one given the prompt) sends its Messages request soon, and the handshake
+   * to the API (TCP, the user's proxy, TLS) is then off the call's path. Nothing is sent on it until a
+   * request is; failures are silent (the request then connects as before).
+   */
+  prepare(host: string): void;
   close(): Promise<void>;
 }
 
@@ -93,28 +100,93 @@ const PICK = Symbol("ktx-claude-code wire: pick the origin's sockets");
 
 type Connector = (options: { hostname: string; host?: string; protocol: string; port: string; servername?: string }, callback: (error: Error | null, socket: Socket | null) => void) => void;
 
+type SocketCallback = (error: Error | null, socket?: Socket) => void;
+
 /**
  * What undici's agents create for an origin instead of a pool: it keeps the connector they built for
- * it (direct, or through the proxy's tunnel) and a node:http keep-alive agent whose new connections
- * come from that connector. It takes no undici request: the only dispatch it answers is PICK's.
+ * it (direct, or through the proxy's tunnel) and node:http agents whose new connections come from that
+ * connector: a keep-alive one, and one for requests that ask to close their connection (`oneOff`).
+ * It takes no undici request: the only dispatch it answers is PICK's.
  */
 class OriginSockets extends EventEmitter {
   readonly agent: HttpAgent;
+  /**
+   * For a request whose head says `Connection: close` (the CLI's OAuth profile request does): sent on
+   * the keep-alive agent, it would take the idle connection the call's Messages request is about to
+   * need and have the host close it after its answer, so that request paid a new handshake to the API.
+   */
+  readonly oneOff: HttpAgent;
   destroyed = false;
   closed = false;
+  /** A connection opened ahead of a request (`prepare`), handed to the next keep-alive request that needs a new one. */
+  private spare: { socket?: Socket; drop?: () => void; waiting?: SocketCallback } | undefined;
+  private readonly connectNow: (callback: SocketCallback) => void;
 
   constructor(origin: string, options: { connect?: unknown }) {
     super();
     const connect: Connector = typeof options.connect === "function" ? (options.connect as Connector) : (buildConnector({ ...(options.connect as object) }) as unknown as Connector);
     const url = new URL(origin);
     const target = { hostname: url.hostname, host: url.host, protocol: url.protocol, port: url.port, servername: url.hostname };
-    const agent = new HttpAgent({ keepAlive: true, timeout: IDLE_MS });
+    this.connectNow = (callback) => connect(target, (error, socket) => (error || !socket ? callback(error ?? new Error(`no connection to ${origin}`)) : callback(null, socket)));
     // node:http takes a connection made asynchronously when createConnection returns nothing and calls back.
-    (agent as unknown as { createConnection: (options: unknown, callback: (error: Error | null, socket?: Socket) => void) => undefined }).createConnection = (_options, callback) => {
-      connect(target, (error, socket) => (error || !socket ? callback(error ?? new Error(`no connection to ${origin}`)) : callback(null, socket)));
-      return undefined;
+    const withConnections = (agent: HttpAgent, make: (callback: SocketCallback) => void): HttpAgent => {
+      (agent as unknown as { createConnection: (options: unknown, callback: SocketCallback) => undefined }).createConnection = (_options, callback) => (make(callback), undefined);
+      return agent;
     };
-    this.agent = agent;
+    this.agent = withConnections(new HttpAgent({ keepAlive: true, timeout: IDLE_MS }), (callback) => this.takeSpare(callback) || this.connectNow(callback));
+    this.oneOff = withConnections(new HttpAgent({ keepAlive: false }), this.connectNow);
+  }
+
+  prepare(): void {
+    if (this.spare || this.destroyed || this.closed) return;
+    if (Object.values(this.agent.freeSockets).some((sockets) => sockets && sockets.length > 0)) return;
+    const spare: NonNullable<OriginSockets["spare"]> = {};
+    this.spare = spare;
+    const opened: SocketCallback = (error, socket) => {
+      const waiting = spare.waiting;
+      if (error || !socket) {
+        if (this.spare === spare) this.spare = undefined;
+        // A request that took it while it was being opened connects on its own.
+        if (waiting) this.connectNow(waiting);
+        return;
+      }
+      if (waiting) return waiting(null, socket);
+      if (this.spare !== spare || this.destroyed || this.closed) return void socket.destroy();
+      spare.socket = socket;
+      // Unused for long (the CLI sent nothing), or closed by the host: dropped.
+      const drop = () => {
+        if (this.spare === spare) this.spare = undefined;
+        socket.destroy();
+      };
+      socket.setTimeout(IDLE_MS, drop);
+      socket.once("close", drop);
+      // Idle, nothing else listens on it yet: a reset must not become an uncaught error.
+      socket.on("error", drop);
+      spare.drop = drop;
+    };
+    try {
+      this.connectNow(opened);
+    } catch (error) {
+      opened(error as Error);
+    }
+  }
+
+  /** Hands the spare (ready or still being opened) to a new keep-alive connection; false when there is none. */
+  private takeSpare(callback: SocketCallback): boolean {
+    const spare = this.spare;
+    if (!spare) return false;
+    this.spare = undefined;
+    if (!spare.socket) {
+      spare.waiting = callback;
+      return true;
+    }
+    const { socket } = spare;
+    socket.setTimeout(0);
+    socket.off("close", spare.drop!);
+    socket.off("error", spare.drop!);
+    if (socket.destroyed) return false;
+    callback(null, socket);
+    return true;
   }
 
   dispatch(options: Record<PropertyKey, unknown>, handler: { onResponseError?: (controller: unknown, error: Error) => void }): boolean {
@@ -129,12 +201,19 @@ class OriginSockets extends EventEmitter {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.agent.destroy();
+    this.destroyAll();
   }
 
   async destroy(): Promise<void> {
     this.destroyed = true;
+    this.destroyAll();
+  }
+
+  private destroyAll(): void {
     this.agent.destroy();
+    this.oneOff.destroy();
+    this.spare?.socket?.destroy();
+    this.spare = undefined;
   }
 }
 
@@ -161,7 +240,8 @@ class RawUpstream implements Upstream {
   send(request: ForwardRequest): { response: Promise<ForwardResponse>; cancel(): void } {
     let cancel = () => {};
     const response = new Promise<ForwardResponse>((resolve, reject) => {
-      const { agent } = this.socketsFor(`https://${request.host}`);
+      const sockets = this.socketsFor(`https://${request.host}`);
+      const agent = closesConnection(request.rawHeaders) ? sockets.oneOff : sockets.agent;
       // `servername` given: node:http would otherwise work it out per request (an IP test on the host name).
       const options = { agent, host: request.host, servername: request.host, port: 443, method: request.method, path: request.path, headers: request.rawHeaders, setHost: false };
       const outgoing = httpRequest(options as RequestOptions);
@@ -173,10 +253,26 @@ class RawUpstream implements Upstream {
     return { response, cancel: () => cancel() };
   }
 
+  prepare(host: string): void {
+    try {
+      this.socketsFor(`https://${host}`).prepare();
+    } catch {
+      // No way out to that host: its request will say so.
+    }
+  }
+
   async close(): Promise<void> {
     await this.router.close().catch(() => {});
-    for (const sockets of this.origins.values()) sockets.agent.destroy();
+    for (const sockets of this.origins.values()) await sockets.destroy();
   }
+}
+
+/** Whether a request's head asks its connection to close after the answer (`Connection: close`). */
+function closesConnection(rawHeaders: readonly string[]): boolean {
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    if (rawHeaders[index]!.toLowerCase() === "connection" && /(?:^|,)\s*close\s*(?:,|$)/i.test(rawHeaders[index + 1]!)) return true;
+  }
+  return false;
 }
 
 const UNDICI_WRITES = /^(?:connection|keep-alive|transfer-encoding|te|trailer|expect)$/i;
@@ -203,6 +299,9 @@ class UndiciUpstream implements Upstream {
       }));
     return { response, cancel: () => abort.abort() };
   }
+
+  /** undici opens SOCKS connections inside its pools: none is opened ahead. */
+  prepare(): void {}
 
   close(): Promise<void> {
     return this.dispatcher.close().catch(() => {});
