@@ -3,8 +3,10 @@
  * (the version for `ai` 6, lib/common.mjs `PEER_VERSION`, installed into .cache/bench-peer and pointed at the
  * same pinned CLI binary with `pathToClaudeCodeExecutable`), both driven by `ai` 6's `generateText` on the
  * same scripted API, interleaved in one run:
- *   cold      one-turn generateText as a new provider's first call (ours: `warm: false`, so a new CLI; on the
- *             first-party path also `nowire`, ours with its interceptor off, whose start a new host pays)
+ *   cold      one-turn generateText on a new CLI: ours on a provider past its first call with `reuse: false`,
+ *             `warm: false`; also a new provider's first call (`newProvider`: its host's checks and its
+ *             interceptor's start too; first-party: `newNowire`, the same with the interceptor off); the peer
+ *             (every call of its starts a new CLI)
  *   repeated  one-turn generateText again and again on one provider (ours: its process reused, rewound)
  *   requests  Messages requests (and requests of any path) the API received per one-turn call
  *   loop      a 5-step loop of tools the app executes (`tools` with `execute`, `stopWhen: stepCountIs(8)`) on
@@ -46,7 +48,7 @@ function check(condition, message) {
 function ours(extra = {}) {
   // Without the runtime's role table (the provider takes a model id per call) and its `reuse: false`: the provider reuses, as by default.
   const { models, reuse, ...options } = runtimeOptions(api, { warm: false, ...extra });
-  return createClaudeCode(options);
+  return createClaudeCode({ ...options, ...(extra.reuse !== undefined ? { reuse: extra.reuse } : {}) });
 }
 
 /** The peer: the same binary, temp HOME (the same login on the first-party path), isolation as the Agent SDK variant's. */
@@ -85,19 +87,21 @@ async function oneTurn(model) {
 
 // ---------------------------------------------------------------- cold: a new provider's first call
 
-// First-party path: also ours with its interceptor off (`wire: false`), so the interceptor's start is seen apart.
-const coldNames = api.firstParty ? ["ours", "nowire", "peer"] : ["ours", "peer"];
+// ours: a provider past its first call (its CLI checked, its interceptor up) that reuses nothing (`reuse: false`),
+// so each call starts a new CLI, as each of the peer's does. newProvider: a new provider's first call (the
+// host's checks and its interceptor's start too); first-party path: newNowire, the same with the interceptor off.
+const coldNames = api.firstParty ? ["ours", "newProvider", "newNowire", "peer"] : ["ours", "newProvider", "peer"];
+const readyProvider = ours({ reuse: false });
+await oneTurn(readyProvider(MODEL));
 const cold = Object.fromEntries(coldNames.map((name) => [name, { ms: [], hostCpuMs: [] }]));
 for (let round = 0; round < coldRounds + 1; round += 1) {
   const shift = round % coldNames.length;
   const order = [...coldNames.slice(shift), ...coldNames.slice(0, shift)];
   for (const name of order) {
-    const provider = name === "peer" ? theirs() : ours(name === "nowire" ? { wire: false } : {});
+    const provider = name === "peer" ? theirs() : name === "ours" ? readyProvider : ours(name === "newNowire" ? { wire: false } : {});
     const out = await oneTurn(provider(MODEL));
-    if (name !== "peer") {
-      check(out.pool === "cold", `ours cold: pool ${out.pool}`);
-      await provider.close();
-    }
+    if (name !== "peer") check(out.pool === "cold", `${name}: pool ${out.pool}`);
+    if (name === "newProvider" || name === "newNowire") await provider.close();
     await waitChildrenGone();
     // The first round warms this process (module loading, the first compilations).
     if (round === 0) continue;
@@ -105,8 +109,9 @@ for (let round = 0; round < coldRounds + 1; round += 1) {
     cold[name].hostCpuMs.push(out.hostCpuMs);
   }
 }
+await readyProvider.close();
 loads.push(loadavg()[0]);
-log(`  provider cold: ours p50 ${summarize(cold.ours.ms).p50} ms${cold.nowire ? `, interceptor off ${summarize(cold.nowire.ms).p50} ms` : ""}, peer p50 ${summarize(cold.peer.ms).p50} ms`);
+log(`  provider cold: ours p50 ${summarize(cold.ours.ms).p50} ms, a new provider's first call ${summarize(cold.newProvider.ms).p50} ms${cold.newNowire ? ` (interceptor off ${summarize(cold.newNowire.ms).p50} ms)` : ""}, peer p50 ${summarize(cold.peer.ms).p50} ms`);
 
 // ---------------------------------------------------------------- repeated: one provider, call after call
 
@@ -201,6 +206,7 @@ const result = {
 result.ratios = {
   repeatedPeerOverOurs: ratio(result.repeated.peer.ms.p50, result.repeated.ours.ms.p50),
   coldOursOverPeer: ratio(result.cold.ours.ms.p50, result.cold.peer.ms.p50),
+  newProviderOverPeer: ratio(result.cold.newProvider.ms.p50, result.cold.peer.ms.p50),
   appLoopOverRuntimeLoop: ratio(result.loop.app.ms.p50, result.loop.host.ms.p50),
 };
 emit(result);

@@ -2,8 +2,9 @@
  * Section: sessions. `host.createSession()` against the Agent SDK's streaming-input mode (`query({ prompt:
  * asyncIterable })`, one CLI process for all turns), on the same scripted API, interleaved in one run:
  *   start      a session's first turn (a one-turn text answer), from the session's creation (ours) or the
- *              query() call (SDK): ours from a spare (a host that pre-started one, `warm`), ours cold
- *              (`warm: false`), the SDK (its CLI starts with the query)
+ *              query() call (SDK): ours from a spare (a host that pre-started one, `warm`); ours cold (a host
+ *              past its first call, `warm: false, reuse: false`: a new CLI); ours on a new host (its first
+ *              call: the CLI resolved and checked, then started); the SDK (its CLI starts with the query)
  *   turns      one long conversation each, turns alternating: a one-turn text turn and a 3-step tool turn
  *              (three tools, one after another, then the answer); per-turn p50 from send to the turn's result
  *   first delta  how long the first text delta of a turn takes from its stdout chunk arriving from the CLI
@@ -55,8 +56,9 @@ function check(condition, message) {
 // ---------------------------------------------------------------- ours
 
 function newHost(extra = {}) {
+  // Without the runtime's role table and its `reuse: false` (a host reuses by default), unless asked for.
   const { models, reuse, ...options } = runtimeOptions(api, { ...(wire ? {} : { wire: false }), ...extra });
-  return new ClaudeCodeHost(options);
+  return new ClaudeCodeHost({ ...options, ...(extra.reuse !== undefined ? { reuse: extra.reuse } : {}) });
 }
 const sessionOptions = { model: MODEL, system: SYSTEM, tools: sessionTools };
 
@@ -131,10 +133,24 @@ function sdkSession() {
 
 // ---------------------------------------------------------------- start: spare vs cold vs SDK
 
-const startMs = { spare: [], cold: [], sdk: [] };
-const startCpu = { spare: [], cold: [], sdk: [] };
+// A host past its first call (its CLI resolved and checked), with no process to reuse and no spare: each
+// session on it starts a new CLI. A new host's first session pays the host's checks too (`newHost`).
+const readyHost = newHost({ warm: false, reuse: false });
+const primer = readyHost.createSession(sessionOptions);
+await oursTurn(primer, SESSION_TEXT_PROMPT);
+await primer.close();
 const startVariants = {
   async cold() {
+    const before = { ...readyHost.poolStats };
+    const at = performance.now();
+    const session = readyHost.createSession(sessionOptions);
+    const out = await oursTurn(session, SESSION_TEXT_PROMPT);
+    const ms = performance.now() - at;
+    check(readyHost.poolStats.started === before.started + 1 && readyHost.poolStats.reusedCalls === before.reusedCalls && readyHost.poolStats.spareCalls === before.spareCalls, `cold: pool ${JSON.stringify(before)} -> ${JSON.stringify(readyHost.poolStats)}`);
+    await session.close();
+    return { ...out, ms };
+  },
+  async newHost() {
     const host = newHost({ warm: false });
     const at = performance.now();
     const out = await oursTurn(host.createSession(sessionOptions), SESSION_TEXT_PROMPT);
@@ -167,6 +183,8 @@ const startVariants = {
   },
 };
 const startNames = Object.keys(startVariants);
+const startMs = Object.fromEntries(startNames.map((name) => [name, []]));
+const startCpu = Object.fromEntries(startNames.map((name) => [name, []]));
 for (let round = 0; round < starts + 1; round += 1) {
   const shift = round % startNames.length;
   for (const name of [...startNames.slice(shift), ...startNames.slice(0, shift)]) {
@@ -180,7 +198,8 @@ for (let round = 0; round < starts + 1; round += 1) {
   }
 }
 loads.push(loadavg()[0]);
-log(`  sessions start: spare p50 ${summarize(startMs.spare).p50} ms, cold ${summarize(startMs.cold).p50} ms, SDK ${summarize(startMs.sdk).p50} ms`);
+await readyHost.close();
+log(`  sessions start: spare p50 ${summarize(startMs.spare).p50} ms, cold ${summarize(startMs.cold).p50} ms, new host ${summarize(startMs.newHost).p50} ms, SDK ${summarize(startMs.sdk).p50} ms`);
 
 // ---------------------------------------------------------------- turns: one conversation each
 
@@ -227,6 +246,7 @@ const result = {
 result.ratios = {
   spareOverSdk: ratio(result.start.spare.ms.p50, result.start.sdk.ms.p50),
   coldOverSdk: ratio(result.start.cold.ms.p50, result.start.sdk.ms.p50),
+  newHostOverSdk: ratio(result.start.newHost.ms.p50, result.start.sdk.ms.p50),
   textTurnOursOverSdk: ratio(result.turnsBy.ours.text.ms.p50, result.turnsBy.sdk.text.ms.p50),
   toolTurnOursOverSdk: ratio(result.turnsBy.ours.tools.ms.p50, result.turnsBy.sdk.tools.ms.p50),
 };
