@@ -10,21 +10,23 @@
  * HOME, the runtime's interceptor on (lib/common.mjs `benchPath`). `--base-url` runs them the old way
  * (`ANTHROPIC_BASE_URL` at the scripted API, no interceptor) for comparison. Ingest always uses a base URL.
  *
- *   node bench/run.mjs [--only latency,reuse,tools,wire,parser,recorder,concurrency,memory,ingest,usage,lifecycle] [--runs 20] [--quick] [--no-sdk] [--base-url]
+ *   node bench/run.mjs [--only latency,reuse,tools,wire,parser,recorder,concurrency,memory,ingest,usage,lifecycle,provider,sessions] [--runs 20] [--quick] [--no-sdk] [--base-url]
  *
  * Each section runs in its own Node process (so memory figures are that section's own). The only
- * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk.
+ * network use besides loopback is the one-time install of the Agent SDK into .cache/bench-sdk and of the
+ * peer AI SDK provider (section provider) into .cache/bench-peer. Section sessions needs the Agent SDK
+ * (skipped with --no-sdk).
  */
 import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { usageGoals, usageTable } from "./lib/usage-report.mjs";
-import { BENCH_DIR, DIST, SDK_VERSION, argValue, benchPath, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
+import { BENCH_DIR, DIST, PEER_VERSION, SDK_VERSION, argValue, benchPath, ensurePeer, ensureSdk, hasFlag, log, machineInfo, runSection } from "./lib/common.mjs";
 import { reuseWireTable } from "./lib/usage-report.mjs";
 import { writeResults } from "./lib/results-file.mjs";
 
 const quick = hasFlag("quick");
-const only = argValue("only", "parser,memory,recorder,tools,wire,concurrency,latency,reuse,ingest,lifecycle,usage").split(",");
+const only = argValue("only", "parser,memory,recorder,tools,wire,concurrency,latency,reuse,ingest,lifecycle,usage,provider,sessions").split(",");
 const runs = argValue("runs", quick ? 5 : 20);
 const withSdk = !hasFlag("no-sdk");
 const path = benchPath();
@@ -35,7 +37,8 @@ if (!existsSync(join(DIST, "index.js"))) {
   log("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`.");
   process.exit(1);
 }
-if (withSdk && (only.includes("latency") || only.includes("reuse") || only.includes("usage"))) ensureSdk();
+if (withSdk && (only.includes("latency") || only.includes("reuse") || only.includes("usage") || only.includes("sessions"))) ensureSdk();
+if (only.includes("provider")) ensurePeer();
 
 const machine = machineInfo();
 log(`ktx-claude-code bench: ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, CLI ${machine.cli}; load ${machine.loadavgAtStart.join(" ")}; path ${path}`);
@@ -63,6 +66,10 @@ await section("latency", "latency.mjs", ["--runs", String(runs), "--warmup", "1"
 await section("lifecycle", "lifecycle.mjs", quick ? ["--alternating", "6", "--budgets", "1,2,3"] : [], ["--no-warnings"]);
 await section("usage", "usage.mjs", [...(quick ? ["--calls", "1"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--steady-warmup", "40", "--steady-calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
+// The AI SDK provider against the peer provider; sessions against the Agent SDK's streaming input (without the
+// interceptor for now: sessions refuse it; bench/sessions.mjs --wire once they run behind it).
+await section("provider", "provider.mjs", quick ? ["--cold", "3", "--calls", "10", "--loops", "5"] : [], ["--no-warnings"]);
+if (withSdk) await section("sessions", "sessions.mjs", quick ? ["--starts", "3", "--turns", "10"] : [], ["--no-warnings"]);
 
 const totalSeconds = Math.round((performance.now() - started) / 100) / 10;
 machine.loadavgAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
@@ -156,6 +163,21 @@ if (wire) {
   goal("wire: CPU of the interceptor's process per request (ms; wall time on a loaded machine is the CPU stretched by the load)", "shown only", wire.interceptorProcessCpuMsPerRequest, null);
   goal("wire: the interceptor's start per runtime, its process (p50, ms)", "shown only", wire.startMs.p50, null);
   goal("wire: the check of one request (p50, µs)", "shown only", wire.checkUs.p50, null);
+}
+const provider = sections.provider;
+if (provider) {
+  goal("provider: repeated one-turn generateText p50, peer / ours", ">= 10", provider.ratios.repeatedPeerOverOurs, provider.ratios.repeatedPeerOverOurs >= 10);
+  goal("provider: 5-step loop of tools the app executes / runAgentLoop with them as host tools (p50)", "<= 1.2", provider.ratios.appLoopOverRuntimeLoop, provider.ratios.appLoopOverRuntimeLoop <= 1.2);
+  goal("provider: Messages requests per repeated one-turn call, ours / peer", "shown only", `${provider.repeated.ours.requestsPerCall} / ${provider.repeated.peer.requestsPerCall}`, null);
+}
+const sessionsRun = sections.sessions;
+if (sessionsRun) {
+  const r = sessionsRun.ratios;
+  goal("sessions: start from a spare / Agent SDK streaming input (p50)", "<= 0.3", r.spareOverSdk, r.spareOverSdk <= 0.3);
+  goal("sessions: one-turn text turn p50, ours / Agent SDK", "<= 1.05", r.textTurnOursOverSdk, r.textTurnOursOverSdk <= 1.05);
+  goal("sessions: 3-step tool turn p50, ours / Agent SDK", "<= 1.05", r.toolTurnOursOverSdk, r.toolTurnOursOverSdk <= 1.05);
+  const delta = sessionsRun.turnsBy.ours.firstDeltaMs.p50;
+  goal("sessions: first text delta, stdout chunk in -> caller's iterator (p50, ms)", "<= 1", delta, delta <= 1);
 }
 const memory = sections.memory;
 if (memory) goal(`memory: parent RSS growth over ${memory.streamedMiB} MiB streamed (MiB)`, "< 100, flat", memory.rssGrowthMiB, memory.rssGrowthMiB < 100);
@@ -309,9 +331,43 @@ if (wire) {
     [wire.requests, `${fmt(wire.startMs.p50, 1)} / ${fmt(wire.inProcessStartMs?.p50, 1)}`, fmt(wire.checkUs.p50, 1), fmt(wire.directMs.p50, 2), fmt(wire.throughMs.p50, 2), fmt(wire.addedMsP50, 3), `${fmt(wire.addedCpuMsPerRequest, 3)} / ${fmt(wire.interceptorProcessCpuMsPerRequest, 3)}`],
   ]);
 }
+if (provider) {
+  const p = provider;
+  const row = (name, s, extra = []) => [name, pp(s?.ms), fmt(s?.hostCpuMsP50, 1), ...extra];
+  table(
+    `AI SDK provider (section provider): generateText on ours and on ai-sdk-provider-claude-code ${PEER_VERSION}, ms p50 / p95 (cold: ${p.coldRounds} each, repeated: ${p.calls} each, loops: ${p.loops} each); ours' interceptor ${p.interceptor}`,
+    ["call", "ms p50 / p95", "host CPU p50 ms", "Messages requests / all requests per call"],
+    [
+      row("one turn, cold: ours (a new CLI)", p.cold.ours, ["-"]),
+      row("one turn, cold: a new provider of ours (host checks, interceptor start)", p.cold.newProvider, ["-"]),
+      ...(p.cold.newNowire ? [row("one turn, cold: the same, interceptor off", p.cold.newNowire, ["-"])] : []),
+      row("one turn, cold: peer", p.cold.peer, ["-"]),
+      row("one turn, repeated: ours (reused)", p.repeated.ours, [`${p.repeated.ours.requestsPerCall} / ${p.repeated.ours.allRequestsPerCall}`]),
+      row("one turn, repeated: peer (a new CLI each)", p.repeated.peer, [`${p.repeated.peer.requestsPerCall} / ${p.repeated.peer.allRequestsPerCall}`]),
+      row("5-step loop, tools the app executes: ours", p.loop.app, ["-"]),
+      row("5-step loop, host tools: runAgentLoop", p.loop.host, ["-"]),
+      ["5-step loop, tools the app executes: peer", "cannot: it ignores an app's tools (unsupported warning)", "-", "-"],
+    ],
+  );
+}
+if (sessionsRun) {
+  const s = sessionsRun;
+  table(
+    `Sessions (section sessions): host.createSession() against the Agent SDK's streaming input, ms p50 / p95 (starts: ${s.starts} each, turns: ${s.turns} of each kind); interceptor ${s.interceptor}`,
+    ["measure", "ours", "Agent SDK", "ours / SDK (p50)", "host CPU p50 ms: ours / SDK"],
+    [
+      ["session start (first turn's answer), from a spare", pp(s.start.spare.ms), pp(s.start.sdk.ms), fmt(s.ratios.spareOverSdk, 3), `${fmt(s.start.spare.hostCpuMsP50, 1)} / ${fmt(s.start.sdk.hostCpuMsP50, 1)}`],
+      ["session start, cold (a new CLI)", pp(s.start.cold.ms), "", fmt(s.ratios.coldOverSdk, 3), fmt(s.start.cold.hostCpuMsP50, 1)],
+      ["session start, a new host's first session", pp(s.start.newHost.ms), "", fmt(s.ratios.newHostOverSdk, 3), fmt(s.start.newHost.hostCpuMsP50, 1)],
+      ["turn: one-turn text", pp(s.turnsBy.ours.text.ms), pp(s.turnsBy.sdk.text.ms), fmt(s.ratios.textTurnOursOverSdk, 3), `${fmt(s.turnsBy.ours.text.hostCpuMsP50, 1)} / ${fmt(s.turnsBy.sdk.text.hostCpuMsP50, 1)}`],
+      ["turn: 3 tool steps", pp(s.turnsBy.ours.tools.ms), pp(s.turnsBy.sdk.tools.ms), fmt(s.ratios.toolTurnOursOverSdk, 3), `${fmt(s.turnsBy.ours.tools.hostCpuMsP50, 1)} / ${fmt(s.turnsBy.sdk.tools.hostCpuMsP50, 1)}`],
+      ["first text delta, stdout chunk in -> iterator", `${fmt(s.turnsBy.ours.firstDeltaMs.p50, 3)} / ${fmt(s.turnsBy.ours.firstDeltaMs.p95, 3)}`, `${fmt(s.turnsBy.sdk.firstDeltaMs.p50, 3)} / ${fmt(s.turnsBy.sdk.firstDeltaMs.p95, 3)}`, "-", "-"],
+    ],
+  );
+}
 table("Goals", ["goal", "target", "value", "met"], goals.map((g) => [g.goal, g.target, g.value, g.met === null ? "-" : g.met ? "yes" : "NO"]));
 
 // A partial run (--only) gets its own file, so it never overwrites the figures of a full run; each run also gets a dated copy in bench/results/.
 const suffix = `${argValue("only", "") ? `.${only.join("-")}` : ""}${path === "base-url" ? ".base-url" : ""}`;
-const written = writeResults(suffix, { generatedAt: new Date().toISOString(), path, quick, machine, agentSdk: withSdk ? SDK_VERSION : null, totalSeconds, sectionSeconds: timings, goals, sections });
+const written = writeResults(suffix, { generatedAt: new Date().toISOString(), path, quick, machine, agentSdk: withSdk ? SDK_VERSION : null, peerProvider: only.includes("provider") ? PEER_VERSION : null, totalSeconds, sectionSeconds: timings, goals, sections });
 process.stdout.write(`\nwrote ${written.map((file) => file.replace(`${BENCH_DIR}/`, "bench/")).join(" and ")} (${totalSeconds} s)\n`);

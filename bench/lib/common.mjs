@@ -142,6 +142,12 @@ export async function startApiProcess({ firstParty = benchPath() === "first-part
     baseUrl,
     firstParty: front,
     pid: child.pid,
+    /** Requests the API has received so far: `{ messages, all }` (Messages requests; every request, any path). */
+    async counts() {
+      const next = new Promise((resolve) => lines.once("line", (line) => resolve(JSON.parse(line))));
+      child.stdin.write("count\n");
+      return next;
+    },
     /** Ends the process; resolves with what it reports at its end (`connects`). */
     async close() {
       const last = new Promise((resolve) => lines.once("line", (line) => resolve(JSON.parse(line))));
@@ -175,6 +181,39 @@ export function ensureSdk() {
 
 export function importSdk() {
   return import(pathToFileURL(join(SDK_PACKAGE, "sdk.mjs")).href);
+}
+
+// ---------------------------------------------------------------- the peer AI SDK provider (bench only)
+
+/**
+ * `ai-sdk-provider-claude-code`, the peer of our provider (bench/provider.mjs): the version for `ai` 6,
+ * installed like the Agent SDK into its own gitignored cache (it brings its own Agent SDK), never a dependency.
+ */
+export const PEER_VERSION = process.env.KTX_BENCH_PEER_VERSION ?? "3.6.0";
+export const PEER_PREFIX = process.env.KTX_BENCH_PEER_PREFIX ?? join(ROOT, ".cache", "bench-peer");
+const PEER_PACKAGE = join(PEER_PREFIX, "node_modules", "ai-sdk-provider-claude-code");
+
+export function peerInstalled() {
+  try {
+    return JSON.parse(readFileSync(join(PEER_PACKAGE, "package.json"), "utf8")).version === PEER_VERSION;
+  } catch {
+    return false;
+  }
+}
+
+/** Installs the pinned peer provider into .cache/bench-peer when missing. */
+export function ensurePeer() {
+  if (peerInstalled()) return PEER_PACKAGE;
+  log(`installing ai-sdk-provider-claude-code@${PEER_VERSION} into ${PEER_PREFIX} (bench only, not a dependency) ...`);
+  execFileSync("npm", ["install", "--prefix", PEER_PREFIX, `ai-sdk-provider-claude-code@${PEER_VERSION}`, "zod@4", "--no-save", "--no-audit", "--no-fund", "--loglevel=error"], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  if (!peerInstalled()) throw new Error("the peer provider install did not produce the expected version");
+  return PEER_PACKAGE;
+}
+
+export function importPeer() {
+  return import(pathToFileURL(join(PEER_PACKAGE, "dist", "index.js")).href);
 }
 
 // ---------------------------------------------------------------- sections as child processes

@@ -195,17 +195,14 @@ export function reuseFloorCalls(lib, api) {
   };
 }
 
-/** The official Agent SDK's query(), with the same isolation as the runtime's flags. */
-export async function sdkCalls(lib, api) {
-  const { query, createSdkMcpServer, tool } = await importSdk();
+/** The Agent SDK's query() options with the same isolation as the runtime's flags (also bench/sessions.mjs). */
+export function sdkOptions(lib, api) {
   const projectDir = tempDir("project");
   const env = {
     ...isolatedEnv(benchHome(api)),
     ...(api.firstParty ? frontEnv(api) : { ANTHROPIC_BASE_URL: api.baseUrl, ANTHROPIC_API_KEY: DUMMY_API_KEY }),
   };
   const facts = lib.cli.facts;
-  const jsonSchema = lib.planObjectSchema(objectSchema).jsonSchema;
-  const toolIds = loopTools.map((t) => lib.ktxToolId(t.name));
   const common = {
     pathToClaudeCodeExecutable: lib.cli.path,
     cwd: projectDir,
@@ -226,6 +223,15 @@ export async function sdkCalls(lib, api) {
     mcpServersDelivery: "argv",
     stderr: () => undefined,
   };
+  return common;
+}
+
+/** The official Agent SDK's query(), with the same isolation as the runtime's flags. */
+export async function sdkCalls(lib, api) {
+  const { query, createSdkMcpServer, tool } = await importSdk();
+  const common = sdkOptions(lib, api);
+  const jsonSchema = lib.planObjectSchema(objectSchema).jsonSchema;
+  const toolIds = loopTools.map((t) => lib.ktxToolId(t.name));
   // A fresh in-process MCP server per query, as a host would make for each call's tool set.
   const ktxServer = () =>
     createSdkMcpServer({

@@ -33,6 +33,35 @@ export const loopTools = Array.from({ length: LOOP_STEPS }, (_, i) => ({
 
 export const WORKLOADS = ["text", "object", "loop"];
 
+// Sessions (bench/sessions.mjs): turns of one conversation. A text turn, and a tool turn that calls three
+// tools one after another. The model counts only the tool results after the turn's own prompt, since a
+// session's later requests carry every earlier turn.
+export const SESSION_TEXT_PROMPT = "Is this page about billing? Answer in one sentence.";
+export const SESSION_TOOL_PROMPT = "Run the three session steps, one tool each, then summarise.";
+export const SESSION_TOOL_STEPS = 3;
+export const SESSION_TOOL_REPLY = "Session steps: all three done.";
+export const sessionToolName = (index) => `session_step_${index}`;
+/** Three trivial tools (the runtime's descriptor shape). */
+export const sessionTools = Array.from({ length: SESSION_TOOL_STEPS }, (_, i) => ({
+  name: sessionToolName(i + 1),
+  description: `Session step ${i + 1}`,
+  inputSchema: z.object({ item: z.string() }),
+  execute: ({ item }) => loopToolText(sessionToolName(i + 1), { item }),
+}));
+
+const blockText = (message) => (typeof message.content === "string" ? message.content : (message.content ?? []).map((block) => (block.type === "text" ? block.text : "")).join(""));
+
+/** The session model: the last user message with text decides; tool results after it count the steps done. */
+function sessionTurn(messages) {
+  let last = -1;
+  const isPrompt = (message) => message.role === "user" && (blockText(message).includes(SESSION_TEXT_PROMPT) || blockText(message).includes(SESSION_TOOL_PROMPT));
+  for (let i = 0; i < messages.length; i += 1) if (isPrompt(messages[i])) last = i;
+  if (last < 0 || !blockText(messages[last]).includes(SESSION_TOOL_PROMPT)) return { text: TEXT_REPLY };
+  const done = toolResultCount(messages.slice(last + 1));
+  if (done < SESSION_TOOL_STEPS) return { toolCalls: [{ name: `mcp__ktx__${sessionToolName(done + 1)}`, input: { item: `turn-${done + 1}` } }] };
+  return { text: SESSION_TOOL_REPLY };
+}
+
 function toolResultCount(messages) {
   let count = 0;
   for (const message of messages ?? []) {
@@ -45,6 +74,7 @@ function toolResultCount(messages) {
 /** The scripted model: a ScriptedTurn for one Messages request body. */
 export function scriptedTurn(body) {
   const tools = (body?.tools ?? []).map((tool) => tool.name);
+  if (tools.some((name) => name.startsWith("mcp__ktx__session_step_"))) return sessionTurn(body.messages ?? []);
   if (tools.includes("StructuredOutput")) {
     return { toolCalls: [{ name: "StructuredOutput", input: OBJECT_VALUE }] };
   }
