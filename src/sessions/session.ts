@@ -27,7 +27,7 @@ export interface SessionOptions {
   maxTurns?: number;
   /** Stream the model's text as `text_delta` events; default true. */
   includePartialMessages?: boolean;
-  /** Who decides a tool use that reaches a permission prompt (docs/sessions.md, "Permissions"); default mode "deny". */
+  /** Who decides a tool use that reaches a permission prompt (docs/guides/sessions.md, "Permissions"); default mode "deny". */
   permissions?: PermissionsOption;
   logger?: Logger;
 }
