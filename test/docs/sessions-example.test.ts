@@ -26,7 +26,7 @@ it("runs: a two-turn chat with a tool, streamed to stdout, the second turn's req
   const file = join(import.meta.dirname, `.sessions-example-${process.pid}.mjs`);
   writeFileSync(file, code!.replace("new ClaudeCodeHost({ ", "new ClaudeCodeHost({ ...JSON.parse(process.env.HOST_EXAMPLE_OPTIONS), "));
   try {
-    const options = { env: firstPartyEnv(api), warm: false, passEnv: TEST_PASS_ENV, ...cliOption() };
+    const options = { env: firstPartyEnv(api), warm: false as const, passEnv: TEST_PASS_ENV, ...cliOption() };
     // The page's host with these options has the interceptor on (its default): every turn is checked.
     const same = new ClaudeCodeHost({ ...options, projectDir: tempDir("project") });
     expect(same.interceptor).toBe("on");
