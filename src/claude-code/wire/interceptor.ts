@@ -137,12 +137,13 @@ export class WireInterceptor {
 
   /**
    * A call begins on a session (the interceptor's process hears of it as its CLI is spawned, or before a
-   * reused one is handed the prompt): the connection to the Messages host opens while the CLI boots or
-   * writes its request, so the handshake to the API is off the call's path. Not on a CLI's CONNECT: that
-   * comes later, and a spare CLI's comes at its boot, long before its call.
+   * reused one is handed the prompt): when that CLI has reached the API before (a reused one), the connection
+   * to the Messages host opens while it writes its request, so the handshake to the API is off the call's path.
+   * A new CLI's connection opens at its CONNECT (connect()): a CLI that never gets that far (no login, stopped
+   * before any request) makes no connection to the API at all.
    */
-  callBegins(): void {
-    if (this.shape) this.upstream?.prepare(MESSAGES_HOST);
+  callBegins(name: string): void {
+    if (this.shape && this.sessions.get(name)?.reachedApi) this.upstream?.prepare(MESSAGES_HOST);
   }
 
   /** A session by name, when it exists (the interceptor's process). */
@@ -169,7 +170,15 @@ export class WireInterceptor {
   private connect(target: { host: string; port: number; credentials?: string }) {
     const session = this.sessionFor(target.credentials);
     if (!session) return { accept: false as const, status: 407, reason: "Proxy Authentication Required" };
-    if (target.port === 443 && (this.options.record?.hosts ?? WIRE_HOSTS).includes(target.host)) return { accept: true as const, tag: session };
+    if (target.port === 443 && (this.options.record?.hosts ?? WIRE_HOSTS).includes(target.host)) {
+      // A call's CLI on its way to the API: its Messages request follows its OAuth profile request, and the
+      // connection for it opens meanwhile. A spare's CONNECT at boot, with no call yet, opens none.
+      if (target.host === MESSAGES_HOST && !session.reachedApi) {
+        session.reachedApi = true;
+        if (this.shape && session.messages()) this.upstream?.prepare(MESSAGES_HOST);
+      }
+      return { accept: true as const, tag: session };
+    }
     session.refuse(`CONNECT ${target.host}:${target.port}`);
     return { accept: false as const, status: 403, reason: "Forbidden by the ktx-claude-code interceptor" };
   }

@@ -61,7 +61,7 @@ process.on("message", (message: ToProcess) => {
       calls.set(message.session, { call: message.call, toolOutputs });
       try {
         session(message.session).beginCall({ ...message.expectation, toolOutputs }, () => {});
-        interceptor!.callBegins();
+        interceptor!.callBegins(message.session);
       } catch (error) {
         // Stopped before: the runtime hears of it again, for this call.
         send({ type: "stop", session: message.session, call: message.call, differences: [...(error as IsolationError).differences] });

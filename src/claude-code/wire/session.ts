@@ -27,6 +27,8 @@ export class WireSession {
   /** Refusals of anything but a call's Messages request (analytics, other hosts), for the transcript and status, when nobody is told of them (refuse()). */
   readonly refusals: string[] = [];
   private call: CallState | undefined;
+  /** Whether this session's CLI has connected to the Messages host: it is a CLI that reaches the API (interceptor.ts opens the API connection ahead of its calls). */
+  reachedApi = false;
   /** A Messages request checked outside any call, or a stopped one: the process must not serve a call. */
   private broken: IsolationError | undefined;
   /** Requests waiting for their call (see CALL_WAIT_MS). */
