@@ -22,6 +22,7 @@ import { authSecrets } from "../transport/auth.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { requireProjectDir } from "./checks/project-dir.js";
+import { type Capabilities, builtinToolsFor } from "./capabilities.js";
 import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
@@ -63,6 +64,8 @@ export interface HostCall {
   mapError?(error: unknown): unknown;
   /** A session's turn: it runs on the session's process and leaves it unrewound (run.ts). */
   conversation?: Conversation;
+  /** Opt-in capabilities (capabilities.ts), parsed; part of the launch and so of the pool key. */
+  capabilities?: Capabilities;
 }
 
 export class ClaudeCodeHost {
@@ -259,7 +262,15 @@ export class ClaudeCodeHost {
     // The interceptor's process (a Node start and a CA key) starts while the CLI is looked for.
     this.startWire();
     const cli = await this.cli();
+    const builtinTools = builtinToolsFor(call.capabilities, cli.facts);
     const wire = await this.wire(cli);
+    // The wire check knows only the isolated request; the built-in tools' definitions are not recorded yet.
+    if (wire && builtinTools.length > 0) {
+      throw new IsolationError(
+        [`wire: capabilities.builtinTools (${builtinTools.join(", ")}) adds the CLI's own tool definitions to each request, and no shape of them is recorded for Claude Code ${cli.version}, so the requests cannot be checked`],
+        "Run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
+      );
+    }
     if (call.signal?.aborted) throw new AbortError(call.signal.reason);
     const transcriptDir = call.transcript === false ? undefined : (call.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = call.transcript ? call.transcript.name : undefined;
@@ -332,6 +343,7 @@ export class ClaudeCodeHost {
         retry: hold.forAttempt(hooks),
         wire,
         conversation: call.conversation,
+        builtinTools,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

@@ -12,6 +12,7 @@ import type { RunUsage, ToolCallRecord } from "../runtime/types.js";
 import { type Logger } from "../session/logger.js";
 import type { ClaudeCodeHost } from "../claude-code/host.js";
 import { resolveModelValue } from "../claude-code/models.js";
+import { type Capabilities, parseCapabilities } from "../claude-code/capabilities.js";
 import type { Conversation } from "../claude-code/run/run.js";
 import { runUsage } from "../claude-code/run/call-output.js";
 import { type RunLoopStopReason, mapStopReason } from "../claude-code/run/stop-reason.js";
@@ -22,11 +23,13 @@ export interface SessionOptions {
   system?: string;
   /** Tools the model may call in every turn (KTX-style descriptors or AI SDK tools via `fromAiSdkTools`). */
   tools?: KtxRuntimeToolSet;
-  /** Model responses allowed per turn; default 10 with tools, 1 without. */
+  /** Model responses allowed per turn; default 10 with tools (or built-in tools), 1 without. */
   maxTurns?: number;
   /** Stream the model's text as `text_delta` events; default true. */
   includePartialMessages?: boolean;
   logger?: Logger;
+  /** Opt-in capabilities, all off by default (docs/options.md, "Capabilities"); fixed for the session. */
+  capabilities?: Capabilities;
 }
 
 /** What a turn reports while it runs. */
@@ -89,6 +92,7 @@ export class ClaudeCodeSession {
   private readonly model: string;
   private readonly tools: PreparedTool[];
   private readonly maxTurns: number;
+  private readonly capabilities: Capabilities | undefined;
   private readonly limits: CallLimits;
   private readonly conversation: Conversation = {};
   private readonly turns: SessionTurnRecord[] = [];
@@ -107,9 +111,10 @@ export class ClaudeCodeSession {
     if (host.interceptor === "on") {
       throw new IsolationError(["wire: sessions cannot run behind the interceptor yet (its check expects one prompt per call, a session's later turns carry several)"], "Create the session on a host without `wire` (or with an apiEndpoint); docs/sessions.md.");
     }
+    this.capabilities = parseCapabilities(options.capabilities);
     this.model = model.id;
     this.tools = options.tools ? prepareToolSet(options.tools) : [];
-    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 ? 10 : 1);
+    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 || this.capabilities?.builtinTools !== undefined ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
   }
 
@@ -141,6 +146,7 @@ export class ClaudeCodeSession {
           signal: controller.signal,
           logger: this.options.logger,
           conversation: this.conversation,
+          capabilities: this.capabilities,
         },
         this.limits,
       )

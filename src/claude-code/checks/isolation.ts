@@ -9,6 +9,7 @@ import { isScrubbedEnvName } from "../../transport/env.js";
 import type { AuthKind } from "../../transport/auth.js";
 import { ORGANISATION_PLUGIN_ADVICE, isOrganisationPlugin } from "./managed-policy.js";
 import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
+import { builtinAllowRules } from "../capabilities.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
 
@@ -21,6 +22,8 @@ export interface SurfaceSpec {
   structuredOutput: boolean;
   /** Stream the model's output as `stream_event` lines (progress text deltas). */
   includePartialMessages?: boolean;
+  /** Built-in tools opted into (`capabilities.builtinTools`, resolved for the version); none by default. */
+  builtinTools?: readonly string[];
 }
 
 /**
@@ -30,7 +33,7 @@ export interface SurfaceSpec {
 export function cliArgsFor(spec: SurfaceSpec): readonly string[] {
   let memo = argsMemo.get(spec.facts);
   if (!memo) argsMemo.set(spec.facts, (memo = new Map()));
-  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.toolIds.join(",")}`;
+  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}`;
   let args = memo.get(key);
   if (!args) {
     if (memo.size >= ARGS_MEMO_SIZE) memo.clear();
@@ -45,20 +48,21 @@ const argsMemo = new WeakMap<CliVersionFacts, Map<string, readonly string[]>>();
 /** Value flags are written `--flag=value`: an empty value or one starting with `-` stays one argument. */
 export function buildCliArgs(spec: SurfaceSpec): string[] {
   const { facts, toolIds } = spec;
+  const builtin = spec.builtinTools ?? [];
   const args = [
     "-p",
     "--output-format=stream-json",
     "--input-format=stream-json",
     "--verbose",
     "--setting-sources=",
-    "--tools=",
+    `--tools=${builtin.join(",")}`,
     "--strict-mcp-config",
     "--permission-mode=dontAsk",
     "--permission-prompt-tool=stdio",
     "--no-session-persistence",
     // Every hook the CLI runs is announced on stdout, so one that still runs (managed policy) stops the run.
     "--include-hook-events",
-    `--disallowedTools=${facts.builtinTools.join(",")}`,
+    `--disallowedTools=${facts.builtinTools.filter((name) => !builtin.includes(name)).join(",")}`,
     `--max-turns=${spec.maxTurns}`,
     `--model=${spec.model}`,
   ];
@@ -72,8 +76,10 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
   args.push(`--settings=${JSON.stringify(settings)}`);
   if (toolIds.length > 0) {
     args.push(`--mcp-config=${JSON.stringify({ mcpServers: { [KTX_MCP_SERVER_NAME]: { type: "sdk", name: KTX_MCP_SERVER_NAME } } })}`);
-    args.push(`--allowedTools=${toolIds.join(",")}`);
   }
+  // An opted-in file tool is allowed only under the project dir; the permission answers scope it again (capabilities.ts).
+  const allowed = [...toolIds, ...builtinAllowRules(builtin)];
+  if (allowed.length > 0) args.push(`--allowedTools=${allowed.join(",")}`);
   return args;
 }
 
@@ -90,10 +96,12 @@ export interface ExpectedSurface {
   /** The `auth` kind chosen (absent: login), the provider it routes to and its own variables, which may show as sources. */
   auth?: { kind: AuthKind; provider: string; variables: readonly string[] };
   cwd: string;
+  /** Built-in tools opted into: init must list exactly these besides the call's own. */
+  builtinTools?: readonly string[];
 }
 
-export function expectedTools(expected: Pick<ExpectedSurface, "toolIds" | "structuredOutput">): string[] {
-  return [...expected.toolIds, ...(expected.structuredOutput ? [STRUCTURED_OUTPUT_TOOL] : [])].sort();
+export function expectedTools(expected: Pick<ExpectedSurface, "toolIds" | "structuredOutput" | "builtinTools">): string[] {
+  return [...expected.toolIds, ...(expected.builtinTools ?? []), ...(expected.structuredOutput ? [STRUCTURED_OUTPUT_TOOL] : [])].sort();
 }
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {

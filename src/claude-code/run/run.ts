@@ -18,6 +18,7 @@ import type { CliProcessOptions, ExitInfo } from "../../transport/process.js";
 import { type AuthOption, authProvider, authVariableNames } from "../../transport/auth.js";
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
 import { cliArgsFor } from "../checks/isolation.js";
+import { builtinPermission } from "../capabilities.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -103,6 +104,8 @@ export interface RunSpec {
   wire?: InterceptorProcess;
   /** A conversation's turn: it runs on the conversation's process and leaves it unrewound for the next turn. */
   conversation?: Conversation;
+  /** Built-in tools opted into (capabilities.ts, resolved for the CLI version): in the launch, the init check and the permission answers. */
+  builtinTools?: readonly string[];
 }
 
 /**
@@ -191,7 +194,7 @@ export async function executeRun(spec: RunSpec, pool: ProcessPool): Promise<RunO
 export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProcessOptions {
   return {
     path: spec.cli.path,
-    args: cliArgsFor({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined, includePartialMessages: spec.includePartialMessages }),
+    args: cliArgsFor({ facts: spec.cli.facts, model: spec.model, maxTurns: spec.maxTurns, toolIds, structuredOutput: spec.jsonSchema !== undefined, includePartialMessages: spec.includePartialMessages, builtinTools: spec.builtinTools }),
     cwd: spec.projectDir,
     env: spec.env,
     maxLineBytes: spec.maxLineBytes,
@@ -209,6 +212,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     explicitCredential: spec.explicitCredential,
     cwd: spec.projectDir,
     requireSubscription: spec.requireSubscription,
+    builtinTools: spec.builtinTools,
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
@@ -259,7 +263,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       control: {
         // What the call's tools handed the CLI reaches the interceptor first: its check tells a tool's own text from reminders the CLI adds.
         mcpMessage: tools.bridge ? (server, message, cancel) => (session ? tools.bridge!.handleMcpMessage(server, message, cancel).then((answer) => recordToolOutput(session, message, answer)) : tools.bridge!.handleMcpMessage(server, message, cancel)) : undefined,
-        canUseTool: async (request) => permissionAnswer(request, allowed, toolIds, deniedTools),
+        canUseTool: async (request) => builtinPermission(request, spec.builtinTools ?? [], spec.projectDir) ?? permissionAnswer(request, allowed, toolIds, deniedTools),
       },
       onInitialized: (response) => {
         // The account is checked once per process, at its first call; later calls report the login it gave.
