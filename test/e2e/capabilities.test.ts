@@ -72,6 +72,8 @@ describe("capabilities: builtinTools", () => {
       const refused = await second.send(`read ${outside}`).result;
       expect(refused.toolCalls.map((call) => [call.name, call.ok])).toEqual([["Read", false]]);
       const outsideResults = toolResultsIn(api.messageRequests.at(-1)!.body);
+      // The CLI itself refuses it (a path outside its working dir is not covered by the allow rule; dontAsk denies); the permission answers would too.
+      expect(outsideResults[0]!.text).toMatch(/Permission to use Read has been denied/);
       expect(outsideResults[0]!.is_error).toBe(true);
       expect(outsideResults[0]!.text).not.toContain("OUTSIDE-SECRET-VALUE");
       expect(refused.text).not.toContain("OUTSIDE-SECRET-VALUE");
