@@ -85,18 +85,16 @@ export function builtinToolsFor(capabilities: Capabilities | undefined, facts: C
 }
 
 /**
- * Tools `facts.builtinTools` names although the version does not offer them (the list names old versions'
- * tools too, harmlessly, for `--disallowedTools`). Read from `init.tools` with `--tools=` of every file tool
- * (2.1.330: LS and MultiEdit are gone, Glob and Grep took LS's place, Edit MultiEdit's).
+ * Tools `facts.builtinTools` names although no verified version offers them (the list names old tools too,
+ * harmlessly, for `--disallowedTools`): `init.tools` with `--tools=` of every file tool lists neither LS nor
+ * MultiEdit on 2.1.142, 2.1.200, 2.1.286, 2.1.330, 2.1.331 and 2.1.332 (Glob and Grep took LS's place, Edit
+ * MultiEdit's). A version that offers them again gets an entry without them here.
  */
-const ABSENT: Readonly<Record<string, readonly string[]>> = {
-  "2.1.330": ["LS", "MultiEdit"],
-  "2.1.331": ["LS", "MultiEdit"],
-  "2.1.332": ["LS", "MultiEdit"],
-};
+const ABSENT_BY_DEFAULT: readonly string[] = ["LS", "MultiEdit"];
+const ABSENT: Readonly<Record<string, readonly string[]>> = {};
 
 function versionHasTool(facts: CliVersionFacts, name: string): boolean {
-  return facts.builtinTools.includes(name) && Object.hasOwn(FILE_TOOLS, name) && !(ABSENT[facts.version] ?? []).includes(name);
+  return facts.builtinTools.includes(name) && Object.hasOwn(FILE_TOOLS, name) && !(ABSENT[facts.version] ?? ABSENT_BY_DEFAULT).includes(name);
 }
 
 /** `--allowedTools` rules for the opted-in tools: each file tool only under the project dir (`./**` is relative to the CLI's cwd). */
