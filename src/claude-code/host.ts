@@ -264,11 +264,12 @@ export class ClaudeCodeHost {
     const cli = await this.cli();
     const builtinTools = builtinToolsFor(call.capabilities, cli.facts);
     const wire = await this.wire(cli);
-    // The wire check knows only the isolated request; the built-in tools' definitions are not recorded yet.
-    if (wire && builtinTools.length > 0) {
+    // The wire check expects the built-in tools' definitions as recorded for the version (fixtures record-wire); without them it cannot check the requests.
+    const unrecorded = wire ? builtinTools.filter((name) => !wireShapeFor(cli.version)?.builtinTools.has(name)) : [];
+    if (unrecorded.length > 0) {
       throw new IsolationError(
-        [`wire: capabilities.builtinTools (${builtinTools.join(", ")}) adds the CLI's own tool definitions to each request, and no shape of them is recorded for Claude Code ${cli.version}, so the requests cannot be checked`],
-        "Run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
+        [`wire: capabilities.builtinTools adds the CLI's own tool definitions to each request, and none is recorded for ${unrecorded.join(", ")} on Claude Code ${cli.version}, so the requests cannot be checked`],
+        "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
       );
     }
     if (call.signal?.aborted) throw new AbortError(call.signal.reason);

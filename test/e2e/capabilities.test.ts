@@ -1,8 +1,8 @@
 /**
- * Capabilities on the real CLI (scripted API, base-URL path: sessions do not run behind the interceptor yet,
- * and the wire check has no recorded shape of the built-in tools): `builtinTools: ["Read"]` lets the model
- * read a file under the project dir, init lists exactly that tool, a file outside is refused; without the
- * capability the same request for Read is refused as in every isolated run.
+ * Capabilities on the real CLI (scripted API): `builtinTools: ["Read"]` lets the model read a file under the
+ * project dir, init lists exactly that tool, a file outside is refused; without the capability the same request
+ * for Read is refused as in every isolated run. Sessions on the base-URL path (they do not run behind the
+ * interceptor yet); a host call behind the interceptor, where the wire check holds the tool to 2.1.330's record.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -140,15 +140,24 @@ describe("capabilities: builtinTools", () => {
     }
   });
 
-  it("behind the interceptor (first-party path) a capability is refused with IsolationError before any request, until its wire shape is recorded", { timeout: 60_000 }, async () => {
-    const api = await firstPartyApi(() => turn.text("never"));
-    const host = new ClaudeCodeHost({ projectDir: tempDir("caps-project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, wire: true, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+  it("behind the interceptor (first-party path) a host call with Read passes the init and wire checks and reads a file under cwd", { timeout: 120_000 }, async () => {
+    const api = await firstPartyApi(readScript);
+    const projectDir = tempDir("caps-project");
+    writeFileSync(join(projectDir, "grain.md"), `${SECRET_LINE}\n`);
+    const host = new ClaudeCodeHost({ projectDir, env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, wire: true, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
     try {
-      const run = host.run({ model: "claude-sonnet-4-6", system: "", prompt: "hi", maxTurns: 1, tools: [], capabilities: { builtinTools: ["Read"] } }, host.limitsFor(undefined, host.logger));
-      const error = await run.catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(IsolationError);
-      expect((error as Error).message).toMatch(/no shape of them is recorded for Claude Code/);
-      expect(api.messageRequests).toHaveLength(0);
+      expect(host.interceptor).toBe("on");
+      const output = await host.run(
+        { model: "claude-sonnet-4-6", system: "", prompt: `read ${join(projectDir, "grain.md")}`, maxTurns: 3, tools: [], capabilities: { builtinTools: ["Read"] }, transcript: { dir: tempDir("caps-transcripts") } },
+        host.limitsFor(undefined, host.logger),
+      );
+      expect(output.init.tools).toEqual(["Read"]);
+      expect(output.toolCalls.map((call) => [call.name, call.ok])).toEqual([["Read", true]]);
+      expect(output.result.result).toContain(SECRET_LINE);
+      // Both Messages requests went through the interceptor's check (a refused one never reaches the API).
+      expect(api.messageRequests).toHaveLength(2);
+      expect(api.messageRequests[0]!.body.tools.map((tool: { name: string }) => tool.name)).toEqual(["Read"]);
+      expect(toolResultsIn(api.messageRequests[1]!.body)[0]!.text).toContain(SECRET_LINE);
     } finally {
       await host.close();
     }

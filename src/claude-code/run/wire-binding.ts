@@ -16,7 +16,7 @@ import type { RunSpec } from "./run.js";
 const sessions = new WeakMap<PooledProcess, HostWireSession>();
 
 /** What the library built for the call: the interceptor forwards only requests made of exactly this. */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir">): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools">): CallExpectation {
   return {
     model: spec.model,
     system: spec.system,
@@ -24,6 +24,7 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     tools: spec.tools.map((tool) => ({ name: ktxToolId(tool.name), description: tool.description, inputSchema: tool.inputJsonSchema })),
     ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
     cwd: projectDirs(spec.projectDir),
+    ...(spec.builtinTools && spec.builtinTools.length > 0 ? { builtinTools: spec.builtinTools } : {}),
   };
 }
 
