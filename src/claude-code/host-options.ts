@@ -15,7 +15,7 @@ import { type ClaudeCodeRuntimeOptions, checkAuthOptions, runtimeOptionsSchema }
  * `includePartialMessages` asks the CLI for the deltas that listener gets (part of the pool key, so
  * callers that differ in it never share a process). `logger` is both: a caller's defaults to its host's.
  */
-export const CALLER_OPTIONS = ["models", "modelAliases", "modelsSource", "thinking", "experimentalTelemetry", "onEvent", "includePartialMessages"] as const;
+export const CALLER_OPTIONS = ["models", "modelAliases", "modelsSource", "thinking", "experimentalTelemetry", "onEvent", "includePartialMessages", "capabilities"] as const;
 export type CallerOptionName = (typeof CALLER_OPTIONS)[number];
 
 /** `new ClaudeCodeHost(options)`: every runtime option but the caller's own (`CALLER_OPTIONS`). */

@@ -11,7 +11,7 @@ import { ClaudeCodeHost, InvalidInputError, IsolationError } from "../../src/ind
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import type { RecordedRequest, ScriptedTurn } from "../../src/testing/scripted-api.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyEnv, tempDir, testEnv, toolResultsIn } from "../support.js";
+import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyEnv, firstPartyRuntimeFor, tempDir, testEnv, toolResultsIn } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -160,6 +160,28 @@ describe("capabilities: builtinTools", () => {
       expect(toolResultsIn(api.messageRequests[1]!.body)[0]!.text).toContain(SECRET_LINE);
     } finally {
       await host.close();
+    }
+  });
+
+  it("the KTX runtime with capabilities, behind the interceptor (its default first-party path): generateText reads a file under projectDir; a runtime without them is refused Read", { timeout: 120_000 }, async () => {
+    const api = await firstPartyApi(readScript);
+    const projectDir = tempDir("caps-project");
+    writeFileSync(join(projectDir, "grain.md"), `${SECRET_LINE}\n`);
+    const runtime = firstPartyRuntimeFor(api, { projectDir, capabilities: { builtinTools: "readonly" } });
+    const plain = firstPartyRuntimeFor(api, { projectDir });
+    try {
+      expect(runtime.interceptor).toBe("on");
+      const result = await runtime.generateTextResult({ prompt: `read ${join(projectDir, "grain.md")}` });
+      expect(result.text).toContain(SECRET_LINE);
+      expect(api.messageRequests[0]!.body.tools.map((tool: { name: string }) => tool.name)).toEqual(["Glob", "Grep", "Read"]);
+      const before = api.messageRequests.length;
+      const refused = await plain.generateTextResult({ prompt: `read ${join(projectDir, "grain.md")}`, maxTurns: 3 });
+      expect(refused.text).toMatch(/^refused: .*No such tool available: Read/);
+      expect(api.messageRequests[before]!.body.tools ?? []).toEqual([]);
+      expect(() => firstPartyRuntimeFor(api, { capabilities: { builtinTools: ["Bash"] } })).toThrow(InvalidInputError);
+    } finally {
+      await runtime.close();
+      await plain.close();
     }
   });
 });
