@@ -4,7 +4,7 @@
  * for Read is refused as in every isolated run. Sessions on the base-URL path (they do not run behind the
  * interceptor yet); a host call behind the interceptor, where the wire check holds the tool to 2.1.330's record.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaudeCodeHost, InvalidInputError, IsolationError } from "../../src/index.js";
@@ -24,7 +24,7 @@ function readScript(request: RecordedRequest): ScriptedTurn {
   const messages: Array<{ role: string; content?: unknown }> = request.body?.messages ?? [];
   const first = messages[0]!;
   const prompt = typeof first.content === "string" ? first.content : ((first.content ?? []) as Array<{ text?: string }>).map((part) => part.text ?? "").join("");
-  const path = /read (\S+)/.exec(prompt)?.[1] ?? "";
+  const path = /read (\/\S+)/.exec(prompt)?.[1] ?? "";
   const assistants = messages.filter((message) => message.role === "assistant").length;
   if (assistants === 0) return { toolCalls: [{ name: "Read", input: { file_path: path }, id: "toolu_read1" }] };
   const [result] = toolResultsIn(request.body);
@@ -182,6 +182,45 @@ describe("capabilities: builtinTools", () => {
     } finally {
       await runtime.close();
       await plain.close();
+    }
+  });
+
+  it('with "edit" a session writes and edits a file under cwd; a write outside cwd is refused and nothing is written there', { timeout: 180_000 }, async () => {
+    const projectDir = tempDir("caps-project");
+    const outsideDir = tempDir("caps-outside");
+    const inside = join(projectDir, "notes.md");
+    const outside = join(outsideDir, "planted.md");
+    // Each prompt names one file; the model writes it, reads it back and edits it (Edit needs a Read first), then answers.
+    const api = await baseUrlApi((request) => {
+      const messages: Array<{ role: string; content?: unknown }> = request.body?.messages ?? [];
+      const first = messages[0]!;
+      const prompt = typeof first.content === "string" ? first.content : ((first.content ?? []) as Array<{ text?: string }>).map((part) => part.text ?? "").join("");
+      const path = /write (\/\S+)/.exec(prompt)?.[1] ?? "";
+      const step = messages.filter((message) => message.role === "assistant").length;
+      const results = toolResultsIn(request.body);
+      if (results.some((result) => result.is_error)) return turn.text(`refused: ${results.find((result) => result.is_error)!.text}`);
+      if (step === 0) return { toolCalls: [{ name: "Write", input: { file_path: path, content: "draft line\n" }, id: "toolu_w" }] };
+      if (step === 1) return { toolCalls: [{ name: "Read", input: { file_path: path }, id: "toolu_r" }] };
+      if (step === 2) return { toolCalls: [{ name: "Edit", input: { file_path: path, old_string: "draft", new_string: "final" }, id: "toolu_e" }] };
+      return turn.text("edited");
+    });
+    const host = hostOn(api, projectDir);
+    try {
+      const session = host.createSession({ model: "sonnet", capabilities: { builtinTools: "edit" } });
+      const done = await session.send(`write ${inside}`).result;
+      expect(done.toolCalls.map((call) => [call.name, call.ok])).toEqual([["Write", true], ["Read", true], ["Edit", true]]);
+      expect(readFileSync(inside, "utf8")).toBe("final line\n");
+      expect(api.messageRequests[0]!.body.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(["Edit", "Glob", "Grep", "NotebookEdit", "Read", "Write"]);
+      await session.close();
+
+      const second = host.createSession({ model: "sonnet", capabilities: { builtinTools: "edit" } });
+      const refused = await second.send(`write ${outside}`).result;
+      expect(refused.toolCalls.map((call) => [call.name, call.ok])).toEqual([["Write", false]]);
+      expect(refused.text).toMatch(/^refused: /);
+      expect(existsSync(outside)).toBe(false);
+      await second.close();
+    } finally {
+      await host.close();
     }
   });
 });
