@@ -25,6 +25,7 @@ export {
   type TurnResult,
 } from "./sessions/session.js";
 export type { PoolStats, ReuseOptions, SessionPoolStats, WarmOptions } from "./claude-code/pool/process-pool.js";
+export type { Capabilities } from "./claude-code/capabilities.js";
 export { type ThinkingOption, type ThinkingSetting, MIN_THINKING_BUDGET } from "./claude-code/thinking.js";
 export { type CanUseTool, type PermissionDecision, type PermissionMode, type PermissionRequest, type PermissionsOption, PERMISSION_MODES } from "./claude-code/permissions.js";
 export { PortRuntime, type CloseOptions } from "./runtime/port-runtime.js";

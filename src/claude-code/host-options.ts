@@ -17,7 +17,7 @@ import { parsePermissions } from "./permissions.js";
  * callers that differ in it never share a process), and so are `permissions` (who decides a tool use that reaches a
  * prompt; its mode is part of the launch). `logger` is both: a caller's defaults to its host's.
  */
-export const CALLER_OPTIONS = ["models", "modelAliases", "modelsSource", "thinking", "experimentalTelemetry", "onEvent", "includePartialMessages", "permissions"] as const;
+export const CALLER_OPTIONS = ["models", "modelAliases", "modelsSource", "thinking", "experimentalTelemetry", "onEvent", "includePartialMessages", "permissions", "capabilities"] as const;
 export type CallerOptionName = (typeof CALLER_OPTIONS)[number];
 
 /** `new ClaudeCodeHost(options)`: every runtime option but the caller's own (`CALLER_OPTIONS`). */

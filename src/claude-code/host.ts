@@ -22,6 +22,7 @@ import { authSecrets } from "../transport/auth.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { requireProjectDir } from "./checks/project-dir.js";
+import { type Capabilities, builtinToolsFor } from "./capabilities.js";
 import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
@@ -66,6 +67,8 @@ export interface HostCall {
   conversation?: Conversation;
   /** Who decides tool uses that reach a permission prompt (permissions.ts); its launch mode is part of the pool key. */
   permissions?: CallPermissions;
+  /** Opt-in capabilities (capabilities.ts), parsed; part of the launch and so of the pool key. */
+  capabilities?: Capabilities;
 }
 
 export class ClaudeCodeHost {
@@ -262,7 +265,16 @@ export class ClaudeCodeHost {
     // The interceptor's process (a Node start and a CA key) starts while the CLI is looked for.
     this.startWire();
     const cli = await this.cli();
+    const builtinTools = builtinToolsFor(call.capabilities, cli.facts);
     const wire = await this.wire(cli);
+    // The wire check expects the built-in tools' definitions as recorded for the version (fixtures record-wire); without them it cannot check the requests.
+    const unrecorded = wire ? builtinTools.filter((name) => !wireShapeFor(cli.version)?.builtinTools.has(name)) : [];
+    if (unrecorded.length > 0) {
+      throw new IsolationError(
+        [`wire: capabilities.builtinTools adds the CLI's own tool definitions to each request, and none is recorded for ${unrecorded.join(", ")} on Claude Code ${cli.version}, so the requests cannot be checked`],
+        "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
+      );
+    }
     if (call.signal?.aborted) throw new AbortError(call.signal.reason);
     const transcriptDir = call.transcript === false ? undefined : (call.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = call.transcript ? call.transcript.name : undefined;
@@ -336,6 +348,7 @@ export class ClaudeCodeHost {
         wire,
         conversation: call.conversation,
         permissions: call.permissions,
+        builtinTools,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

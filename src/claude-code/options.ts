@@ -17,6 +17,7 @@ import { telemetryOptionsSchema } from "../transport/telemetry-schema.js";
 import type { ReuseOptions, WarmOptions } from "./pool/process-pool.js";
 import { type ThinkingOption, thinkingOptionSchema } from "./thinking.js";
 import { type PermissionsOption, parsePermissions, permissionsSchema } from "./permissions.js";
+import { type Capabilities, capabilitiesSchema } from "./capabilities.js";
 
 export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   projectDir: string;
@@ -57,6 +58,8 @@ export interface ClaudeCodeRuntimeOptions extends LimitsRuntimeOptions {
   toolTimeoutMs?: number;
   /** Stream the model's text to `onEvent` as `text_delta` events (the CLI's --include-partial-messages). */
   includePartialMessages?: boolean;
+  /** Opt-in capabilities for every call of this runtime, all off by default (docs/options.md, "Capabilities"); part of the pool key. */
+  capabilities?: Capabilities;
   /**
    * The requests' `thinking`, for every role or per role like `models`: `"adaptive"` (default, the CLI's
    * choice), `"off"` (`thinking: {type: "disabled"}`) or `{ budgetTokens }` (docs/parity.md#thinking).
@@ -144,6 +147,7 @@ export const runtimeOptionsSchema = z.strictObject({
   idleTimeoutMs: z.number().int().nonnegative().optional(),
   toolTimeoutMs: timeoutSchema.optional(),
   includePartialMessages: z.boolean().optional(),
+  capabilities: capabilitiesSchema.optional(),
   thinking: thinkingOptionSchema.optional(),
   experimentalTelemetry: z
     .custom<ExperimentalTelemetry>((value) => typeof value === "function" || (typeof value === "object" && value !== null), "the AI SDK's TelemetrySettings or (telemetryTags) => TelemetrySettings")

@@ -34,6 +34,7 @@ import { mapStopReason } from "./run/stop-reason.js";
 import { type CallOutput, runInfo, runUsage, throwOnBudget } from "./run/call-output.js";
 import { thinkingEnv, thinkingFor } from "./thinking.js";
 import { type ClaudeCodeRuntimeOptions, parseRuntimeOptions } from "./options.js";
+import { type Capabilities, parseCapabilities } from "./capabilities.js";
 import { ClaudeCodeHost } from "./host.js";
 import { type CallerOptionName, hostPart, parseCallerOptions } from "./host-options.js";
 
@@ -76,6 +77,8 @@ export class ClaudeCodeRuntime extends PortRuntime {
   private detach: (() => void) | undefined;
   /** Calls in flight of a runtime on a host it was given: its close() waits for them, and it is registered with the host while there are any. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** `capabilities`, checked (a tool that cannot be opted into is refused at construction). */
+  private readonly capabilities: Capabilities | undefined;
 
   constructor(options: ClaudeCodeRuntimeOptions | ClaudeCodeRuntimeOnHostOptions) {
     super();
@@ -92,6 +95,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
       const { host: _host, ...full } = options as ClaudeCodeRuntimeOptions & { host?: undefined };
       this.options = parseRuntimeOptions(full);
     }
+    this.capabilities = parseCapabilities(this.options.capabilities);
     this.models = resolveRoleModels(this.options.models, { aliases: this.options.modelAliases, source: this.options.modelsSource });
     this.logger = this.options.logger ?? silentLogger;
     this.ownsHost = given === undefined;
@@ -198,7 +202,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   protected async runText(input: KtxGenerateTextInput, signal: AbortSignal | undefined, clock: CallClock): Promise<TextOutcome> {
     if (input.temperature !== undefined) this.logger.debug("temperature is ignored: the Claude Code CLI has no temperature setting");
     const tools = input.tools ? prepareToolSet(input.tools) : [];
-    const maxTurns = input.maxTurns ?? (tools.length > 0 ? 10 : 1);
+    const maxTurns = input.maxTurns ?? (tools.length > 0 || this.capabilities?.builtinTools !== undefined ? 10 : 1);
     const output = await this.call({
       ...input,
       signal,
@@ -216,7 +220,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
     const plan = planObjectSchema(input.schema);
     const tools = input.tools ? prepareToolSet(input.tools) : [];
     // The model's answer plus the CLI's 5 schema retries and its one prose nudge.
-    const maxTurns = input.maxTurns ?? (tools.length > 0 ? 16 : 8);
+    const maxTurns = input.maxTurns ?? (tools.length > 0 || this.capabilities?.builtinTools !== undefined ? 16 : 8);
     const output = await this.call({
       ...input,
       signal,
@@ -282,6 +286,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
         launchSettings: thinkingEnv(thinkingFor(this.options.thinking, role)),
         includePartialMessages: this.options.includePartialMessages,
         ...(this.options.permissions ? { permissions: { mode: this.options.permissions.mode ?? "deny", launch: this.options.permissions.mode ?? "deny", canUseTool: this.options.permissions.canUseTool } } : {}),
+        capabilities: this.capabilities,
         system: spec.system,
         prompt: spec.prompt,
         maxTurns: spec.maxTurns,

@@ -42,6 +42,8 @@ export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): s
   list("otherRequests", before.otherRequests.map(other), after.otherRequests.map(other));
   const cliTool = (entry: { name: string; description: string }) => `${entry.name}: ${entry.description}`;
   list("cliTools", (before.cliTools ?? []).map(cliTool), (after.cliTools ?? []).map(cliTool));
+  const builtinTool = (entry: { name: string; description: string; inputSchema: unknown }) => `${entry.name}: ${entry.description} ${JSON.stringify(entry.inputSchema)}`;
+  list("builtinTools", (before.builtinTools ?? []).map(builtinTool), (after.builtinTools ?? []).map(builtinTool));
   return changes;
 }
 

@@ -12,6 +12,7 @@ import type { RunUsage, ToolCallRecord } from "../runtime/types.js";
 import { type Logger } from "../session/logger.js";
 import type { ClaudeCodeHost } from "../claude-code/host.js";
 import { resolveModelValue } from "../claude-code/models.js";
+import { type Capabilities, parseCapabilities } from "../claude-code/capabilities.js";
 import type { Conversation } from "../claude-code/run/run.js";
 import { runUsage } from "../claude-code/run/call-output.js";
 import { type PermissionMode, type PermissionsOption, PERMISSION_MODES, checkModeAgainst, parsePermissions } from "../claude-code/permissions.js";
@@ -23,13 +24,15 @@ export interface SessionOptions {
   system?: string;
   /** Tools the model may call in every turn (KTX-style descriptors or AI SDK tools via `fromAiSdkTools`). */
   tools?: KtxRuntimeToolSet;
-  /** Model responses allowed per turn; default 10 with tools, 1 without. */
+  /** Model responses allowed per turn; default 10 with tools (or built-in tools), 1 without. */
   maxTurns?: number;
   /** Stream the model's text as `text_delta` events; default true. */
   includePartialMessages?: boolean;
   /** Who decides a tool use that reaches a permission prompt (docs/guides/sessions.md, "Permissions"); default mode "deny". */
   permissions?: PermissionsOption;
   logger?: Logger;
+  /** Opt-in capabilities, all off by default (docs/options.md, "Capabilities"); fixed for the session. */
+  capabilities?: Capabilities;
 }
 
 /** What a turn reports while it runs. */
@@ -94,6 +97,7 @@ export class ClaudeCodeSession {
   private model: string;
   private readonly tools: PreparedTool[];
   private readonly maxTurns: number;
+  private readonly capabilities: Capabilities | undefined;
   private readonly limits: CallLimits;
   /** The mode the session's process is launched for (fixed) and the one its turns run in (`setPermissionMode`). */
   private readonly launchMode: PermissionMode;
@@ -113,11 +117,12 @@ export class ClaudeCodeSession {
   ) {
     const model = typeof options?.model === "string" ? resolveModelValue(options.model) : undefined;
     if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
+    this.capabilities = parseCapabilities(options.capabilities);
     this.model = model.id;
     parsePermissions(options.permissions, "session");
     this.launchMode = this.permissionMode = options.permissions?.mode ?? "deny";
     this.tools = (options.tools ? prepareToolSet(options.tools) : []).map((tool) => this.recorded(tool));
-    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 ? 10 : 1);
+    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 || this.capabilities?.builtinTools !== undefined ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
   }
 
@@ -173,6 +178,7 @@ export class ClaudeCodeSession {
           logger: this.options.logger,
           conversation: this.conversation,
           permissions: { mode: this.permissionMode, launch: this.launchMode, canUseTool: this.options.permissions?.canUseTool },
+          capabilities: this.capabilities,
         },
         this.limits,
       )

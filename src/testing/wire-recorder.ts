@@ -12,6 +12,7 @@ import { z } from "zod";
 import { cliVersion } from "../binary/locate.js";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../claude-code/runtime.js";
 import { WireInterceptor, type WireRecordedRequest } from "../claude-code/wire/interceptor.js";
+import { resolveModelValue } from "../claude-code/models.js";
 import type { KtxRuntimeToolDescriptor } from "../mcp/tools.js";
 import { FIRST_PARTY_HOSTS } from "./first-party.js";
 import { type RecordedRequest, startScriptedMessagesApi, type ScriptedTurn, turn } from "./scripted-api.js";
@@ -75,6 +76,8 @@ export const CHATTY = "text, non-essential traffic on";
 export const RESENT = "text, 503 once";
 /** The status of the recorder's scripted outage. */
 export const RESENT_STATUS = 503;
+/** The call kind that opts into the built-in file tools (`capabilities.builtinTools: "edit"`): their definitions become the shape's `builtinTools`. */
+export const BUILTIN_TOOLS_CALL = "text, built-in file tools";
 
 const toolResults = (body: any): number =>
   (body?.messages ?? []).reduce((sum: number, message: any) => sum + (Array.isArray(message.content) ? message.content.filter((block: any) => block.type === "tool_result").length : 0), 0);
@@ -82,6 +85,10 @@ const firstUserText = (body: any): string => {
   const content = body?.messages?.[0]?.content;
   return typeof content === "string" ? content : Array.isArray(content) ? content.filter((block: any) => block.type === "text" && !String(block.text).startsWith("<system-reminder>")).map((block: any) => block.text).join("") : "";
 };
+
+/** The file the built-in tools call reads (in its project dir), set while that call runs. */
+let builtinReadPath: string | undefined;
+export const BUILTIN_READ_TEXT = "one row per order line\n";
 
 /** The scripted model: answers each request by what it carries, so every call kind gets the turns it needs on any version. */
 function answer(request: RecordedRequest): ScriptedTurn {
@@ -94,6 +101,11 @@ function answer(request: RecordedRequest): ScriptedTurn {
     // The nudge: one reply without the object, so the CLI adds its structured-output reminder.
     if (firstUserText(body) === NUDGE_PROMPT && (body?.messages?.length ?? 0) === 1) return turn.text("No object yet.");
     return turn.object({ title: "T" });
+  }
+  if (tools.includes("Read") && builtinReadPath) {
+    // One Read of a file in the project dir, so what the CLI adds to a built-in tool's result is recorded too.
+    if (results === 0) return turn.tools({ name: "Read", input: { file_path: builtinReadPath } });
+    return turn.text("read");
   }
   if (tools.includes("mcp__ktx__echo")) {
     if (results === 0) return turn.tools({ name: "mcp__ktx__echo", input: { text: "a" } });
@@ -227,6 +239,20 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         await text(RESENT, resent, "default", "sonnet");
         await text(`${RESENT}, then a call on the same process`, resent, "default", "sonnet");
         await resent.close();
+      }],
+      [BUILTIN_TOOLS_CALL, async () => {
+        const rt = runtime(mainHome);
+        const model = resolveModelValue("sonnet")!.id;
+        builtinReadPath = join(projects.get(rt)!, "grain.md");
+        writeFileSync(builtinReadPath, BUILTIN_READ_TEXT);
+        try {
+          await call(BUILTIN_TOOLS_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
+            rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 3, tools: [], capabilities: { builtinTools: "edit" } }, rt.host.limitsFor(undefined, rt.host.logger)),
+          );
+        } finally {
+          builtinReadPath = undefined;
+        }
+        await rt.close();
       }],
       [CHATTY, async () => {
         // A wrapper turns non-essential traffic back on (as the CLI's cached feature flags may differ then): its

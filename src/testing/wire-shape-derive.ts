@@ -8,6 +8,7 @@ import { hostname, release, tmpdir } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { checkMessagesRequest } from "../claude-code/wire/check.js";
 import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WireShapeFile } from "../claude-code/wire/shape-file.js";
+import { FILE_TOOLS } from "../claude-code/capabilities.js";
 import { CHATTY, type RecordedWireRequest, RESENT, RESENT_STATUS, type WireRecording } from "./wire-recorder.js";
 
 /** A recording that cannot become a shape: names what the recorder could not explain. */
@@ -108,6 +109,8 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   const synthetic = new Set<string>();
   /** The CLI's own tools in the requests (StructuredOutput), with their descriptions. */
   const cliTools = new Map<string, string>();
+  /** The built-in file tools a capability opts into, with their whole definitions. */
+  const builtinTools = new Map<string, { name: string; description: string; inputSchema: unknown }>();
   const queries = new Set<string>();
 
   const addReminder = (text: string, values: Parameters<typeof templateOf>[1], where: string) => {
@@ -150,6 +153,12 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     for (const tool of Array.isArray(body.tools) ? body.tools : []) {
       if (typeof tool?.name !== "string" || tool.name.startsWith("mcp__")) continue;
       const description = typeof tool.description === "string" ? tool.description : "";
+      if (Object.hasOwn(FILE_TOOLS, tool.name)) {
+        const seen = builtinTools.get(tool.name);
+        if (seen && !isDeepStrictEqual(seen, { name: tool.name, description, inputSchema: tool.input_schema })) problems.push(`the built-in tool ${tool.name} had two definitions (${where})`);
+        builtinTools.set(tool.name, { name: tool.name, description, inputSchema: tool.input_schema });
+        continue;
+      }
       if (cliTools.has(tool.name) && cliTools.get(tool.name) !== description) problems.push(`the CLI's tool ${tool.name} had two descriptions (${where})`);
       cliTools.set(tool.name, description);
     }
@@ -232,6 +241,7 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     context: { head: [...heads][0] ?? "", tail: [...tails][0] ?? "", sections: [...sections.values()].sort((a, b) => a.name.localeCompare(b.name) || a.template.localeCompare(b.template)) },
     syntheticUserTexts: sorted(synthetic),
     cliTools: [...cliTools].sort(([a], [b]) => a.localeCompare(b)).map(([name, description]) => ({ name, description })),
+    ...(builtinTools.size > 0 ? { builtinTools: [...builtinTools.values()].sort((a, b) => a.name.localeCompare(b.name)) } : {}),
     otherRequests: [...others.values()].sort((a, b) => `${a.host}${a.path}`.localeCompare(`${b.host}${b.path}`)),
   };
   // Nothing of this machine may stay literal: the shape must match any user's requests.
@@ -252,8 +262,10 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
         model: String(body.model),
         system: call.system,
         prompt: call.prompt,
-        tools: tools.filter((tool) => tool !== structured).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
+        tools: tools.filter((tool) => tool !== structured && !Object.hasOwn(FILE_TOOLS, tool.name)).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
         ...(structured ? { jsonSchema: structured.input_schema } : {}),
+        // The built-in tools are checked against the shape's own record of them, as a capability's call is.
+        ...(tools.some((tool) => Object.hasOwn(FILE_TOOLS, tool.name)) ? { builtinTools: tools.filter((tool) => Object.hasOwn(FILE_TOOLS, tool.name)).map((tool) => tool.name) } : {}),
         cwd: [call.projectDir, realpathOr(call.projectDir)],
         toolOutputs: toolOutputsOf(body),
       },

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { runtimeOptionsSchema } from "../../src/claude-code/options.js";
+import { capabilitiesSchema } from "../../src/claude-code/capabilities.js";
 import { MODEL_ROLES } from "../../src/port/ktx-port.js";
 import { loopParamsSchema, objectInputSchema, textInputSchema } from "../../src/runtime/call-inputs.js";
 import { schemaKeyPaths } from "../../src/runtime/validation.js";
@@ -51,6 +52,10 @@ describe("docs/options.md", () => {
 
   it("documents every field of runAgentLoop, and no other", () => {
     expect(sorted(documentedKeys("Call inputs: `runAgentLoop`"))).toEqual(schemaKeys(loopParamsSchema));
+  });
+
+  it("documents every capability the schema takes, and no other", () => {
+    expect(sorted(documentedKeys("Capabilities"))).toEqual(schemaKeys(capabilitiesSchema));
   });
 
   it("the check would catch a new key: a schema with one more key than the page documents differs", () => {

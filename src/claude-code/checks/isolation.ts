@@ -9,6 +9,7 @@ import { isScrubbedEnvName } from "../../transport/env.js";
 import type { AuthKind } from "../../transport/auth.js";
 import { ORGANISATION_PLUGIN_ADVICE, isOrganisationPlugin } from "./managed-policy.js";
 import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
+import { builtinAllowRules } from "../capabilities.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
 
@@ -24,6 +25,8 @@ export interface SurfaceSpec {
   /** The CLI's `--permission-mode` (default `dontAsk`) and whether the call's tools are pre-approved (default true): permissions.ts. */
   permissionMode?: string;
   preApprove?: boolean;
+  /** Built-in tools opted into (`capabilities.builtinTools`, resolved for the version); none by default. */
+  builtinTools?: readonly string[];
 }
 
 /**
@@ -33,7 +36,7 @@ export interface SurfaceSpec {
 export function cliArgsFor(spec: SurfaceSpec): readonly string[] {
   let memo = argsMemo.get(spec.facts);
   if (!memo) argsMemo.set(spec.facts, (memo = new Map()));
-  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}`;
+  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}`;
   let args = memo.get(key);
   if (!args) {
     if (memo.size >= ARGS_MEMO_SIZE) memo.clear();
@@ -48,20 +51,21 @@ const argsMemo = new WeakMap<CliVersionFacts, Map<string, readonly string[]>>();
 /** Value flags are written `--flag=value`: an empty value or one starting with `-` stays one argument. */
 export function buildCliArgs(spec: SurfaceSpec): string[] {
   const { facts, toolIds } = spec;
+  const builtin = spec.builtinTools ?? [];
   const args = [
     "-p",
     "--output-format=stream-json",
     "--input-format=stream-json",
     "--verbose",
     "--setting-sources=",
-    "--tools=",
+    `--tools=${builtin.join(",")}`,
     "--strict-mcp-config",
     `--permission-mode=${spec.permissionMode ?? "dontAsk"}`,
     "--permission-prompt-tool=stdio",
     "--no-session-persistence",
     // Every hook the CLI runs is announced on stdout, so one that still runs (managed policy) stops the run.
     "--include-hook-events",
-    `--disallowedTools=${facts.builtinTools.join(",")}`,
+    `--disallowedTools=${facts.builtinTools.filter((name) => !builtin.includes(name)).join(",")}`,
     `--max-turns=${spec.maxTurns}`,
     `--model=${spec.model}`,
   ];
@@ -75,9 +79,11 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
   args.push(`--settings=${JSON.stringify(settings)}`);
   if (toolIds.length > 0) {
     args.push(`--mcp-config=${JSON.stringify({ mcpServers: { [KTX_MCP_SERVER_NAME]: { type: "sdk", name: KTX_MCP_SERVER_NAME } } })}`);
-    // Pre-approved tools never reach a prompt: a mode that asks must leave them out (permissions.ts).
-    if (spec.preApprove !== false) args.push(`--allowedTools=${toolIds.join(",")}`);
   }
+  // Pre-approved tools never reach a prompt: a mode that asks must leave them out (permissions.ts). An opted-in
+  // file tool is allowed only under the project dir; the permission answers scope it again (capabilities.ts).
+  const allowed = [...(spec.preApprove !== false ? toolIds : []), ...builtinAllowRules(builtin)];
+  if (allowed.length > 0) args.push(`--allowedTools=${allowed.join(",")}`);
   return args;
 }
 
@@ -96,10 +102,12 @@ export interface ExpectedSurface {
   cwd: string;
   /** The CLI permission mode `init` must report (permissions.ts); unchecked when absent. */
   permissionMode?: string;
+  /** Built-in tools opted into: init must list exactly these besides the call's own. */
+  builtinTools?: readonly string[];
 }
 
-export function expectedTools(expected: Pick<ExpectedSurface, "toolIds" | "structuredOutput">): string[] {
-  return [...expected.toolIds, ...(expected.structuredOutput ? [STRUCTURED_OUTPUT_TOOL] : [])].sort();
+export function expectedTools(expected: Pick<ExpectedSurface, "toolIds" | "structuredOutput" | "builtinTools">): string[] {
+  return [...expected.toolIds, ...(expected.builtinTools ?? []), ...(expected.structuredOutput ? [STRUCTURED_OUTPUT_TOOL] : [])].sort();
 }
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {

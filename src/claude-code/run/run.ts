@@ -18,6 +18,7 @@ import type { CliProcessOptions, ExitInfo } from "../../transport/process.js";
 import { type AuthOption, authProvider, authVariableNames } from "../../transport/auth.js";
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
 import { cliArgsFor } from "../checks/isolation.js";
+import { builtinPermission } from "../capabilities.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -106,6 +107,8 @@ export interface RunSpec {
   conversation?: Conversation;
   /** Who decides tool uses that reach a permission prompt (permissions.ts); absent: "deny". */
   permissions?: CallPermissions;
+  /** Built-in tools opted into (capabilities.ts, resolved for the CLI version): in the launch, the init check and the permission answers. */
+  builtinTools?: readonly string[];
 }
 
 /**
@@ -208,6 +211,7 @@ export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProces
       toolIds,
       structuredOutput: spec.jsonSchema !== undefined,
       includePartialMessages: spec.includePartialMessages,
+      builtinTools: spec.builtinTools,
       ...(spec.permissions ? { permissionMode: cliPermissionMode(spec.permissions.launch), preApprove: preApproves(spec.permissions.launch) } : {}),
     }),
     cwd: spec.projectDir,
@@ -228,6 +232,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     cwd: spec.projectDir,
     requireSubscription: spec.requireSubscription,
     permissionMode: spec.permissions ? cliPermissionMode(spec.permissions.mode, spec.permissions.launch) : "dontAsk",
+    builtinTools: spec.builtinTools,
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
@@ -280,6 +285,9 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
         // What the call's tools handed the CLI reaches the interceptor first: its check tells a tool's own text from reminders the CLI adds.
         mcpMessage: tools.bridge ? (server, message, cancel) => (session ? tools.bridge!.handleMcpMessage(server, message, cancel).then((answer) => recordToolOutput(session, message, answer)) : tools.bridge!.handleMcpMessage(server, message, cancel)) : undefined,
         canUseTool: (request, signal) => {
+          // An opted-in built-in tool: allowed under the project dir (capabilities.ts), whatever the mode.
+          const builtin = builtinPermission(request, spec.builtinTools ?? [], spec.projectDir);
+          if (builtin) return Promise.resolve(builtin);
           const answer = answerPermission(request, signal, { permissions: spec.permissions, allowed, toolIds, deniedTools, logger: spec.logger });
           // A denial of one of the call's tools reaches the model as that tool's result: the interceptor's check must know its text first.
           return session ? answer.then((reply) => recordDenial(session, request, reply)) : answer;

@@ -20,7 +20,7 @@ const sessions = new WeakMap<PooledProcess, HostWireSession>();
  * `continues`: the call is a later turn of a conversation on the process it held before (its request
  * carries the earlier turns, which the interceptor saw).
  */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir">, continues = false): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools">, continues = false): CallExpectation {
   return {
     model: spec.model,
     system: spec.system,
@@ -29,6 +29,7 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
     cwd: projectDirs(spec.projectDir),
     ...(continues ? { continues: true } : {}),
+    ...(spec.builtinTools && spec.builtinTools.length > 0 ? { builtinTools: spec.builtinTools } : {}),
   };
 }
 

@@ -203,8 +203,26 @@ function checkToolResult(block: Record<string, unknown>, index: number, expected
     }
     return differences;
   }
+  if (expected.builtinTools?.includes(name)) return [...differences, ...builtinResultProblems(text, shape, bound, where)];
   if (expected.tools.some((tool) => tool.name === name)) return [...differences, `${where} is not what the call's tool ${quote(name)} returned (no output of it reached the interceptor): ${quote(text)}`];
   if (!cliAnswer(name, text, expected)) differences.push(`${where} is none of the CLI's own answers for a ${quote(name)} call: ${quote(text)}`);
+  return differences;
+}
+
+/** Whole reminders at the end of a built-in tool's result (the CLI's own text after the tool's output). */
+const TRAILING_REMINDER = /\n*<system-reminder>\n((?:(?!<system-reminder>)[\s\S])*?)\n<\/system-reminder>\s*$/;
+
+/**
+ * An opted-in built-in tool's result (`capabilities.builtinTools`): what the tool read or did under the project
+ * dir, the user's own files, which no recording can hold; the reminders the CLI appends must each be of a recorded kind.
+ */
+function builtinResultProblems(text: string, shape: WireShape, bound: Record<string, readonly string[]>, where: string): string[] {
+  const differences: string[] = [];
+  let rest = text;
+  for (let reminder = TRAILING_REMINDER.exec(rest); reminder; reminder = TRAILING_REMINDER.exec(rest)) {
+    differences.push(...checkReminder(reminder[1]!, shape, bound).map((difference) => `${where} (after the built-in tool's output): ${difference}`));
+    rest = rest.slice(0, reminder.index);
+  }
   return differences;
 }
 

@@ -39,6 +39,8 @@ export interface CallExpectation {
    * request may carry the turns of the calls before it on the process, as they were sent and received.
    */
   continues?: boolean;
+  /** Built-in tools opted into (`capabilities.builtinTools`): their definitions must be the version's recorded ones. */
+  builtinTools?: readonly string[];
 }
 
 /** What the interceptor saw of the call so far: the model responses it forwarded, in order. */
@@ -157,6 +159,11 @@ function checkTools(tools: unknown, expected: CallExpectation, shape: WireShape)
   const recorded = shape.cliTools.get("StructuredOutput");
   if (expected.jsonSchema !== undefined) want.set("StructuredOutput", { descriptions: recorded !== undefined ? [recorded] : STRUCTURED_OUTPUT_DESCRIPTIONS, inputSchema: expected.jsonSchema });
   const differences: string[] = [];
+  for (const name of expected.builtinTools ?? []) {
+    const builtin = shape.builtinTools.get(name);
+    if (builtin) want.set(name, { descriptions: [builtin.description], inputSchema: builtin.inputSchema });
+    else differences.push(`built-in tool ${quote(name)} has no recorded definition for this CLI version`);
+  }
   const seen = new Set<string>();
   for (const tool of list) {
     if (!isObject(tool) || typeof tool.name !== "string") {

@@ -62,6 +62,11 @@ export interface WireShapeFile {
   otherRequests: Array<{ method: string; host: string; path: string; why: string }>;
   /** The CLI's own tools it lists (`StructuredOutput`), each with its description, whole; files recorded before it lack the key. */
   cliTools?: Array<{ name: string; description: string }>;
+  /**
+   * The definitions of the CLI's built-in file tools as it sends them when `capabilities.builtinTools` opts
+   * into them (recorded from the "built-in tools" call kind); absent: the capability cannot be checked on this version.
+   */
+  builtinTools?: Array<{ name: string; description: string; inputSchema: unknown }>;
 }
 
 /** What check.ts applies: the file with its templates made regexes. */
@@ -91,6 +96,8 @@ export interface WireShape {
   hosts: readonly string[];
   /** The descriptions of the CLI's own tools, by name (empty for a file recorded before they were). */
   cliTools: ReadonlyMap<string, string>;
+  /** The built-in file tools' definitions, by name (empty: none recorded, `capabilities.builtinTools` is refused behind the interceptor). */
+  builtinTools: ReadonlyMap<string, { description: string; inputSchema: unknown }>;
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -178,7 +185,7 @@ function exactKeys(value: unknown, keys: readonly string[], where: string, optio
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape", ["cliTools"]);
+  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools"]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -215,6 +222,13 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
       need(typeof tool.name === "string" && typeof tool.description === "string", `cliTools[${index}] needs a name and a description`);
     }
   }
+  if (data.builtinTools !== undefined) {
+    need(Array.isArray(data.builtinTools), "builtinTools is not a list");
+    for (const [index, tool] of (data.builtinTools as unknown[]).entries()) {
+      exactKeys(tool, ["name", "description", "inputSchema"], `builtinTools[${index}]`);
+      need(typeof tool.name === "string" && typeof tool.description === "string" && isObject(tool.inputSchema), `builtinTools[${index}] needs a name, a description and an input schema object`);
+    }
+  }
   return data as unknown as WireShapeFile;
 }
 
@@ -248,5 +262,6 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     otherRequests: file.otherRequests,
     hosts: file.hosts,
     cliTools: new Map((file.cliTools ?? []).map((tool) => [tool.name, tool.description])),
+    builtinTools: new Map((file.builtinTools ?? []).map((tool) => [tool.name, { description: tool.description, inputSchema: tool.inputSchema }])),
   };
 }
