@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ClaudeCodeApiError, ClaudeCodeAuthError, PromptTooLongError } from "../../src/errors/index.js";
+import { ClaudeCodeApiError, ClaudeCodeAuthError, IsolationError, PromptTooLongError } from "../../src/errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../../src/protocol/messages.js";
 import { RunFailedError, cliDiagnostics, resultError } from "../../src/claude-code/run/result-errors.js";
 
@@ -22,6 +22,15 @@ describe("resultError", () => {
     ]);
     expect(error).toBeInstanceOf(ClaudeCodeAuthError);
     expect(error!.message).toMatch(/Authenticate Claude Code locally/);
+  });
+
+  it("maps the interceptor's 403, which the CLI reports as an auth failure, to IsolationError, not a login problem", () => {
+    // 2.1.330's result for a request the interceptor refused on a session the call was not told of.
+    const text = "Failed to authenticate. API Error: 403 ktx-claude-code interceptor: the request differs from what the library built for the call";
+    const error = resultError(result({ is_error: true, api_error_status: 403, result: text }), [errorLine(text, "authentication_failed")]);
+    expect(error).toBeInstanceOf(IsolationError);
+    expect((error as IsolationError).differences).toEqual(["wire: the request differs from what the library built for the call"]);
+    expect(error!.message).not.toMatch(/login/);
   });
 
   it("maps an API failure to ClaudeCodeApiError with the status", () => {

@@ -3,7 +3,7 @@
  * `subtype: "success"` with `is_error: true` and `terminal_reason: "api_error"`, so `subtype` alone
  * is never trusted.
  */
-import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, LOGIN_COMMAND, PromptTooLongError, StructuredOutputError, type ErrorDetails } from "../../errors/index.js";
+import { ClaudeCodeApiError, ClaudeCodeAuthError, ClaudeCodeError, IsolationError, LOGIN_COMMAND, PromptTooLongError, StructuredOutputError, type ErrorDetails } from "../../errors/index.js";
 import type { AssistantMessage, ResultMessage } from "../../protocol/messages.js";
 import { usageLimitFromResult } from "../../limits/from-result.js";
 import { resultCauses } from "../../protocol/result-causes.js";
@@ -125,6 +125,10 @@ export function resultError(result: ResultMessage, errorLines: readonly Assistan
   const usageLimit = usageLimitFromResult(result, errorLines, details);
   if (usageLimit) return usageLimit;
   const detail = describe(result, errorLines);
+  // The runtime's interceptor refused a request (a 403 the CLI reports as an auth failure). Where the call was
+  // told what differed it fails with that IsolationError first; this is the refusal it was not told of.
+  const refused = /ktx-claude-code interceptor: ([^"\n]*)/.exec(detail);
+  if (refused) return new IsolationError([`wire: ${withoutPeriod(refused[1]!)}`], "The runtime's interceptor refused a request of this call and nothing of it was forwarded; the transcript's call record names what it saw (docs/isolation.md, \"The wire check\").");
   if (isAuthFailure(result, errorLines)) return new ClaudeCodeAuthError(detail, details);
   if (result.subtype === "error_max_structured_output_retries" || result.terminal_reason === "structured_output_retry_exhausted") {
     return new StructuredOutputError(
