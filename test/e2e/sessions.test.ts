@@ -73,7 +73,13 @@ function normalized(request: RecordedRequest): unknown {
   delete headers["x-claude-code-sandy-plover"];
   delete headers["x-claude-code-prompt-id"];
   // First party: the billing line's per-request hash and prompt id.
-  const text = JSON.stringify({ headers, body: request.body }).replace(/cch=[0-9a-f]+/g, "cch=<hash>").replace(/cc_prompt_id=[0-9a-f-]+/g, "cc_prompt_id=<id>");
+  // The account context reminder (the user's email) comes once the CLI's OAuth profile request has answered,
+  // which races the first Messages request of a fresh process: whether a request has it is timing, not the process.
+  const body = structuredClone(request.body) as { messages?: Array<{ content?: unknown }> };
+  for (const message of body.messages ?? []) {
+    if (Array.isArray(message.content)) message.content = message.content.filter((block: { text?: string }) => !block.text?.startsWith("<system-reminder>\nAs you answer the user's questions, you can use the following context:"));
+  }
+  const text = JSON.stringify({ headers, body }).replace(/cch=[0-9a-f]+/g, "cch=<hash>").replace(/cc_prompt_id=[0-9a-f-]+/g, "cc_prompt_id=<id>");
   return JSON.parse(session ? text.split(session).join("<session>") : text);
 }
 
