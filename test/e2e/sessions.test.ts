@@ -72,6 +72,8 @@ function normalized(request: RecordedRequest): unknown {
   // forget them: after the session's tool call the reused process lists `lookup` where a fresh one lists none.
   delete headers["x-claude-code-sandy-plover"];
   delete headers["x-claude-code-prompt-id"];
+  // The body is compared below, without the account context reminder (which changes its length).
+  delete headers["content-length"];
   // First party: the billing line's per-request hash and prompt id.
   // The account context reminder (the user's email) comes once the CLI's OAuth profile request has answered,
   // which races the first Messages request of a fresh process: whether a request has it is timing, not the process.
