@@ -1,5 +1,5 @@
 /**
- * The example of docs/options.md, "One host, several callers", run as the page has it (public import,
+ * The example of docs/guides/one-host.md, run as the page has it (public import,
  * its own process) against the scripted API: the only change is options a test needs, spread in front of
  * the host's own (the API's base URL, no spares, the test's pass-through names).
  */
@@ -14,10 +14,10 @@ afterEach(async () => {
   await cleanup();
 });
 
-const page = readFileSync(new URL("../../docs/options.md", import.meta.url), "utf8");
+const page = readFileSync(new URL("../../docs/guides/one-host.md", import.meta.url), "utf8");
 
 function example(): string {
-  const section = page.slice(page.indexOf("## One host, several callers"));
+  const section = page;
   const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   expect(code, "a ts block in the section").toBeDefined();
   expect(code).toContain("new ClaudeCodeHost({ ");
