@@ -4,6 +4,7 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -113,6 +114,29 @@ describe("the interceptor's own process", () => {
     expect(await runtime.generateText({ role: "default", prompt: "again" })).toBe("after");
     expect(api.messageRequests).toHaveLength(2);
     await runtime.close();
+  });
+
+  it("starts CLIs before it is up: the runtime binds its socket and writes its CA file, and a connection made before the process is ready waits and is answered by it", async () => {
+    const started = await InterceptorProcess.start({ env: {} });
+    try {
+      // The port and CA file are the runtime's; the process is still booting (a Node start takes tens of ms).
+      expect(started.isReady).toBe(false);
+      expect(readFileSync(started.caFile, "utf8")).toMatch(/-----BEGIN CERTIFICATE-----/);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(started.port, "127.0.0.1", () => socket.write("CONNECT api.anthropic.com:443 HTTP/1.1\r\nHost: api.anthropic.com:443\r\n\r\n"));
+        let text = "";
+        socket.setEncoding("utf8");
+        socket.on("data", (chunk: string) => (text += chunk));
+        socket.on("close", () => resolve(text));
+        socket.on("error", reject);
+      });
+      // Without the session's credentials the interceptor itself refuses it: the process took the socket over.
+      expect(answer).toMatch(/^HTTP\/1\.1 407 /);
+      expect(started.isReady).toBe(true);
+    } finally {
+      await started.close();
+    }
+    expect(existsSync(started.caFile)).toBe(false);
   });
 
   it("never outlives its host: a host killed with SIGKILL takes the interceptor and its CA file with it", async () => {

@@ -158,6 +158,8 @@ describe("the interceptor under a local attacker and a stall", () => {
     let retired = false;
     idle.onIdleBreak = () => (retired = true);
     session.beginCall({ model: "claude-sonnet-4-6", system: "s", prompt: "p", tools: [], cwd: ["/tmp/project"] }, () => {});
+    // Stopped once up (start() returns before its process is: a stop during its boot is the start timeout's, 15 s).
+    expect(await until(() => wire.isReady, 15_000)).toBe(true);
     process.kill(pid, "SIGSTOP");
     const started = Date.now();
     // One model response and no record of it: the end must ask the process, with 500 ms left of the call.

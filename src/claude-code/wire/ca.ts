@@ -115,11 +115,15 @@ export interface IssuedLeaves {
 /**
  * Makes a CA, signs a leaf for each of its hosts, and drops the CA's key: nothing can sign another
  * certificate afterwards. The runtime does this and hands the leaves to its interceptor's process
- * (issued.ts), which then needs no X.509 code of its own.
+ * (issued.ts), which then needs no X.509 code of its own. The CA certificate comes first, so a CLI can be
+ * pointed at it while the leaves are signed.
  */
-export async function issueLeaves(options: CaOptions): Promise<IssuedLeaves> {
+export async function issueCa(options: CaOptions): Promise<{ certPem: string; leaves: Promise<IssuedLeaves> }> {
   const leaves: IssuedLeaves["leaves"] = {};
   const ca = await createMemoryCa(options, (host, key, cert) => (leaves[host] = { key, cert }));
-  await Promise.all(options.hosts.map((host) => ca.contextFor(host)));
-  return { certPem: ca.certPem, leaves };
+  return { certPem: ca.certPem, leaves: Promise.all(options.hosts.map((host) => ca.contextFor(host))).then(() => ({ certPem: ca.certPem, leaves })) };
+}
+
+export async function issueLeaves(options: CaOptions): Promise<IssuedLeaves> {
+  return (await issueCa(options)).leaves;
 }

@@ -5,7 +5,9 @@
  * Kept apart from the interceptor itself: the runtime's process loads this, never the TLS and X.509 code.
  */
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Env } from "../../transport/env.js";
 
 /** A new per-runtime secret for the sessions' proxy passwords. */
@@ -30,4 +32,12 @@ export function callerCaPem(env: Env): string {
   } catch {
     return "";
   }
+}
+
+/** The CLI's one CA file, in a directory of its own: the user's own extra CAs and ours, private to this runtime. */
+export function writeCaFile(certPem: string, env: Env): string {
+  const caFile = join(mkdtempSync(join(tmpdir(), "ktx-wire-")), "ca.pem");
+  const extra = callerCaPem(env);
+  writeFileSync(caFile, `${extra}${extra && !extra.endsWith("\n") ? "\n" : ""}${certPem}`, { mode: 0o600 });
+  return caFile;
 }

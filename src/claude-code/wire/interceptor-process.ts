@@ -10,6 +10,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { rmSync } from "node:fs";
+import { type AddressInfo, createServer, type Server } from "node:net";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ClaudeCodeError, InterceptorError, PromptTooLongError } from "../../errors/index.js";
@@ -17,10 +18,11 @@ import type { Env } from "../../transport/env.js";
 import { WIRE_ADVICE } from "./check.js";
 import { HostWireSession } from "./host-session.js";
 import { wireRefusal } from "./account-variants.js";
-import { newWireSecret, sessionEnv } from "./credentials.js";
+import { newWireSecret, sessionEnv, writeCaFile } from "./credentials.js";
 import { interceptorCaOptions } from "./ca-options.js";
 import { WIRE_HOSTS } from "./shape.js";
 import { type FromProcess, type ToProcess, UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX, WAY_OUT_ENV_NAMES } from "./process-protocol.js";
+import type { IssuedLeaves } from "./ca.js";
 import type { WireUpstream } from "./upstream.js";
 
 export { type CallEnd, HostWireSession } from "./host-session.js";
@@ -70,6 +72,11 @@ export class InterceptorProcess {
   private gone: InterceptorError | undefined;
   private closing = false;
   private readonly exited: Promise<void>;
+  /** Whether the process has taken its socket over (CLIs may be started at it before; its start has a timeout of its own). */
+  isReady = false;
+  private markReady!: () => void;
+  /** Exchanges sent before the process is up wait for it: their deadline runs from then (the start timeout covers the boot). */
+  private readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
 
   private constructor(
     private readonly child: ChildProcess,
@@ -87,44 +94,82 @@ export class InterceptorProcess {
     child.channel?.unref();
   }
 
+  /**
+   * Forks the process and, while it boots, binds its listening socket and writes its CA file here, so the
+   * runtime's first CLI can start at once (issue 45): its connections wait in the socket's backlog until
+   * the process takes the socket over (node's handle passing), about as long as the CLI takes to boot.
+   * A process that then fails to come up within the start timeout fails the calls behind it.
+   */
   static async start(options: InterceptorProcessOptions): Promise<InterceptorProcess> {
     const secret = newWireSecret();
     const env: Record<string, string> = {};
     for (const name of WAY_OUT_ENV_NAMES) if (options.env[name] !== undefined) env[name] = options.env[name]!;
     // An empty environment and no Node flags: nothing of the host (NODE_OPTIONS, a loader, --inspect) reaches the process.
     const child = fork(INTERCEPTOR_SCRIPT, [], { env: {}, execArgv: [], stdio: ["ignore", "ignore", "pipe", "ipc"], serialization: "json" });
-    // While the process boots: the CA and its leaves, made here (the X.509 code stays out of the process); the CA's key is dropped.
-    const issued = import("./ca.js").then(({ issueLeaves }) => issueLeaves(interceptorCaOptions(WIRE_HOSTS)));
-    issued.catch(() => {});
     let stderr = "";
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-STDERR_TAIL)));
     (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
-    const ready = await new Promise<{ port: number; caFile: string }>((resolve, reject) => {
-      const fail = (what: string) => {
-        clearTimeout(timer);
-        child.kill("SIGKILL");
-        reject(new InterceptorError(`The runtime's interceptor could not start: ${what}.`, { stderrTail: stderr.trim() || undefined }, "start"));
-      };
-      const timer = setTimeout(() => fail(`it did not report ready within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
-      child.once("error", (error) => fail(error.message));
-      child.once("exit", (code, signal) => fail(`its process exited (${signal ?? `code ${code}`})`));
-      child.on("message", function first(message: FromProcess) {
-        if (message.type === "ready") {
-          clearTimeout(timer);
-          child.off("message", first);
-          child.removeAllListeners("exit");
-          child.removeAllListeners("error");
-          resolve({ port: message.port, caFile: message.caFile });
-        } else if (message.type === "failed") fail(message.message);
-      });
-      issued.then(
-        (leaves) => child.send({ type: "start", secret, env, bodies: options.bodies === true, issued: leaves, ...(options.upstream ? { upstream: options.upstream } : {}) } satisfies ToProcess),
-        (error: Error) => fail(`its certificates could not be made: ${error.message}`),
-      );
-    });
     child.on("error", () => {});
-    return new InterceptorProcess(child, secret, ready.port, ready.caFile, () => stderr, options);
+    const startError = (what: string) => new InterceptorError(`The runtime's interceptor could not start: ${what}.`, { stderrTail: stderr.trim() || undefined }, "start");
+    // The CA and its leaves are made here (the X.509 code stays out of the process); the CA's key is dropped
+    // once the leaves are signed. The CLI needs only the CA certificate, so it need not wait for the leaves.
+    const issuing = import("./ca.js").then(({ issueCa }) => issueCa(interceptorCaOptions(WIRE_HOSTS)));
+    let listener: Server | undefined;
+    let caFile: string;
+    let leaves: Promise<IssuedLeaves>;
+    try {
+      listener = await listenOnLoopback();
+      const ca = await issuing;
+      leaves = ca.leaves;
+      caFile = writeCaFile(ca.certPem, options.env);
+    } catch (error) {
+      issuing.catch(() => {});
+      listener?.close();
+      child.kill("SIGKILL");
+      throw startError(`its certificates or socket could not be made: ${(error as Error).message}`);
+    }
+    const port = (listener.address() as AddressInfo).port;
+    // The raw handle crosses, so nothing accepts on it until the process listens; once written, the
+    // process has its own copy and the runtime's is closed, before any CLI is pointed at the port.
+    const socket = listener;
+    await new Promise<void>((resolve) => child.send({ type: "listen", caFile } satisfies ToProcess, (socket as unknown as { _handle: never })._handle, () => resolve()));
+    socket.close();
+    const started = new InterceptorProcess(child, secret, port, caFile, () => stderr, options);
+    started.awaitReady(startError);
+    leaves.then(
+      (issued) => child.send({ type: "start", secret, env, bodies: options.bodies === true, issued, ...(options.upstream ? { upstream: options.upstream } : {}) } satisfies ToProcess),
+      (error: Error) => started.failedToStart(startError(`its certificates could not be made: ${error.message}`)),
+    );
+    return started;
+  }
+
+  /** Until the process reports ready: a failure, an exit or the start timeout fails every call behind it, as a lost process does. */
+  private awaitReady(startError: (what: string) => InterceptorError): void {
+    const fail = (what: string) => {
+      clearTimeout(timer);
+      this.child.off("message", first);
+      this.failedToStart(startError(what));
+    };
+    const timer = setTimeout(() => fail(`it did not report ready within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    timer.unref();
+    const first = (message: FromProcess) => {
+      if (message.type === "ready") {
+        clearTimeout(timer);
+        this.child.off("message", first);
+        this.isReady = true;
+        this.markReady();
+      } else if (message.type === "failed") fail(message.message);
+    };
+    this.child.on("message", first);
+    this.child.once("exit", () => clearTimeout(timer));
+  }
+
+  /** @internal */
+  failedToStart(error: InterceptorError): void {
+    if (this.gone || this.closing) return;
+    this.abandon(error);
+    this.child.kill("SIGKILL");
   }
 
   /** The interceptor's process id (diagnostics; the bench reads its CPU). */
@@ -197,7 +242,13 @@ export class InterceptorProcess {
     const reply = this.nextReply++;
     const message = make(reply);
     return new Promise<FromProcess>((resolve, reject) => {
-      const stall = setTimeout(() => this.stalled(message.type), EXCHANGE_DEADLINE_MS);
+      let settled = false;
+      let stall: NodeJS.Timeout | undefined;
+      const armStall = () => {
+        if (!settled) stall = setTimeout(() => this.stalled(message.type), EXCHANGE_DEADLINE_MS);
+      };
+      if (this.isReady) armStall();
+      else void this.ready.then(armStall);
       const wait =
         waitMs !== undefined && waitMs < EXCHANGE_DEADLINE_MS
           ? setTimeout(
@@ -205,7 +256,7 @@ export class InterceptorProcess {
               Math.max(0, waitMs),
             )
           : undefined;
-      const settle = () => (clearTimeout(stall), clearTimeout(wait));
+      const settle = () => ((settled = true), clearTimeout(stall), clearTimeout(wait));
       this.replies.set(reply, {
         resolve: (answer) => (settle(), resolve(answer)),
         reject: (error) => (settle(), reject(error)),
@@ -276,6 +327,19 @@ export class InterceptorProcess {
     await this.exited;
     clearTimeout(timer);
   }
+}
+
+/** A listening socket on 127.0.0.1 for the process to take over; a connection it takes itself meanwhile is dropped. */
+function listenOnLoopback(): Promise<Server> {
+  const server = createServer((socket) => socket.destroy());
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      server.unref();
+      resolve(server);
+    });
+  });
 }
 
 /**

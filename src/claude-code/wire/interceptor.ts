@@ -8,16 +8,15 @@
  * requests pass only when the version needs them (shape.ts); everything else is refused and named.
  */
 import { timingSafeEqual } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname } from "node:path";
 import type { Env } from "../../transport/env.js";
 import type { IssuedLeaves } from "./ca.js";
 import { interceptorCaOptions } from "./ca-options.js";
 import { isAccountRequest, wireRefusal } from "./account-variants.js";
 import { checkMessagesRequest, WIRE_ADVICE, type WireRequest } from "./check.js";
-import { callerCaPem, newWireSecret, sessionEnv, sessionPassword } from "./credentials.js";
+import { newWireSecret, sessionEnv, sessionPassword, writeCaFile } from "./credentials.js";
 import { issuedCa } from "./issued.js";
 import { RequestMeter } from "./records.js";
 import { parseStrictJson } from "./strict-json.js";
@@ -52,6 +51,9 @@ export interface WireInterceptorOptions {
   secret?: string;
   /** What happens on each session, as it happens (the interceptor's process passes it on to its host). */
   events?(session: string): SessionEvents;
+  /** The CA file its runtime already wrote (with `issued`; default: written here) and the listening socket it bound (a raw handle). */
+  caFile?: string;
+  listenOn?: unknown;
 }
 
 /** A request as the CLI sent it, for the shape recorder. */
@@ -90,14 +92,12 @@ export class WireInterceptor {
     const ca = options.issued
       ? issuedCa(options.issued)
       : await import("./ca.js").then(({ createMemoryCa }) => createMemoryCa(interceptorCaOptions(options.record?.hosts ?? WIRE_HOSTS)));
-    // The child takes one CA file: the user's own extra CAs and ours, private to this runtime.
-    const dir = mkdtempSync(join(tmpdir(), "ktx-wire-"));
-    const caFile = join(dir, "ca.pem");
-    const extra = callerCaPem(options.env);
-    writeFileSync(caFile, `${extra}${extra && !extra.endsWith("\n") ? "\n" : ""}${ca.certPem}`, { mode: 0o600 });
+    const caFile = options.caFile ?? writeCaFile(ca.certPem, options.env);
+    const dir = dirname(caFile);
     let interceptor: WireInterceptor | undefined;
     const proxy = await startTlsProxy<WireSession>({
       ca,
+      listenOn: options.listenOn,
       onConnect: (target) => interceptor!.connect(target),
       onRequest: (request, response, connection) => interceptor!.request(request, response, connection.host, connection.tag),
       onPlainRequest: (request, response, credentials) => {

@@ -7,6 +7,8 @@
  */
 import type { IsolationError } from "../../errors/index.js";
 import type { FromProcess, ToProcess } from "./process-protocol.js";
+import { rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { WireInterceptor, type WireSession } from "./interceptor.js";
 
 const send = (message: FromProcess) => process.send?.(message);
@@ -23,36 +25,62 @@ const calls = new Map<string, { call: number; toolOutputs: Map<string, string[]>
 // Sessions are made when a CLI first connects or a call is announced, whichever comes first.
 const session = (name: string): WireSession => interceptor!.openSession(name);
 
+/** The socket and CA file the runtime made (the `listen` message). */
+let listening: { socket: unknown; caFile: string } | undefined;
+
 // The runtime closed its channel (close(), its exit, or SIGKILL): the CA file goes with it.
 process.on("disconnect", () => {
   interceptor?.removeFiles();
+  if (listening) rmSync(dirname(listening.caFile), { recursive: true, force: true });
   process.exit(0);
 });
-process.on("message", (message: ToProcess) => {
+/**
+ * The runtime sends `start` and then, without waiting for `ready`, its calls' messages (its CLIs are already
+ * pointed at the socket it handed over): they are handled once the interceptor is up, in the order sent.
+ */
+let started: Promise<unknown> | undefined;
+/** Messages sent before `start` (the runtime sends it once its certificates are signed, and may announce a call first). */
+const early: Array<Exclude<ToProcess, { type: "start" | "listen" }>> = [];
+process.on("message", (message: ToProcess, socket?: unknown) => {
+  if (message.type === "listen") {
+    listening = { socket, caFile: message.caFile };
+    return;
+  }
+  if (message.type !== "start") {
+    if (started) void started.then(() => handle(message));
+    else early.push(message);
+    return;
+  }
+  started = WireInterceptor.start({
+    env: message.env,
+    bodies: message.bodies,
+    upstream: message.upstream,
+    secret: message.secret,
+    issued: message.issued,
+    caFile: listening?.caFile,
+    listenOn: listening?.socket,
+    events: (name) => ({
+      onStop: (error) => send({ type: "stop", session: name, call: calls.get(name)?.call, differences: [...error.differences] }),
+      onRefusal: (what) => send({ type: "refused", session: name, what }),
+      onRecords: (records) => {
+        const call = calls.get(name)?.call;
+        if (call !== undefined) send({ type: "records", session: name, call, records });
+      },
+    }),
+  }).then(
+    (started) => {
+      interceptor = started;
+      send({ type: "ready", port: started.port, caFile: started.caFile });
+    },
+    (error: Error) => send({ type: "failed", message: error.message }),
+  );
+  for (const message of early.splice(0)) void started.then(() => handle(message));
+});
+
+function handle(message: Exclude<ToProcess, { type: "start" | "listen" }>): void {
+  // A start that failed was reported (`failed`); the runtime kills the process.
+  if (!interceptor) return;
   switch (message.type) {
-    case "start":
-      WireInterceptor.start({
-        env: message.env,
-        bodies: message.bodies,
-        upstream: message.upstream,
-        secret: message.secret,
-        issued: message.issued,
-        events: (name) => ({
-          onStop: (error) => send({ type: "stop", session: name, call: calls.get(name)?.call, differences: [...error.differences] }),
-          onRefusal: (what) => send({ type: "refused", session: name, what }),
-          onRecords: (records) => {
-            const call = calls.get(name)?.call;
-            if (call !== undefined) send({ type: "records", session: name, call, records });
-          },
-        }),
-      }).then(
-        (started) => {
-          interceptor = started;
-          send({ type: "ready", port: started.port, caFile: started.caFile });
-        },
-        (error: Error) => send({ type: "failed", message: error.message }),
-      );
-      return;
     case "version":
       interceptor?.useVersion(message.version);
       return;
@@ -89,4 +117,4 @@ process.on("message", (message: ToProcess) => {
       interceptor?.dropSession(message.session);
       return;
   }
-});
+}

@@ -13,6 +13,12 @@ export type SentExpectation = Omit<CallExpectation, "toolOutputs">;
 
 export type ToProcess =
   /** `issued`: the CA certificate and a leaf (key and chain) per host, made by the runtime; the CA's key never crosses. */
+  /**
+   * First, with the listening socket the runtime bound (node's handle passing, a raw handle: nothing accepts
+   * on it until the interceptor is up, so connections wait in its backlog) and the CA file the runtime wrote:
+   * its CLIs are pointed at both before the process is up. The process removes the file when it exits.
+   */
+  | { type: "listen"; caFile: string }
   | { type: "start"; secret: string; env: Record<string, string>; bodies: boolean; issued: IssuedLeaves; upstream?: WireUpstream }
   | { type: "version"; version: string }
   | { type: "begin"; session: string; call: number; expectation: SentExpectation }

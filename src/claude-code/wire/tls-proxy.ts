@@ -34,6 +34,12 @@ export interface TlsProxyOptions<Tag> {
   onRequest(request: IncomingMessage, response: ServerResponse, connection: { host: string; port: number; tag: Tag }): void;
   /** A plain (non-CONNECT) proxy request: `http://…` through the proxy, with its decoded `Proxy-Authorization`. Default: 403. */
   onPlainRequest?(request: IncomingMessage, response: ServerResponse, credentials: string | undefined): void;
+  /**
+   * A listening socket made by someone else, as a raw handle (the runtime binds it and hands it to its
+   * interceptor's process, so its CLIs can be pointed at the port before that process is up; connections
+   * wait in its backlog until this listens on it); default: a new one on 127.0.0.1.
+   */
+  listenOn?: unknown;
 }
 
 export interface TlsProxy {
@@ -118,10 +124,13 @@ export async function startTlsProxy<Tag>(options: TlsProxyOptions<Tag>): Promise
   });
   await new Promise<void>((resolve, reject) => {
     outer.once("error", reject);
-    outer.listen(0, "127.0.0.1", () => {
+    const listening = () => {
       outer.off("error", reject);
       resolve();
-    });
+    };
+    // node's listen takes a raw handle as it is (`listen(handle)`: the object its TCP wrap is).
+    if (options.listenOn) outer.listen(options.listenOn as never, listening);
+    else outer.listen(0, "127.0.0.1", listening);
   });
   let closed: Promise<void> | undefined;
   return {
