@@ -6,11 +6,11 @@
  * round-robin in one process against one scripted API, so load swings hit all alike. Round 0 (the CLI's
  * version read, module loads) is not counted. Also run by `npm run bench` as the `first-call` section (A only).
  *
- *   node bench/first-call.mjs [--a <dist dir>] [--b <dist dir>] [--runs 15] [--gap-ms 200] [--json]
+ *   node bench/first-call.mjs [--a <dist dir>] [--b <dist dir>] [--runs 15] [--gap-ms 200]
  */
 import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { DIST, argValue, cleanup, log, percentile, startApiProcess } from "./lib/common.mjs";
+import { DIST, argValue, cleanup, emit, log, percentile, startApiProcess } from "./lib/common.mjs";
 import { loadLibrary, runtimeOptions } from "./lib/variants.mjs";
 import { SYSTEM, TEXT_PROMPT, TEXT_REPLY } from "./lib/workloads.mjs";
 
@@ -55,7 +55,8 @@ for (const name of variants) {
   result.p95[name] = Math.round(percentile(ms[name], 95) * 10) / 10;
 }
 for (const build of Object.keys(builds)) result.onOverOff[build] = Math.round((result.p50[`${build} on`] / result.p50[`${build} off`]) * 1000) / 1000;
-console.log(JSON.stringify(result, null, 2));
+log(JSON.stringify(result, null, 2));
+emit(result);
 await api.close();
 await cleanup();
 process.exit(0);
