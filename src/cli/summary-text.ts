@@ -29,6 +29,25 @@ function toolCallCounts(calls: TranscriptSummary["toolCalls"]): string {
     .join(", ");
 }
 
+/** A session's turns, one line each: how it ended, how long, its tokens and cost, which process. */
+function sessionLines(session: NonNullable<TranscriptSummary["session"]>): string[] {
+  const lines = [`  session: ${session.turns.length} turn(s) on ${session.processes.length} CLI process(es)${session.closed ? ", closed" : ", not closed in this file"}`];
+  for (const turn of session.turns) {
+    const how = { ok: "ok", interrupted: "INTERRUPTED", failed: "FAILED", running: "no end recorded" }[turn.outcome];
+    const figures = [
+      turn.durationMs !== undefined ? `${turn.durationMs} ms` : "",
+      turn.usage ? `tokens ${tokenText(turn.usage)}` : "",
+      turn.costUsd !== undefined ? `$${turn.costUsd.toFixed(6)}` : "",
+      turn.pid !== undefined || turn.launch ? `pid ${turn.pid ?? "?"} (process ${turn.launch ?? "?"}, call ${turn.callOnProcess ?? "?"})` : "no process",
+      turn.history === "replayed" ? "history replayed" : "",
+      turn.ending ? `process: ${turn.ending}` : "",
+    ].filter(Boolean);
+    lines.push(`  turn ${turn.turn}: ${how}${turn.interrupted && turn.outcome !== "interrupted" ? " (interrupt asked)" : ""}; ${figures.join("; ")}`);
+    if (turn.error) lines.push(`    ${turn.error.name} (${turn.error.code}): ${turn.error.message}`);
+  }
+  return lines;
+}
+
 export function renderSummary(summary: TranscriptSummary): string {
   const table = (counts: Record<string, number>) =>
     Object.entries(counts)
@@ -58,6 +77,7 @@ export function renderSummary(summary: TranscriptSummary): string {
     ...(raw ? [] : [`  to the CLI:\n${table(summary.messages.toCli) || "    none"}`]),
     `  stderr: ${raw ? "not recorded" : `${summary.stderrBytes} bytes`}; non-JSON stdout lines: ${summary.nonJsonLines}`,
   ];
+  if (summary.session) lines.push(...sessionLines(summary.session));
   for (const [index, request] of (summary.requests ?? []).entries()) {
     const { bytes, usage } = request;
     const tokens = usage ? `, tokens in ${usage.input_tokens ?? "?"} out ${usage.output_tokens ?? "?"}` : "";

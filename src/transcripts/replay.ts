@@ -9,6 +9,20 @@ import { normalizeArgs, normalizeLine } from "./normalize.js";
 
 export const REPLAY_DIVERGENCE_EXIT = 86;
 
+/**
+ * A session's transcript cut into its CLI processes (each from its header to the next): what each start of
+ * the stand-in plays. Any other transcript is one segment, itself.
+ */
+export function sessionSegments(transcript: LoadedTranscript): LoadedTranscript[] {
+  if ((transcript.header as { session?: unknown }).session !== true) return [transcript];
+  const segments: LoadedTranscript[] = [];
+  for (const record of transcript.records) {
+    if (record.kind === "header") segments.push({ path: transcript.path, header: record, records: [] });
+    segments.at(-1)?.records.push(record);
+  }
+  return segments;
+}
+
 export interface ReplayIo {
   writeStdout(text: string): void;
   writeStderr(text: string): void;
@@ -61,7 +75,13 @@ export class Replay {
         if (problem) return this.diverge(problem);
       }
     }
+    // A session's process that outlived its recording (kept between turns, then given back): it ends when the host closes its stdin.
+    if ((this.transcript.header as { session?: unknown }).session === true) await this.untilInputEnds();
     return { exitCode: 0 };
+  }
+
+  private async untilInputEnds(): Promise<void> {
+    while ((await this.nextInput()) !== null);
   }
 
   private checkArgs(args: readonly string[]): string | undefined {
