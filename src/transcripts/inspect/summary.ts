@@ -233,13 +233,13 @@ export class SummaryBuilder {
     // which on a reused process carry the process's running totals.
     const call = summary.call;
     if (call?.usage) summary.tokens = { ...call.usage, source: "call" };
-    if (call && call.costUsd !== null) summary.costUsd = dollars(call.costUsd);
+    if (call && call.costUsd !== null && !summary.session) summary.costUsd = dollars(call.costUsd);
     // A session's figures are its turns' together (each call record is one turn's own).
     if (summary.session && this.sessionCalls.length > 0) {
       const usages = this.sessionCalls.map((record) => record.usage);
       summary.tokens = { ...usages.reduce<Usage>((sum, usage) => (usage ? addUsage(sum, { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadInputTokens, cacheCreation: usage.cacheCreationInputTokens }) : sum), { ...ZERO_USAGE }), source: "call" };
-      const costs = this.sessionCalls.map((record) => record.costUsd);
-      if (costs.every((cost) => cost !== null)) summary.costUsd = dollars(costs.reduce<number>((sum, cost) => sum + cost!, 0));
+      // A turn that failed (interrupted, crashed) has no cost of its own: the sum is of the turns that reported one.
+      summary.costUsd = dollars(this.sessionCalls.reduce((sum, record) => sum + (record.costUsd ?? 0), 0));
     }
     if (call) summary.ending = call.ending;
     else if (this.raw) summary.ending = "not recorded (raw capture)";
