@@ -40,7 +40,8 @@ function sessionLines(session: NonNullable<TranscriptSummary["session"]>): strin
       turn.costUsd !== undefined ? `$${turn.costUsd.toFixed(6)}` : "",
       turn.pid !== undefined || turn.launch ? `pid ${turn.pid ?? "?"} (process ${turn.launch ?? "?"}, call ${turn.callOnProcess ?? "?"})` : "no process",
       turn.history === "replayed" ? "history replayed" : "",
-      turn.ending ? `process: ${turn.ending}` : "",
+      // A failed call's ending repeats its error, which the next line gives whole.
+      turn.ending ? `process: ${turn.error ? turn.ending.replace(/^(retired: call failed):.*$/s, "$1") : turn.ending}` : "",
     ].filter(Boolean);
     lines.push(`  turn ${turn.turn}: ${how}${turn.interrupted && turn.outcome !== "interrupted" ? " (interrupt asked)" : ""}; ${figures.join("; ")}`);
     if (turn.error) lines.push(`    ${turn.error.name} (${turn.error.code}): ${turn.error.message}`);

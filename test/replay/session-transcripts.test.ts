@@ -179,6 +179,15 @@ describe("the recorded session fixture", () => {
     expect(show.stdout.split("\n").filter((line) => line.includes("══ session turn"))).toHaveLength(5);
     const diff = await execa(process.execPath, [MAIN, "transcript", "diff", FIXTURE, FIXTURE], { reject: false });
     expect([diff.exitCode, diff.stdout.trim()]).toEqual([0, "no differences"]);
+    // docs/guides/sessions.md, "Transcript", shows this summary's turn lines as the command prints them (a line ending "…" is cut there).
+    const guide = readFileSync(join(import.meta.dirname, "../../docs/guides/sessions.md"), "utf8");
+    const block = /```sh\n(npx --no-install ktx-claude-code transcript summary fixtures\/transcripts\/2\.1\.330\/session-tool-interrupt-crash\.jsonl\n[\s\S]*?)```/.exec(guide)![1]!;
+    const shown = block.split("\n").filter((line) => line.startsWith("#   ")).map((line) => line.slice(4));
+    const printed = summary.stdout.split("\n").map((line) => line.slice(2));
+    expect(shown.length).toBe(8);
+    const start = printed.indexOf(shown[0]!);
+    expect(start).toBeGreaterThan(0);
+    shown.forEach((line, index) => (line.endsWith(" …") ? expect(printed[start + index]!.startsWith(line.slice(0, -2))).toBe(true) : expect(printed[start + index]).toBe(line)));
   });
 });
 
