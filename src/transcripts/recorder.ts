@@ -198,8 +198,9 @@ export async function openSessionTranscript(dir: string, options: TranscriptOpti
         if (info.process?.launch !== launch || launch === undefined) {
           // A new process for the session: its launch (the args, the environment's names) is in its own header.
           const first = launch === undefined;
-          const { launchTranscript: _launchTranscript, ...ownProcess } = info.process ?? ({} as Record<string, unknown>);
-          file.write(file.header({ ...info, process: info.process ? (ownProcess as typeof info.process) : undefined }, options, { session: true, t: file.offset() }));
+          // A process that served calls before the session names the transcript of its launch; this file is never that.
+          const process = info.process?.launchTranscript === file.path ? { ...info.process, launchTranscript: undefined } : info.process;
+          file.write(file.header({ ...info, process }, options, { session: true, t: file.offset() }));
           launch = info.process?.launch ?? "(unknown)";
           if (first) for (const record of pending.splice(0)) file.write(record);
         }
