@@ -252,6 +252,22 @@ describe("the session recorder", () => {
     expect(records[7].t).toBeGreaterThanOrEqual(0);
   });
 
+  it("a session's first turn on a process that served calls before: its header names that process's call number and its launch's transcript", async () => {
+    const file = await openSessionTranscript(tempDir("session-recorder"), { name: "s", secrets: [] });
+    file.beginTurn(1, "first", "native");
+    file.observerFor(1).start!({ ...info("cccc3333", 12), process: { pid: 12, launch: "cccc3333", call: 3, source: "reused", launchTranscript: "/transcripts/ktx-call.jsonl" } });
+    file.endTurn(1, { outcome: "ok", durationMs: 1 });
+    file.beginTurn(2, "second", "native");
+    // Its later turns on the same process write no header; an own path as the launch's transcript is never named.
+    file.observerFor(2).start!({ ...info("cccc3333", 12), process: { pid: 12, launch: "cccc3333", call: 4, source: "reused", launchTranscript: file.path } });
+    file.endTurn(2, { outcome: "ok", durationMs: 1 });
+    await file.close(2);
+    const records = loadTranscript(file.path).records as any[];
+    expect(records.filter((record) => record.kind === "header")).toHaveLength(1);
+    expect(records[0]).toMatchObject({ session: true, process: { call: 3, source: "reused", launchTranscript: "/transcripts/ktx-call.jsonl" } });
+    expect(records.filter((record) => record.kind === "turn").map((record) => record.process.call)).toEqual([3, 4]);
+  });
+
   it("leaves no file for a session none of whose turns reached a process", async () => {
     const dir = tempDir("session-recorder");
     const file = await openSessionTranscript(dir, { name: "s", secrets: [] });
