@@ -17,7 +17,7 @@ import { RunLimiter } from "../runtime/limiter.js";
 import type { CloseOptions } from "../runtime/port-runtime.js";
 import type { InterceptorState, NetworkRoute, ToolCallRecord } from "../runtime/types.js";
 import { type Logger, silentLogger } from "../session/logger.js";
-import { openRunTranscript, secretValues } from "../transcripts/recorder.js";
+import { type SessionTranscript, openRunTranscript, openSessionTranscript, secretValues } from "../transcripts/recorder.js";
 import { authSecrets } from "../transport/auth.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
@@ -27,7 +27,7 @@ import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js"
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
 import { RetryHold } from "./run/retry-hold.js";
-import { type Conversation, executeRun } from "./run/run.js";
+import { type Conversation, type RunObserver, executeRun } from "./run/run.js";
 import type { CallPermissions } from "./permissions.js";
 import { ClaudeCodeSession, type SessionOptions } from "../sessions/session.js";
 import { InterceptorProcess } from "./wire/interceptor-process.js";
@@ -52,6 +52,8 @@ export interface HostCall {
   timeoutMs?: number;
   /** This call's transcript: `false` for none, a dir (and name) to record it there; else the host's `transcript`. */
   transcript?: { dir: string; name?: string } | false;
+  /** A transcript the caller keeps open across calls (a session's, from `openSessionTranscript`): this call records into it; `transcript` is then ignored. */
+  recordInto?: { path: string; observer: RunObserver };
   /** The work unit a call belongs to (progress events and rate-limit bookkeeping). */
   unitKey?: string;
   /** Where the run's own log lines go (the caller's logger). */
@@ -134,6 +136,47 @@ export class ClaudeCodeHost {
     if (entry) await this.pool.giveBack(entry, conversation.firstUuid, conversation.lastUuid);
     conversation.firstUuid = undefined;
     conversation.lastUuid = undefined;
+  }
+
+  /**
+   * @internal One transcript for a session's turns (recorder.ts, `openSessionTranscript`): in `transcript.dir`
+   * (the session's, else the host's), redacted with the host's secrets as every call's; undefined without a dir.
+   */
+  async openSessionTranscript(transcript: { dir: string; name?: string } | false | undefined): Promise<SessionTranscript | undefined> {
+    const dir = transcript === false ? undefined : (transcript?.dir ?? this.options.transcript?.dir);
+    if (!dir) return undefined;
+    return openSessionTranscript(dir, { name: transcript ? transcript.name : undefined, ...this.transcriptContext() });
+  }
+
+  /** What a transcript of this host's calls is redacted with and says about the login and route. */
+  private transcriptContext(launchSettings?: Record<string, string>): { secrets: string[]; login: ReturnType<typeof loginAhead>; network: NetworkRoute } {
+    const endpoint = this.options.apiEndpoint;
+    const auth = this.options.auth;
+    const env = this.callEnv(launchSettings);
+    return {
+      secrets: [...secretValues(this.options.env ?? process.env, endpoint), ...authSecrets(auth)],
+      login: loginAhead(env, this.explicitCredential, auth),
+      network: networkRoute(env, this.interceptor),
+    };
+  }
+
+  /** The kind of credential an explicit endpoint or `auth` names, if any. */
+  private get explicitCredential(): "apiKey" | "oauthToken" | undefined {
+    const endpoint = this.options.apiEndpoint;
+    const auth = this.options.auth;
+    return endpoint ? (endpoint.apiKey !== undefined ? "apiKey" : "oauthToken") : auth?.kind === "apiKey" || auth?.kind === "oauthToken" ? auth.kind : undefined;
+  }
+
+  /** The environment every CLI of this host gets, with a call's launch settings. */
+  private callEnv(launchSettings?: Record<string, string>): Record<string, string> {
+    return createKtxClaudeCodeEnv(this.options.env ?? process.env, {
+      apiEndpoint: this.options.apiEndpoint,
+      disableNonessentialTraffic: this.options.disableNonessentialTraffic,
+      passEnv: this.options.passEnv,
+      telemetry: this.options.telemetry,
+      launchSettings,
+      auth: this.options.auth,
+    });
   }
 
   /** @internal A caller's side of the limits: the host's governor and retry budget, the caller's own listener. */
@@ -276,19 +319,12 @@ export class ClaudeCodeHost {
       );
     }
     if (call.signal?.aborted) throw new AbortError(call.signal.reason);
-    const transcriptDir = call.transcript === false ? undefined : (call.transcript?.dir ?? this.options.transcript?.dir);
+    const transcriptDir = call.transcript === false || call.recordInto ? undefined : (call.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = call.transcript ? call.transcript.name : undefined;
     const endpoint = this.options.apiEndpoint;
     const auth = this.options.auth;
-    const explicitCredential = endpoint ? (endpoint.apiKey !== undefined ? "apiKey" : "oauthToken") : auth?.kind === "apiKey" || auth?.kind === "oauthToken" ? auth.kind : undefined;
-    const env = createKtxClaudeCodeEnv(this.options.env ?? process.env, {
-      apiEndpoint: endpoint,
-      disableNonessentialTraffic: this.options.disableNonessentialTraffic,
-      passEnv: this.options.passEnv,
-      telemetry: this.options.telemetry,
-      launchSettings: call.launchSettings,
-      auth,
-    });
+    const explicitCredential = this.explicitCredential;
+    const env = this.callEnv(call.launchSettings);
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
     // A retry after a usage-limit reset has the slot its rejected attempt kept (retry-hold.ts).
@@ -302,17 +338,16 @@ export class ClaudeCodeHost {
       release();
       throw error;
     });
-    const transcript = transcriptDir
-      ? await openRunTranscript(transcriptDir, {
-          name: transcriptName,
-          secrets: [...secretValues(this.options.env ?? process.env, endpoint), ...authSecrets(auth)],
-          login: loginAhead(env, explicitCredential, auth),
-          network: networkRoute(env, this.interceptor),
-        }).catch((error: unknown) => {
-          release();
-          throw error;
-        })
-      : undefined;
+    // A session's turn records into the session's transcript, which stays open after the call.
+    const own = call.recordInto
+      ? undefined
+      : transcriptDir
+        ? await openRunTranscript(transcriptDir, { name: transcriptName, ...this.transcriptContext(call.launchSettings) }).catch((error: unknown) => {
+            release();
+            throw error;
+          })
+        : undefined;
+    const transcript = call.recordInto ?? own;
     const logger = call.logger ?? this.logger;
     try {
       const output = await executeRun({
@@ -351,7 +386,7 @@ export class ClaudeCodeHost {
         builtinTools,
       }, this.pool);
       void output.reaped.finally(release);
-      await transcript?.close();
+      await own?.close();
       return { ...output, transcriptPath: transcript?.path, network: networkRoute(env, this.interceptor) };
     } catch (error) {
       // A call that runs again after the reset keeps its place: its slot waits for the retry.
@@ -359,7 +394,7 @@ export class ClaudeCodeHost {
         released = true;
         hold.keepSlot();
       } else release();
-      await transcript?.close();
+      await own?.close();
       if (ClaudeCodeError.isInstance(error) && transcript) error.transcriptPath = transcript.path;
       throw call.mapError ? call.mapError(error) : error;
     }

@@ -14,7 +14,7 @@ export const FIXTURE_COMMANDS: Record<string, CommandSpec> = {
     summary: "Records the scenario catalog with the real CLI against the scripted Messages API, one transcript per scenario and version.",
     options: {
       versions: { type: "string", value: "V,V", help: "CLI versions (default: every verified one); others are installed on demand" },
-      scenarios: SCENARIO_OPTION,
+      scenarios: { type: "string", value: "S,S", help: "only these scenarios of the catalog (default: all 13); a session scenario (session-tool-interrupt-crash) is recorded only when named" },
       out: { type: "string", value: "DIR", help: "where to write (default: the package's fixtures/transcripts)" },
       "cache-dir": CACHE_OPTION,
       verification: { type: "boolean", help: "record a version the verified table does not hold yet (a step of verifying it; `fixtures verify` does the whole)" },

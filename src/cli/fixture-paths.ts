@@ -50,10 +50,11 @@ export function scrubMachinePaths(text: string): string {
   const masks = [...machinePaths(cwd, roots), ...homeMask()];
   const scrub = (value: string) => masks.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), value);
   return lines
-    .map((line, index) => {
+    .map((line) => {
       if (!line.trim()) return line;
       const record = JSON.parse(line) as Record<string, unknown>;
-      if (index === 0 && record.kind === "header") {
+      // Every header: a session's transcript has one per CLI process its turns ran on, all in one project dir.
+      if (record.kind === "header") {
         const { cwd: _cwd, cliPath: _cli, ...rest } = record;
         const scrubbed = mapStrings(rest, scrub) as Record<string, unknown>;
         // The header's own key order, with the two paths in their places.

@@ -7,7 +7,7 @@ import { bundledCliVersion, locateBundledCli, cliVersion } from "../binary/locat
 import { defaultCliCache, ensureCliVersion } from "../binary/install.js";
 import { NEWEST_VERIFIED_CLI_VERSION, VERIFIED_CLI_VERSIONS, isVerifiedVersion } from "../binary/versions.js";
 import type { Scenario } from "../testing/scenarios.js";
-import { SCENARIO_NAMES } from "../testing/scenario-names.js";
+import { SCENARIO_NAMES, SESSION_SCENARIO_NAMES } from "../testing/scenario-names.js";
 import { InvalidInputError, UnverifiedFixturesError } from "../errors/index.js";
 import { loadTranscript, projectDirLength } from "../transcripts/reader.js";
 import { differs, driftReport, renderDriftReport, scenarioDrift, type DriftReport, type ScenarioDrift } from "./drift.js";
@@ -61,14 +61,26 @@ export async function compareCliPath(target: CompareTarget, install: (version: s
  * The scenario names asked for (comma-separated), every one known, or the whole catalog's. Checked
  * against the names alone: the catalog (the runtime, the MCP SDK) is loaded only to run them (`catalog`).
  */
-export function pickScenarios(names: string | undefined): readonly string[] {
+export function pickScenarios(names: string | undefined, sessions = false): readonly string[] {
   if (!names) return SCENARIO_NAMES;
+  const known = sessions ? [...SCENARIO_NAMES, ...SESSION_SCENARIO_NAMES] : SCENARIO_NAMES;
   const wanted = names.split(",").map((name) => name.trim()).filter(Boolean);
-  const unknown = wanted.filter((name) => !SCENARIO_NAMES.includes(name));
+  const unknown = wanted.filter((name) => !known.includes(name));
   if (unknown.length > 0 || wanted.length === 0) {
-    throw new InvalidInputError(`Unknown --scenarios ${unknown.map((name) => JSON.stringify(name)).join(", ") || "(none given)"}; known: ${SCENARIO_NAMES.join(", ")}.`);
+    const replayOnly = !sessions && unknown.some((name) => SESSION_SCENARIO_NAMES.includes(name)) ? " (session scenarios are recorded by `fixtures record` and replayed in tests; `fixtures compare` does not run them yet)" : "";
+    throw new InvalidInputError(`Unknown --scenarios ${unknown.map((name) => JSON.stringify(name)).join(", ") || "(none given)"}; known: ${known.join(", ")}${replayOnly}.`);
   }
   return wanted;
+}
+
+/** Runs one scenario by name, a KTX call of the catalog or a session (session-scenarios.ts). */
+async function runNamed(name: string, options: import("../testing/scenarios.js").ScenarioRunOptions): Promise<Record<string, unknown>> {
+  if (SESSION_SCENARIO_NAMES.includes(name)) {
+    const { findSessionScenario, runSessionScenario } = await import("../testing/session-scenarios.js");
+    return runSessionScenario(findSessionScenario(name), options);
+  }
+  const { findScenario, runScenario } = await import("../testing/scenarios.js");
+  return runScenario(findScenario(name), options);
 }
 
 /** The catalog's scenarios of `names` (known ones: see pickScenarios), and the runner. */
@@ -95,11 +107,11 @@ export interface RecordOptions {
 export async function recordFixtures(options: RecordOptions, io: Io): Promise<number> {
   const versions = options.versions ? options.versions.split(",").map((v) => v.trim()) : Object.keys(VERIFIED_CLI_VERSIONS);
   const root = resolve(options.out ?? FIXTURE_ROOT);
-  const names = pickScenarios(options.scenarios);
+  const names = pickScenarios(options.scenarios, true);
   const unverified = versions.filter((version) => !Object.hasOwn(VERIFIED_CLI_VERSIONS, version));
   if (unverified.length > 0 && !options.verification) throw new UnverifiedFixturesError(unverified[0]!, Object.keys(VERIFIED_CLI_VERSIONS));
   if (options.cli !== undefined && versions.length !== 1) throw new InvalidInputError("fixtures record --cli records one version: pass --versions with exactly that binary's version.");
-  const { scenarios, runScenario } = await catalog(names);
+  const scenarios = names.map((name) => ({ name }));
   const counts: Record<FixtureWrite, number> = { new: 0, written: 0, unchanged: 0 };
   for (const version of versions) {
     const cliPath = options.cli ?? (await binaryFor(version, options.cacheDir, io));
@@ -113,7 +125,7 @@ export async function recordFixtures(options: RecordOptions, io: Io): Promise<nu
         const fixture = join(dir, `${scenario.name}.jsonl`);
         // In a project dir as long as the fixture's: the token counts follow its length.
         const projectDir = existsSync(fixture) ? { projectDirLength: projectDirLength(loadTranscript(fixture).header) } : {};
-        const outcome = await runScenario(scenario, { cliPath, transcriptDir: work, allowUnverifiedCli: options.verification === true, ...projectDir });
+        const outcome = await runNamed(scenario.name, { cliPath, transcriptDir: work, allowUnverifiedCli: options.verification === true, ...projectDir });
         const written = writeFixture(fixture, readFileSync(join(work, `${scenario.name}.jsonl`), "utf8"));
         counts[written] += 1;
         io.stdout(terminalText(`${version} ${scenario.name.padEnd(26)} ${Math.round(performance.now() - started)} ms  ${written.padEnd(9)}  ${JSON.stringify(outcome).slice(0, 120)}\n`));

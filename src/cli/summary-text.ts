@@ -29,6 +29,26 @@ function toolCallCounts(calls: TranscriptSummary["toolCalls"]): string {
     .join(", ");
 }
 
+/** A session's turns, one line each: how it ended, how long, its tokens and cost, which process. */
+function sessionLines(session: NonNullable<TranscriptSummary["session"]>): string[] {
+  const lines = [`  session: ${session.turns.length} turn(s) on ${session.processes.length} CLI process(es)${session.closed ? ", closed" : ", not closed in this file"}`];
+  for (const turn of session.turns) {
+    const how = { ok: "ok", interrupted: "INTERRUPTED", failed: "FAILED", running: "no end recorded" }[turn.outcome];
+    const figures = [
+      turn.durationMs !== undefined ? `${turn.durationMs} ms` : "",
+      turn.usage ? `tokens ${tokenText(turn.usage)}` : "",
+      turn.costUsd !== undefined ? `$${turn.costUsd.toFixed(6)}` : "",
+      turn.pid !== undefined || turn.launch ? `pid ${turn.pid ?? "?"} (process ${turn.launch ?? "?"}, call ${turn.callOnProcess ?? "?"})` : "no process",
+      turn.history === "replayed" ? "history replayed" : "",
+      // A failed call's ending repeats its error, which the next line gives whole.
+      turn.ending ? `process: ${turn.error ? turn.ending.replace(/^(retired: call failed):.*$/s, "$1") : turn.ending}` : "",
+    ].filter(Boolean);
+    lines.push(`  turn ${turn.turn}: ${how}${turn.interrupted && turn.outcome !== "interrupted" ? " (interrupt asked)" : ""}; ${figures.join("; ")}`);
+    if (turn.error) lines.push(`    ${turn.error.name} (${turn.error.code}): ${turn.error.message}`);
+  }
+  return lines;
+}
+
 export function renderSummary(summary: TranscriptSummary): string {
   const table = (counts: Record<string, number>) =>
     Object.entries(counts)
@@ -45,11 +65,12 @@ export function renderSummary(summary: TranscriptSummary): string {
   const lines = [
     `${summary.path}${raw ? " (raw stream-json capture: the CLI's stdout only, no timing)" : ""}`,
     `  CLI ${summary.cliVersion}, ${summary.durationMs === null ? "duration not recorded" : `${summary.durationMs.toFixed(0)} ms`}, process: ${summary.ending}`,
-    ...(summary.call?.launch ? [`  call ${summary.call.callOnProcess} on process launch ${summary.call.launch}`] : []),
+    ...(summary.call?.launch && !summary.session ? [`  call ${summary.call.callOnProcess} on process launch ${summary.call.launch}`] : []),
     `  ended: ${end}`,
     `  result: ${summary.result ? JSON.stringify(summary.result) : "none"}`,
-    `  turns: ${summary.turns}${summary.subagentTurns ? ` (and ${summary.subagentTurns} subagent turns)` : ""}`,
-    `  tokens: ${tokenText(tokens)}${tokens.models?.length ? ` over ${tokens.models.join(", ")}` : ""} (from ${TOKEN_SOURCES[tokens.source]})`,
+    `  turns: ${summary.turns}${summary.subagentTurns ? ` (and ${summary.subagentTurns} subagent turns)` : ""}${summary.session ? " model responses over the session (its own turns are listed below)" : ""}`,
+    ...(summary.session ? [`  (a session: "ended", "result" and "process" are its last turn's; tokens and cost are its turns' together, a failed turn's counting 0)`] : []),
+    `  tokens: ${tokenText(tokens)}${tokens.models?.length ? ` over ${tokens.models.join(", ")}` : ""} (from ${summary.session && tokens.source === "call" ? "the call records: each turn's own, summed" : TOKEN_SOURCES[tokens.source]})`,
     ...(summary.mainThreadTokens ? [`  of which the main thread: ${tokenText(summary.mainThreadTokens)}`] : []),
     `  cost: ${summary.costUsd === undefined ? "unknown" : `$${summary.costUsd.toFixed(6)}`}${summary.costUsd !== undefined && tokens.source !== "none" ? " (the same scope as the tokens)" : ""}`,
     `  tool calls: ${calls === 0 ? "none" : `${calls}${callNotes.length ? ` (${callNotes.join(", ")})` : ""}: ${toolCallCounts(summary.toolCalls)}`}`,
@@ -58,6 +79,7 @@ export function renderSummary(summary: TranscriptSummary): string {
     ...(raw ? [] : [`  to the CLI:\n${table(summary.messages.toCli) || "    none"}`]),
     `  stderr: ${raw ? "not recorded" : `${summary.stderrBytes} bytes`}; non-JSON stdout lines: ${summary.nonJsonLines}`,
   ];
+  if (summary.session) lines.push(...sessionLines(summary.session));
   for (const [index, request] of (summary.requests ?? []).entries()) {
     const { bytes, usage } = request;
     const tokens = usage ? `, tokens in ${usage.input_tokens ?? "?"} out ${usage.output_tokens ?? "?"}` : "";

@@ -17,6 +17,8 @@ import type { Conversation } from "../claude-code/run/run.js";
 import { runUsage } from "../claude-code/run/call-output.js";
 import { type PermissionMode, type PermissionsOption, PERMISSION_MODES, checkModeAgainst, parsePermissions } from "../claude-code/permissions.js";
 import { type RunLoopStopReason, mapStopReason } from "../claude-code/run/stop-reason.js";
+import type { SessionTranscript, TurnEnd } from "../transcripts/recorder.js";
+import { checkTranscriptName } from "../transcripts/recorder.js";
 
 export interface SessionOptions {
   /** An alias (`sonnet`, `opus`, `haiku`) or a `claude-*` id, for every turn. */
@@ -33,6 +35,8 @@ export interface SessionOptions {
   logger?: Logger;
   /** Opt-in capabilities, all off by default (docs/options.md, "Capabilities"); fixed for the session. */
   capabilities?: Capabilities;
+  /** The session's one transcript (docs/guides/sessions.md, "Transcript"): `false` for none; default the host's `transcript.dir`. */
+  transcript?: { dir: string; name?: string } | false;
 }
 
 /** What a turn reports while it runs. */
@@ -62,6 +66,8 @@ export interface TurnResult {
    * user's `~/.claude`), so the model saw them, but not as its own earlier messages.
    */
   history: "native" | "replayed";
+  /** The session's transcript (one file for all its turns), when recorded. */
+  transcriptPath?: string;
 }
 
 /** One turn: iterate it for its events (the iteration ends with the turn); `result` settles with it. */
@@ -110,6 +116,9 @@ export class ClaudeCodeSession {
   private lost: ClaudeCodeError | undefined;
   /** What each tool call returned, as the model saw it, by tool use id (for a replay). */
   private readonly toolOutputs = new Map<string, string>();
+  /** The session's transcript, opened with its first turn (undefined without a dir; retried after a failed open). */
+  private transcript: Promise<SessionTranscript | undefined> | undefined;
+  private transcriptFile: SessionTranscript | undefined;
 
   constructor(
     private readonly host: ClaudeCodeHost,
@@ -124,6 +133,24 @@ export class ClaudeCodeSession {
     this.tools = (options.tools ? prepareToolSet(options.tools) : []).map((tool) => this.recorded(tool));
     this.maxTurns = options.maxTurns ?? (this.tools.length > 0 || this.capabilities?.builtinTools !== undefined ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
+    if (options.transcript && options.transcript.name !== undefined) checkTranscriptName(options.transcript.name);
+  }
+
+  /** The session's transcript file, once its first turn opened it (one file for every turn; docs/transcript-format.md, "Sessions"). */
+  get transcriptPath(): string | undefined {
+    return this.transcriptFile?.path;
+  }
+
+  /** Opens the session's transcript at its first turn; a failed open fails that turn and is tried again at the next. */
+  private recording(): Promise<SessionTranscript | undefined> {
+    this.transcript ??= this.host.openSessionTranscript(this.options.transcript).then(
+      (file) => (this.transcriptFile = file),
+      (error: unknown) => {
+        this.transcript = undefined;
+        throw error;
+      },
+    );
+    return this.transcript;
   }
 
   /**
@@ -165,8 +192,13 @@ export class ClaudeCodeSession {
     this.turns.push(record);
     const detach = this.host.attach(() => controller.abort(new Error("the host was closed")));
     const started = performance.now();
-    const result = this.host
-      .run(
+    const number = this.turns.length;
+    let file: SessionTranscript | undefined;
+    const result = this.recording()
+      .then((opened) => {
+        file = opened;
+        file?.beginTurn(number, input, replay ? "replayed" : "native");
+        return this.host.run(
         {
           model: this.model,
           system: this.options.system ?? "",
@@ -179,9 +211,11 @@ export class ClaudeCodeSession {
           conversation: this.conversation,
           permissions: { mode: this.permissionMode, launch: this.launchMode, canUseTool: this.options.permissions?.canUseTool },
           capabilities: this.capabilities,
+          ...(file ? { recordInto: { path: file.path, observer: file.observerFor(number) } } : {}),
         },
         this.limits,
-      )
+      );
+      })
       .then((output): TurnResult => ({
         text: output.result.result ?? output.lastText,
         toolCalls: output.toolCalls,
@@ -192,7 +226,17 @@ export class ClaudeCodeSession {
         stopReason: mapStopReason(output.result),
         sessionId: output.result.session_id ?? output.init.session_id,
         history: replay ? "replayed" : "native",
-      }));
+        ...(file ? { transcriptPath: file.path } : {}),
+      }))
+      // The turn's end is in the transcript before its result settles.
+      .then(
+        (value) => (file?.endTurn(number, turnEnd(value)), value),
+        (error: unknown) => {
+          file?.endTurn(number, failedTurnEnd(error, controller.signal.aborted, Math.round(performance.now() - started)));
+          if (ClaudeCodeError.isInstance(error) && file) error.transcriptPath ??= file.path;
+          throw error;
+        },
+      );
     // Registered before the caller can await `result`, so the session is free again when the caller's code after it runs.
     const settle = () => {
       detach();
@@ -266,7 +310,9 @@ export class ClaudeCodeSession {
 
   /** Ends the running turn (its result rejects with `AbortError`); the conversation goes on without it. */
   interrupt(): void {
-    this.running?.controller.abort(new Error("interrupted"));
+    if (!this.running || this.running.controller.signal.aborted) return;
+    this.transcriptFile?.interrupt(this.turns.length);
+    this.running.controller.abort(new Error("interrupted"));
   }
 
   /** Interrupts a running turn, then gives the process back to the host's pool, rewound to before the first turn. */
@@ -278,7 +324,28 @@ export class ClaudeCodeSession {
       await running.done;
     }
     await this.host.endConversation(this.conversation);
+    const file = await this.transcript?.catch(() => undefined);
+    await file?.close(this.turns.length);
   }
+}
+
+/** A finished turn as its transcript's `turn_end` says it. */
+function turnEnd(result: TurnResult): TurnEnd {
+  return {
+    outcome: "ok",
+    durationMs: result.durationMs,
+    stopReason: result.stopReason,
+    usage: result.usage,
+    costUsd: result.costUsd,
+    model: result.model,
+    toolCalls: result.toolCalls.map((call) => ({ name: call.name, ok: call.ok })),
+  };
+}
+
+/** A failed or interrupted turn as its transcript's `turn_end` says it. */
+function failedTurnEnd(error: unknown, aborted: boolean, durationMs: number): TurnEnd {
+  const failure = ClaudeCodeError.isInstance(error) ? error : new AbortError(error);
+  return { outcome: aborted && failure instanceof AbortError ? "interrupted" : "failed", durationMs, error: { name: failure.name, code: failure.code, message: failure.message } };
 }
 
 function toSessionEvent(event: KtxProgressEvent): SessionEvent {

@@ -1,5 +1,5 @@
 /** Helpers to run the runtime against a recorded transcript instead of the real CLI. */
-import { chmodSync, closeSync, mkdtempSync, openSync, readSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,7 +22,10 @@ export function createReplayCli(transcriptPath: string, dir = mkdtempSync(join(t
   // Node start less per runtime. Anything else, or a header it cannot read, goes to the stand-in.
   const version = recordedVersion(transcriptPath);
   const answerVersion = version ? `if [ "$#" = 1 ] && [ "$1" = --version ]; then printf '%s\\n' ${quote(`${version} (Claude Code)`)}; exit 0; fi\n` : "";
-  writeFileSync(path, `#!/bin/sh\n${answerVersion}exec ${quote(process.execPath)} ${quote(REPLAY_CLI_SCRIPT)} ${quote(transcriptPath)} "$@"\n`);
+  // A session's recording holds one process per segment: each start of this stand-in claims the next (replay-cli.ts).
+  const launches = join(dir, "launches");
+  mkdirSync(launches, { recursive: true });
+  writeFileSync(path, `#!/bin/sh\n${answerVersion}KTX_REPLAY_LAUNCHES=${quote(launches)}; export KTX_REPLAY_LAUNCHES\nexec ${quote(process.execPath)} ${quote(REPLAY_CLI_SCRIPT)} ${quote(transcriptPath)} "$@"\n`);
   chmodSync(path, 0o755);
   registerStandInCli(path); // It answers without any request: runtimes run it without the interceptor.
   return path;

@@ -18,3 +18,6 @@ export const SCENARIO_NAMES: readonly string[] = [
   "auth-failure",
   "huge-system-prompt",
 ];
+
+/** The session scenarios (session-scenarios.ts): recorded by `fixtures record` when named in `--scenarios`. */
+export const SESSION_SCENARIO_NAMES: readonly string[] = ["session-tool-interrupt-crash"];

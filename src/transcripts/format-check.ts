@@ -86,12 +86,57 @@ function checkTranscriptRecord(record: Value): TranscriptRecord {
       if (isObject(process)) fill.process = ordered(process, ["launch", "call"]);
       return ordered(record, ["kind", "t", "costUsd", "usage", "ending", "process"], fill) as TranscriptRecord;
     }
+    case "turn": {
+      need(isNumber(record.t), "t", "number", record.t);
+      need(isNumber(record.turn), "turn", "number", record.turn);
+      string(record, "input");
+      need(record.history === "native" || record.history === "replayed", "history", '"native" or "replayed"', record.history);
+      const process = record.process;
+      need(process === undefined || isObject(process), "process", "object", process);
+      const fill: Value = {};
+      if (isObject(process)) {
+        optional(process, "pid", isNumber, "number");
+        need(typeof process.launch === "string", "process.launch", "string", process.launch);
+        need(isNumber(process.call), "process.call", "number", process.call);
+        fill.process = ordered(process, ["pid", "launch", "call"]);
+      }
+      return ordered(record, ["kind", "t", "turn", "input", "history", "process"], fill) as TranscriptRecord;
+    }
+    case "turn_end": {
+      need(isNumber(record.t), "t", "number", record.t);
+      need(isNumber(record.turn), "turn", "number", record.turn);
+      need(["ok", "interrupted", "failed"].includes(record.outcome as string), "outcome", '"ok", "interrupted" or "failed"', record.outcome);
+      need(isNumber(record.durationMs), "durationMs", "number", record.durationMs);
+      const usage = record.usage;
+      need(usage === undefined || isObject(usage), "usage", "object", usage);
+      const fill: Value = {};
+      if (isObject(usage)) {
+        for (const key of TOKEN_KEYS) optional(usage, key, isNumber, "number");
+        fill.usage = ordered(usage, TOKEN_KEYS, Object.fromEntries(TOKEN_KEYS.map((key) => [key, usage[key] ?? 0])));
+      }
+      optional(record, "costUsd", isNumber, "number");
+      const error = record.error;
+      need(error === undefined || isObject(error), "error", "object", error);
+      if (isObject(error)) {
+        for (const key of ["name", "code", "message"]) need(typeof error[key] === "string", `error.${key}`, "string", error[key]);
+        fill.error = ordered(error, ["name", "code", "message"]);
+      }
+      return ordered(record, ["kind", "t", "turn", "outcome", "durationMs", "usage", "costUsd", "error"], fill) as TranscriptRecord;
+    }
+    case "interrupt":
+      need(isNumber(record.t), "t", "number", record.t);
+      need(isNumber(record.turn), "turn", "number", record.turn);
+      return ordered(record, ["kind", "t", "turn"]) as TranscriptRecord;
+    case "session_end":
+      need(isNumber(record.t), "t", "number", record.t);
+      need(isNumber(record.turns), "turns", "number", record.turns);
+      return ordered(record, ["kind", "t", "turns"]) as TranscriptRecord;
     default:
-      throw new Invalid(`Invalid input: expected kind header, out, in, stderr, dropped, exit or call, received ${JSON.stringify(record.kind) ?? "none"}`);
+      throw new Invalid(`Invalid input: expected kind header, out, in, stderr, dropped, exit, call, turn, turn_end, interrupt or session_end, received ${JSON.stringify(record.kind) ?? "none"}`);
   }
 }
 
-/** A parsed line as a transcript record (`header`, `out`/`in`/`stderr`/`dropped`, `exit`, `call`), or what is wrong with it. */
+/** A parsed line as a transcript record (`header`, `out`/`in`/`stderr`/`dropped`, `exit`, `call`; a session's `turn`, `turn_end`, `interrupt`, `session_end`), or what is wrong with it. */
 export function checkRecord(value: unknown): RecordCheck<TranscriptRecord> {
   return check(value, checkTranscriptRecord);
 }

@@ -62,12 +62,57 @@ export const callRecordSchema = z.looseObject({
   process: z.looseObject({ launch: z.string(), call: z.number() }).optional(),
 });
 
-export const transcriptRecordSchema = z.discriminatedUnion("kind", [headerRecordSchema, wireRecordSchema, exitRecordSchema, callRecordSchema]);
+/**
+ * A session's turn begins (a session's transcript only; docs/transcript-format.md, "Sessions"): its number
+ * (1-based: `history[turn - 1]`), its input (redacted), whether the earlier turns reached the model natively or
+ * replayed as text, and (once a process serves it) which process.
+ */
+export const turnRecordSchema = z.looseObject({
+  kind: z.literal("turn"),
+  t: z.number(),
+  turn: z.number(),
+  input: z.string(),
+  history: z.enum(["native", "replayed"]),
+  process: z.looseObject({ pid: z.number().optional(), launch: z.string(), call: z.number() }).optional(),
+});
+
+/** A session's turn ended: `ok`, `interrupted` or `failed` (with the error), its duration and, when ok, its usage and cost. */
+export const turnEndRecordSchema = z.looseObject({
+  kind: z.literal("turn_end"),
+  t: z.number(),
+  turn: z.number(),
+  outcome: z.enum(["ok", "interrupted", "failed"]),
+  durationMs: z.number(),
+  usage: callUsageSchema.optional(),
+  costUsd: z.number().optional(),
+  error: z.looseObject({ name: z.string(), code: z.string(), message: z.string() }).optional(),
+});
+
+/** The caller interrupted a session's turn (`session.interrupt()`), here. */
+export const interruptRecordSchema = z.looseObject({ kind: z.literal("interrupt"), t: z.number(), turn: z.number() });
+
+/** The session was closed after `turns` turns. */
+export const sessionEndRecordSchema = z.looseObject({ kind: z.literal("session_end"), t: z.number(), turns: z.number() });
+
+export const transcriptRecordSchema = z.discriminatedUnion("kind", [
+  headerRecordSchema,
+  wireRecordSchema,
+  exitRecordSchema,
+  callRecordSchema,
+  turnRecordSchema,
+  turnEndRecordSchema,
+  interruptRecordSchema,
+  sessionEndRecordSchema,
+]);
 
 export type HeaderRecord = z.infer<typeof headerRecordSchema>;
 export type WireRecord = z.infer<typeof wireRecordSchema>;
 export type ExitRecord = z.infer<typeof exitRecordSchema>;
 export type CallRecord = z.infer<typeof callRecordSchema>;
+export type TurnRecord = z.infer<typeof turnRecordSchema>;
+export type TurnEndRecord = z.infer<typeof turnEndRecordSchema>;
+export type InterruptRecord = z.infer<typeof interruptRecordSchema>;
+export type SessionEndRecord = z.infer<typeof sessionEndRecordSchema>;
 export type TranscriptRecord = z.infer<typeof transcriptRecordSchema>;
 
 /** Appended by the fixture recorder: what the runtime call returned, to compare replays against. */

@@ -9,6 +9,23 @@ import { normalizeArgs, normalizeLine } from "./normalize.js";
 
 export const REPLAY_DIVERGENCE_EXIT = 86;
 
+/** The uuid of one of our user lines (`{"type":"user","uuid":…}`). */
+const USER_UUID = /^\{"type":"user","uuid":"([0-9a-f-]{36})"/;
+
+/**
+ * A session's transcript cut into its CLI processes (each from its header to the next): what each start of
+ * the stand-in plays. Any other transcript is one segment, itself.
+ */
+export function sessionSegments(transcript: LoadedTranscript): LoadedTranscript[] {
+  if ((transcript.header as { session?: unknown }).session !== true) return [transcript];
+  const segments: LoadedTranscript[] = [];
+  for (const record of transcript.records) {
+    if (record.kind === "header") segments.push({ path: transcript.path, header: record, records: [] });
+    segments.at(-1)?.records.push(record);
+  }
+  return segments;
+}
+
 export interface ReplayIo {
   writeStdout(text: string): void;
   writeStderr(text: string): void;
@@ -28,6 +45,7 @@ export class Replay {
   private wake: (() => void) | undefined;
   private readonly framer = new NdjsonFramer({ line: (text) => this.enqueue(text), oversized: () => this.enqueue("<oversized line>") });
   private readonly idMap = new Map<string, string>();
+  private readonly uuidsLiveToRecorded = new Map<string, string>();
   private readonly hostLines: HostLine[];
   private readonly matched = new Set<number>();
 
@@ -61,7 +79,13 @@ export class Replay {
         if (problem) return this.diverge(problem);
       }
     }
+    // A session's process that outlived its recording (kept between turns, then given back): it ends when the host closes its stdin.
+    if ((this.transcript.header as { session?: unknown }).session === true) await this.untilInputEnds();
     return { exitCode: 0 };
+  }
+
+  private async untilInputEnds(): Promise<void> {
+    while ((await this.nextInput()) !== null);
   }
 
   private checkArgs(args: readonly string[]): string | undefined {
@@ -81,7 +105,8 @@ export class Replay {
       if (line === null) {
         return `the host closed stdin, but the recording expects (line ${expected.lineNumber}):\n  ${expected.normalized}`;
       }
-      const normalized = normalizeLine(line);
+      // Our uuids are fresh per run: a later line naming one (a rewind's target) is compared as the recording named it.
+      const normalized = normalizeLine(this.recordedUuids(line));
       const match = this.hostLines.find((host) => host.index >= index && !this.matched.has(host.index) && host.normalized === normalized);
       if (!match) {
         return `host line does not match the recording at line ${expected.lineNumber}\n  expected: ${expected.normalized}\n  actual:   ${normalized}`;
@@ -97,6 +122,19 @@ export class Replay {
     const recordedId = /"request_id":"(ktx_\d+_r?\d+)"/.exec(recorded)?.[1];
     const liveId = /"request_id":"(ktx_\d+_r?\d+)"/.exec(live)?.[1];
     if (recordedId && liveId) this.idMap.set(recordedId, liveId);
+    // So do the uuids of our user lines, which the CLI names back (a turn's status) and we name again (a rewind's target).
+    const recordedUuid = USER_UUID.exec(recorded)?.[1];
+    const liveUuid = USER_UUID.exec(live)?.[1];
+    if (recordedUuid && liveUuid && recordedUuid !== liveUuid) {
+      this.idMap.set(recordedUuid, liveUuid);
+      this.uuidsLiveToRecorded.set(liveUuid, recordedUuid);
+    }
+  }
+
+  private recordedUuids(line: string): string {
+    let out = line;
+    for (const [live, recorded] of this.uuidsLiveToRecorded) out = out.split(`"${live}"`).join(`"${recorded}"`);
+    return out;
   }
 
   private rewrite(text: string): string {

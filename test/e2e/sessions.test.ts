@@ -5,8 +5,8 @@
  * and an API error the session survives, and close() giving the process back to the pool as a process
  * that served none of the conversation.
  */
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AbortError, ClaudeCodeApiError, ClaudeCodeHost, CliCrashError, type ClaudeCodeHostOptions, ClaudeCodeRuntime, InvalidInputError, SessionBusyError, SessionClosedError, type SessionEvent, type SessionTurn } from "../../src/index.js";
@@ -251,7 +251,7 @@ describe("sessions", () => {
     expect(await remainingChildren()).toEqual([]);
   });
 
-  it("runs behind the interceptor by default: every request of every turn passed its check and is in that turn's transcript", { timeout: 180_000 }, async () => {
+  it("runs behind the interceptor by default: every request of every turn passed its check and is in the session's one transcript, each turn between its records", { timeout: 180_000 }, async () => {
     const api = await firstPartyApi(script);
     const transcripts = tempDir("transcripts");
     const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, transcript: { dir: transcripts }, rateLimitGovernor: new RateLimitGovernor() });
@@ -260,8 +260,10 @@ describe("sessions", () => {
     const texts: string[] = [];
     for (const input of ["case=t1 hello", "case=t2 what is grain?", "case=t3 thanks"]) texts.push((await session.send(input).result).text);
     expect(texts).toEqual(["one", "two", "three"]);
-    // One transcript per turn; the interceptor recorded each request it checked and forwarded, and answered 200.
-    const calls = readdirSync(transcripts).flatMap((file) => callRecords(join(transcripts, file)));
+    // One transcript for the session, each turn's call record in it; the interceptor recorded each request it checked and forwarded, and answered 200.
+    expect(readdirSync(transcripts)).toEqual([basename(session.transcriptPath!)]);
+    const calls = callRecords(session.transcriptPath!);
+    expect(calls.map((call) => call.process.call)).toEqual([1, 2, 3]);
     expect(calls.map((call) => call.requests.length).sort()).toEqual([1, 1, 2]);
     expect(calls.flatMap((call) => call.requests.map((request: { status?: number }) => request.status))).toEqual([200, 200, 200, 200]);
     expect(calls.flatMap((call) => call.refused)).toEqual([]);
@@ -270,6 +272,12 @@ describe("sessions", () => {
     expect(JSON.stringify(api.messageRequests.at(-1)!.body.messages)).toMatch(/case=t1 hello[\s\S]*case=t2 what is grain\?[\s\S]*case=t3 thanks/);
     expect(host.poolStats).toMatchObject({ started: 1, retired: {} });
     await session.close();
+    // Each turn between its records, on the one process; the session's end last.
+    const records = readFileSync(session.transcriptPath!, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    expect(records.filter((record) => record.kind === "header")).toHaveLength(1);
+    expect(records.filter((record) => record.kind === "turn").map((record) => [record.turn, record.process.pid])).toEqual([1, 2, 3].map((turn) => [turn, records[0].process.pid]));
+    expect(records.filter((record) => record.kind === "turn_end").map((record) => record.outcome)).toEqual(["ok", "ok", "ok"]);
+    expect(records.at(-1)).toMatchObject({ kind: "session_end", turns: 3 });
     await host.close();
     expect(await remainingChildren()).toEqual([]);
   });

@@ -300,6 +300,37 @@ describe("the reader's record check (format-check.ts, no zod) against the zod sc
     ];
     for (const value of cases) expectSame(value);
   });
+
+  it("checks a session's records as the schemas do", () => {
+    const turn = { kind: "turn", t: 1, turn: 1, input: "hi", history: "native", process: { pid: 10, launch: "l1", call: 1, source: "cold" } };
+    const end = { kind: "turn_end", t: 2, turn: 1, outcome: "ok", durationMs: 5, stopReason: "natural", usage: { inputTokens: 3, outputTokens: 1, other: 1 }, costUsd: 0.1, toolCalls: [] };
+    const cases: unknown[] = [
+      turn,
+      { ...turn, process: undefined },
+      { ...turn, process: { launch: "l1", call: 2 } },
+      { ...turn, process: { pid: "10", launch: "l1", call: 1 } },
+      { ...turn, process: { pid: 10, call: 1 } },
+      { ...turn, history: "flattened" },
+      { ...turn, input: 3 },
+      { ...turn, turn: "1" },
+      end,
+      { ...end, usage: { inputTokens: 3 } },
+      { ...end, usage: { inputTokens: "3" } },
+      { ...end, usage: null },
+      { ...end, outcome: "failed", usage: undefined, costUsd: undefined, error: { name: "CliCrashError", code: "cli_crashed", message: "killed", more: 1 } },
+      { ...end, error: { name: "E", message: "m" } },
+      { ...end, outcome: "crashed" },
+      { ...end, durationMs: undefined },
+      { ...end, costUsd: null },
+      { kind: "interrupt", t: 3, turn: 2 },
+      { kind: "interrupt", t: 3 },
+      { kind: "session_end", t: 4, turns: 2, extra: true },
+      { kind: "session_end", t: 4 },
+    ];
+    for (const value of cases) expectSame(value);
+    // Both accept and refuse them alike, and refuse some of them (not a vacuous agreement).
+    expect(cases.filter((value) => plainCheck(value).success)).toHaveLength(8);
+  });
 });
 
 describe("a transcript that cannot be read", () => {

@@ -59,5 +59,6 @@ export function renderDiff(diff: TranscriptDiff): string[] {
   if (diff.result) lines.push(`result changed: ${json(diff.result.before)} -> ${json(diff.result.after)}`);
   if (diff.outcome) lines.push(`outcome changed: ${json(diff.outcome.before)} -> ${json(diff.outcome.after)}`);
   if (diff.call) lines.push(`call record changed: ${json(diff.call.before)} -> ${json(diff.call.after)}`);
+  if (diff.sessionTurns) lines.push(`session turns changed:\n  before ${json(diff.sessionTurns.before)}\n  after  ${json(diff.sessionTurns.after)}`);
   return lines;
 }

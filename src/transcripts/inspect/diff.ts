@@ -75,6 +75,8 @@ export interface TranscriptDiff {
   result: { before: unknown; after: unknown } | undefined;
   /** The call records (this call's cost, usage, ending; the process launch id masked). */
   call: { before: unknown; after: unknown } | undefined;
+  /** A session's turns (number, input, history, how each ended, its tools, which call on its process), when they differ; absent when neither file is a session's. */
+  sessionTurns?: { before: unknown[]; after: unknown[] };
   /** The CLI versions, when they differ: named here once, masked in every line. */
   cliVersions: { before: string; after: string } | undefined;
   /**
@@ -224,6 +226,27 @@ function callRecords(transcript: LoadedTranscript): unknown[] {
   return transcript.records.flatMap((record) => (record.kind === "call" ? [{ costUsd: record.costUsd, usage: record.usage, ending: record.ending, callOnProcess: record.process?.call ?? null }] : []));
 }
 
+/** A session's turns as compared: what the caller sees of each (pids, launch ids and timings differ between any two runs). */
+function sessionTurns(transcript: LoadedTranscript): unknown[] {
+  const turns: Json[] = [];
+  for (const record of transcript.records) {
+    if (record.kind === "turn") turns.push({ turn: record.turn, input: record.input, history: record.history, callOnProcess: record.process?.call ?? null });
+    if (record.kind === "interrupt") {
+      const turn = turns.find((candidate) => candidate.turn === record.turn);
+      if (turn) turn.interrupted = true;
+    }
+    if (record.kind === "turn_end") {
+      const turn = turns.find((candidate) => candidate.turn === record.turn);
+      if (!turn) continue;
+      turn.outcome = record.outcome;
+      if (typeof record.stopReason === "string") turn.stopReason = record.stopReason;
+      if (Array.isArray(record.toolCalls)) turn.toolCalls = record.toolCalls;
+      if (record.error) turn.error = record.error.code;
+    }
+  }
+  return turns;
+}
+
 /**
  * What changed from `before` to `after`: structure (message types, fields, sequences of control
  * requests and of our lines) and values, each line normalised as the replayer does.
@@ -270,6 +293,11 @@ export function diffTranscripts(before: LoadedTranscript, after: LoadedTranscrip
     result: changed(resultOf(before), resultOf(after)),
     // Old transcripts have no call record: compared only when both sides have them.
     call: calls[0]!.length > 0 && calls[1]!.length > 0 ? changed(calls[0], calls[1]) : undefined,
+    ...(() => {
+      const turns = [sessionTurns(before), sessionTurns(after)] as const;
+      const diff = turns[0].length > 0 || turns[1].length > 0 ? changed(turns[0], turns[1]) : undefined;
+      return diff ? { sessionTurns: diff } : {};
+    })(),
     cliVersions: before.header.cliVersion === after.header.cliVersion ? undefined : { before: before.header.cliVersion, after: after.header.cliVersion },
     ...(before.header.cwd && after.header.cwd && projectDirLength(before.header) !== projectDirLength(after.header) ? { projectDirLengths: { before: projectDirLength(before.header), after: projectDirLength(after.header) } } : {}),
   };
@@ -286,6 +314,7 @@ export function isEmptyDiff(diff: TranscriptDiff): boolean {
     diff.valueChanges.length === 0 &&
     !diff.outcome &&
     !diff.result &&
-    !diff.call
+    !diff.call &&
+    !diff.sessionTurns
   );
 }

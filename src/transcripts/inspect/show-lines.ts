@@ -1,5 +1,5 @@
 /** One-line readings of single records in the timeline: the call record, the exit, system messages, a result. */
-import type { CallRecord } from "../format.js";
+import type { CallRecord, InterruptRecord, SessionEndRecord, TurnEndRecord, TurnRecord } from "../format.js";
 import { asJson, clip, quoted, compact, resultUsage, runEnd, endLabel, apiStatusOf, dollars, tokenText, opt, LINE_WIDTH, type Json } from "./text.js";
 
 /** The call record: this call's own cost and tokens, and how the process ended for it. */
@@ -54,3 +54,33 @@ export function result(message: Json): string[] {
   return lines;
 }
 
+
+/** Where a session's turn ran: the process's pid, launch and the turn's call number on it. */
+export function turnProcess(process: TurnRecord["process"]): string {
+  if (!process) return "no process";
+  return `pid ${process.pid ?? "?"}, process ${process.launch}, call ${process.call} on it`;
+}
+
+/** A session's turn begins (docs/transcript-format.md, "Sessions"). */
+export function turnText(record: TurnRecord): string[] {
+  const history = record.history === "replayed" ? " · history REPLAYED as text (a new process: the earlier one ended)" : "";
+  return [clip(`══ session turn ${record.turn} · ${turnProcess(record.process)}${history} ══`, LINE_WIDTH), `input ${quoted(record.input)}`];
+}
+
+/** A session's turn ended: how, in how long, its tokens and cost. */
+export function turnEndText(record: TurnEndRecord): string[] {
+  const how = { ok: "ok", interrupted: "INTERRUPTED", failed: "FAILED" }[record.outcome];
+  const usage = record.usage ? `; tokens ${tokenText({ input: record.usage.inputTokens, output: record.usage.outputTokens, cacheRead: record.usage.cacheReadInputTokens, cacheCreation: record.usage.cacheCreationInputTokens })}` : "";
+  const cost = typeof record.costUsd === "number" ? `; cost $${dollars(record.costUsd)}` : "";
+  const stop = typeof record.stopReason === "string" ? `, stop ${record.stopReason}` : "";
+  const error = record.error ? [clip(`${record.error.name} (${record.error.code}): ${record.error.message}`, LINE_WIDTH)] : [];
+  return [`end of session turn ${record.turn}: ${how}${stop} in ${record.durationMs} ms${usage}${cost}`, ...error];
+}
+
+export function interruptText(record: InterruptRecord): string {
+  return `INTERRUPT asked by the caller (session turn ${record.turn})`;
+}
+
+export function sessionEndText(record: SessionEndRecord): string {
+  return `session closed after ${record.turns} turn(s)`;
+}

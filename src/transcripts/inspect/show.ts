@@ -4,7 +4,7 @@
  */
 import { isRawCapture, type LoadedTranscript } from "../reader.js";
 import { parse, asJson, clip, quoted, compact, messageKey, matchesType, usageOf, apiStatusOf, isSyntheticAssistant, contentText, opt, LINE_WIDTH, type Json, type Rec } from "./text.js";
-import { callText, exitText, result, system } from "./show-lines.js";
+import { callText, exitText, interruptText, result, sessionEndText, system, turnEndText, turnText } from "./show-lines.js";
 import { PartialMessages } from "./partial.js";
 
 export interface TimelineOptions {
@@ -15,7 +15,7 @@ export interface TimelineOptions {
 }
 
 /** `··`: a line of a raw capture, whose direction was not recorded (it is the CLI's stdout). */
-const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", dropped: "xx", note: "!!", call: "==" };
+const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", dropped: "xx", note: "!!", call: "==", turn: "##", turn_end: "##", interrupt: "##", session_end: "##" };
 
 /**
  * The timeline of a run, built one record at a time: turns (one per assistant message id), text,
@@ -24,6 +24,8 @@ const ARROWS: Record<string, string> = { in: "<<", out: ">>", stderr: "!!", drop
  */
 export class Timeline {
   private headers = 0;
+  /** A session's transcript: its API turns are headed "response N" (the session's own turns are "session turn N"). */
+  private session = false;
   private turns = 0;
   private subagentTurns = 0;
   private turnId: string | undefined;
@@ -84,7 +86,14 @@ export class Timeline {
   }
 
   private header(record: Rec & { kind: "header" }): string[] {
-    const again = this.headers++ > 0 ? ["# --- another CLI process in the same file (a retried call) ---"] : [];
+    const session = record.session === true;
+    this.session ||= session;
+    const again =
+      this.headers++ > 0
+        ? [session ? "# --- another CLI process of the session (the earlier one ended, or its first turn was retried on a fresh one) ---" : "# --- another CLI process in the same file (a retried call) ---"]
+        : session
+          ? ["# a session's transcript: every turn in one file (session turn records mark where each begins and ends)"]
+          : [];
     if (isRawCapture(record)) {
       this.rawCapture = true;
       const from = typeof record.importedFrom === "string" ? ` imported from ${record.importedFrom}` : "";
@@ -111,6 +120,7 @@ export class Timeline {
     if (record.kind === "call") return [JSON.stringify(record)];
     if (record.kind === "outcome") return [`outcome ${JSON.stringify(record.outcome)}`];
     if (record.kind === "note") return [`note: ${record.text}`];
+    if (record.kind === "turn" || record.kind === "turn_end" || record.kind === "interrupt" || record.kind === "session_end") return [JSON.stringify(record)];
     return record.kind === "header" ? [] : [record.text.trimEnd()];
   }
 
@@ -125,6 +135,16 @@ export class Timeline {
         return [`outcome ${compact(record.outcome, LINE_WIDTH - 40)}`];
       case "note":
         return [`note: ${record.text}`];
+      case "turn":
+        // A session turn's API responses are numbered from 1 again.
+        this.turns = 0;
+        return turnText(record);
+      case "turn_end":
+        return turnEndText(record);
+      case "interrupt":
+        return [interruptText(record)];
+      case "session_end":
+        return [sessionEndText(record)];
       case "stderr":
         return [`stderr ${quoted(record.text)}`];
       case "dropped":
@@ -146,7 +166,7 @@ export class Timeline {
     if (id === this.turnId) return;
     this.turnId = id;
     const parent = message.parent_tool_use_id;
-    const title = parent ? `subagent turn ${++this.subagentTurns} (for ${this.toolNames.get(String(parent)) ?? "tool"} ${String(parent)})` : `turn ${++this.turns}`;
+    const title = parent ? `subagent turn ${++this.subagentTurns} (for ${this.toolNames.get(String(parent)) ?? "tool"} ${String(parent)})` : `${this.session ? "response" : "turn"} ${++this.turns}`;
     const usage = usageOf(inner.usage);
     // Output tokens are left out: the assistant line carries message_start's usage, before the
     // output; the final figures are the result's (or a partial message_delta's).

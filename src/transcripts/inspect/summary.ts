@@ -1,6 +1,6 @@
 /** `transcript summary`: one screen of figures about a run, built one record at a time. */
 import { isRawCapture, type LoadedTranscript } from "../reader.js";
-import type { CallRecord, RequestRecord } from "../format.js";
+import type { CallRecord, RequestRecord, TurnEndRecord, TurnRecord } from "../format.js";
 import { parse, asJson, messageKey, usageOf, billedUsageOf, runEnd, apiStatusOf, addUsage, dollars, isSyntheticAssistant, ZERO_USAGE, type RunEnd, type Usage, type Json, type Rec } from "./text.js";
 
 /**
@@ -55,6 +55,36 @@ export interface TranscriptSummary {
   stderrBytes: number | null;
   nonJsonLines: number;
   outcome?: Json;
+  /** A session's transcript (docs/transcript-format.md, "Sessions"): its turns, the processes they ran on, how it was closed. */
+  session?: SessionSummary;
+}
+
+/** One turn of a session, from its `turn` and `turn_end` records and its call record. */
+export interface SessionTurnSummary {
+  turn: number;
+  input: string;
+  history: "native" | "replayed";
+  /** `running` when the file has no end for it (a host that died mid-turn). */
+  outcome: "ok" | "interrupted" | "failed" | "running";
+  durationMs?: number;
+  usage?: Usage;
+  costUsd?: number;
+  stopReason?: string;
+  /** The process: its pid, launch id and this turn's call number on it. */
+  pid?: number;
+  launch?: string;
+  callOnProcess?: number;
+  /** How the process ended for this turn (its call record's ending). */
+  ending?: string;
+  interrupted: boolean;
+  error?: { name: string; code: string; message: string };
+}
+
+export interface SessionSummary {
+  turns: SessionTurnSummary[];
+  /** The CLI processes the session's turns ran on, in order (launch ids). */
+  processes: string[];
+  closed: boolean;
 }
 
 function count(map: Record<string, number>, key: string): void {
@@ -115,6 +145,9 @@ export class SummaryBuilder {
   private raw = false;
   /** A header that names a reused process (transcripts before the call record): no exit is expected. */
   private reusedProcess = false;
+  /** Every call record of a session's file (each turn's): a session's figures are their sum. */
+  private readonly sessionCalls: CallRecord[] = [];
+  private sessionTurn: SessionTurnSummary | undefined;
 
   constructor(path: string) {
     this.summary = {
@@ -147,6 +180,15 @@ export class SummaryBuilder {
     if ("t" in record && typeof record.t === "number" && summary.durationMs !== null) summary.durationMs = Math.max(summary.durationMs, record.t);
     if (record.kind === "stderr") summary.stderrBytes = (summary.stderrBytes ?? 0) + record.text.length;
     if (record.kind === "exit") summary.exit = { exitCode: record.exitCode, signal: record.signal };
+    if (record.kind === "header" && (record as { session?: unknown }).session === true) {
+      summary.session ??= { turns: [], processes: [], closed: false };
+      const launch = (record as { process?: { launch?: unknown } }).process?.launch;
+      if (typeof launch === "string") summary.session.processes.push(launch);
+    }
+    if (record.kind === "turn") this.turn(record);
+    if (record.kind === "turn_end") this.turnEnd(record);
+    if (record.kind === "interrupt" && this.sessionTurn?.turn === record.turn) this.sessionTurn.interrupted = true;
+    if (record.kind === "session_end" && summary.session) summary.session.closed = true;
     if (record.kind === "call") this.call(record);
     if (record.kind === "outcome") summary.outcome = record.outcome;
     if (record.kind !== "in" && record.kind !== "out") return;
@@ -191,7 +233,14 @@ export class SummaryBuilder {
     // which on a reused process carry the process's running totals.
     const call = summary.call;
     if (call?.usage) summary.tokens = { ...call.usage, source: "call" };
-    if (call && call.costUsd !== null) summary.costUsd = dollars(call.costUsd);
+    if (call && call.costUsd !== null && !summary.session) summary.costUsd = dollars(call.costUsd);
+    // A session's figures are its turns' together (each call record is one turn's own).
+    if (summary.session && this.sessionCalls.length > 0) {
+      const usages = this.sessionCalls.map((record) => record.usage);
+      summary.tokens = { ...usages.reduce<Usage>((sum, usage) => (usage ? addUsage(sum, { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadInputTokens, cacheCreation: usage.cacheCreationInputTokens }) : sum), { ...ZERO_USAGE }), source: "call" };
+      // A turn that failed (interrupted, crashed) has no cost of its own: the sum is of the turns that reported one.
+      summary.costUsd = dollars(this.sessionCalls.reduce((sum, record) => sum + (record.costUsd ?? 0), 0));
+    }
     if (call) summary.ending = call.ending;
     else if (this.raw) summary.ending = "not recorded (raw capture)";
     else if (summary.exit) summary.ending = exitEnding(summary.exit);
@@ -199,7 +248,35 @@ export class SummaryBuilder {
     return summary;
   }
 
+  private turn(record: TurnRecord): void {
+    const session = (this.summary.session ??= { turns: [], processes: [], closed: false });
+    this.sessionTurn = {
+      turn: record.turn,
+      input: record.input,
+      history: record.history,
+      outcome: "running",
+      interrupted: false,
+      ...(record.process ? { pid: record.process.pid, launch: record.process.launch, callOnProcess: record.process.call } : {}),
+    };
+    session.turns.push(this.sessionTurn);
+  }
+
+  private turnEnd(record: TurnEndRecord): void {
+    const turn = this.summary.session?.turns.find((candidate) => candidate.turn === record.turn);
+    if (!turn) return;
+    turn.outcome = record.outcome;
+    turn.durationMs = record.durationMs;
+    if (record.usage) turn.usage = { input: record.usage.inputTokens, output: record.usage.outputTokens, cacheRead: record.usage.cacheReadInputTokens, cacheCreation: record.usage.cacheCreationInputTokens };
+    if (record.costUsd !== undefined) turn.costUsd = dollars(record.costUsd);
+    if (typeof record.stopReason === "string") turn.stopReason = record.stopReason;
+    if (record.error) turn.error = record.error;
+  }
+
   private call(record: CallRecord): void {
+    if (this.summary.session) {
+      this.sessionCalls.push(record);
+      if (this.sessionTurn) this.sessionTurn.ending = record.ending;
+    }
     const usage = record.usage
       ? { input: record.usage.inputTokens, output: record.usage.outputTokens, cacheRead: record.usage.cacheReadInputTokens, cacheCreation: record.usage.cacheCreationInputTokens }
       : null;

@@ -211,6 +211,10 @@ export const KNOWN_TYPES = [
   "non-json",
   "dropped",
   "note",
+  "turn",
+  "turn_end",
+  "interrupt",
+  "session_end",
 ] as const;
 
 /** The `--type` values that name no known type (the part before the first `/` must be known). */

@@ -27,7 +27,7 @@ export interface TraceFile {
   metadata: Json;
 }
 
-const TRACK = { process: 1, main: 2, handlers: 3, permissions: 4 } as const;
+const TRACK = { process: 1, main: 2, handlers: 3, permissions: 4, session: 5 } as const;
 const TRACK_NAMES: Record<number, string> = { 1: "CLI process", 2: "main thread: API turns and tool calls", 3: "our MCP tool handlers", 4: "permission answers" };
 
 const us = (ms: number) => Math.round(ms * 1000);
@@ -54,6 +54,8 @@ export class TraceBuilder {
   private readonly toolUses = new Map<string, { start: number; name: string; track: number }>();
   /** Control requests in flight, by request id. */
   private readonly requests = new Map<string, { start: number; name: string; track: number; cat: string }>();
+  /** A session's turns begun and not yet ended, by number: when, and their record. */
+  private readonly sessionTurns = new Map<number, { start: number; args: Json }>();
 
   constructor(private readonly path: string) {}
 
@@ -70,6 +72,19 @@ export class TraceBuilder {
       return;
     }
     if (record.kind === "stderr") return this.instant("stderr", "process", TRACK.process, t, { text: record.text.slice(0, 500) });
+    if (record.kind === "turn") {
+      this.sessionTurns.set(record.turn, { start: t, args: { input: record.input.slice(0, 500), history: record.history, ...(record.process ? { pid: record.process.pid ?? null, launch: record.process.launch, callOnProcess: record.process.call } : {}) } });
+      return;
+    }
+    if (record.kind === "turn_end") {
+      const begun = this.sessionTurns.get(record.turn);
+      this.sessionTurns.delete(record.turn);
+      const args: Json = { ...begun?.args, outcome: record.outcome, durationMs: record.durationMs, ...(record.usage ? { usage: record.usage } : {}), ...(record.costUsd !== undefined ? { costUsd: record.costUsd } : {}), ...(record.error ? { error: record.error } : {}) };
+      this.span(`session turn ${record.turn}${record.outcome === "ok" ? "" : ` (${record.outcome})`}`, "session", TRACK.session, begun?.start ?? t, t, args);
+      return;
+    }
+    if (record.kind === "interrupt") return this.instant(`interrupt (session turn ${record.turn})`, "session", TRACK.session, t);
+    if (record.kind === "session_end") return this.instant(`session closed after ${record.turns} turn(s)`, "session", TRACK.session, t);
     if (record.kind !== "in" && record.kind !== "out") return;
     const message = parse(record.text);
     if (!message) return;
@@ -79,6 +94,9 @@ export class TraceBuilder {
 
   finish(): TraceFile {
     this.closeTurns();
+    // A session turn the file does not end (a host that died mid-turn) shows up to the last record.
+    for (const [turn, begun] of this.sessionTurns) this.span(`session turn ${turn} (no end recorded)`, "session", TRACK.session, begun.start, this.clock, begun.args);
+    this.sessionTurns.clear();
     this.closeToolUses(this.clock);
     // A raw capture holds no answers of ours: what was asked still shows, where it was asked.
     for (const open of this.requests.values()) this.instant(`${open.name} (no answer recorded)`, open.cat, open.track, open.start);
@@ -97,11 +115,15 @@ export class TraceBuilder {
     this.raw = isRawCapture(record);
     this.asked.clear();
     this.meta("process_name", 0, { name: `CLI process ${this.pid}${record.cliVersion !== "unknown" ? ` (Claude Code ${record.cliVersion})` : ""}` });
-    for (const [tid, name] of Object.entries(TRACK_NAMES)) {
+    const session = record.session === true;
+    const names = session ? { ...TRACK_NAMES, [TRACK.session]: "session turns" } : TRACK_NAMES;
+    for (const [tid, name] of Object.entries(names)) {
       this.meta("thread_name", Number(tid), { name });
       this.meta("thread_sort_index", Number(tid), { sort_index: Number(tid) });
     }
-    this.instant("process start", "process", TRACK.process, this.raw ? this.clock : 0, { cliPath: record.cliPath, args: record.args, cwd: record.cwd, startedAt: record.startedAt });
+    // A session's later process starts where the file's one clock is then (its header's `t`).
+    const start = this.raw ? this.clock : typeof record.t === "number" ? (this.clock = record.t) : 0;
+    this.instant("process start", "process", TRACK.process, start, { cliPath: record.cliPath, args: record.args, cwd: record.cwd, startedAt: record.startedAt, ...(record.process !== undefined ? { process: record.process } : {}) });
   }
 
   /** The record's time in ms: its `t`, or for a raw capture one ms per line. */
