@@ -32,11 +32,11 @@ export default defineConfig({
         // The other files share a worker's module graph too: each closes its runtimes, servers and CLIs
         // after each test (test/support.ts `cleanup`) and checks none is left. Importing the library
         // afresh for each of ~60 files cost 90 s of CPU, 50 s of the suite's wall time (docs/testing.md).
-        test: { name: "suite", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, UNIT, ...ISOLATED], isolate: false },
+        test: { name: "suite", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, UNIT, ...ISOLATED], isolate: false, setupFiles: ["test/teardown.ts"] },
       },
       {
         extends: true,
-        test: { name: "isolated", include: ISOLATED },
+        test: { name: "isolated", include: ISOLATED, setupFiles: ["test/teardown.ts"] },
       },
     ],
   },

@@ -81,7 +81,7 @@ export const TEST_PASS_ENV = [OWNER_VAR, "STAND_IN_MODE", "STAND_IN_BYTES", "STA
  * (`baseUrlApi`, `scriptedApi`), to its base URL. Without an API the runtime takes its defaults too.
  */
 export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partial<ClaudeCodeRuntimeOptions> = {}): ClaudeCodeRuntime {
-  return new ClaudeCodeRuntime({
+  const runtime = new ClaudeCodeRuntime({
     projectDir: tempDir("project"),
     models: { default: "sonnet" },
     env: api?.firstParty ? firstPartyEnv(api) : testEnv(),
@@ -96,6 +96,9 @@ export function runtimeFor(api: ScriptedMessagesApi | undefined, options: Partia
     rateLimitGovernor: new RateLimitGovernor(),
     ...options,
   });
+  // A test that fails before its own close() must not leave CLIs for the next test's leak check (teardownFailedTest).
+  testRuntimes.push(runtime);
+  return runtime;
 }
 
 /** An executable shell script (a stand-in or wrapper CLI). */
@@ -240,6 +243,31 @@ export function pidAlive(pid: number): boolean {
 
 export async function cleanup(): Promise<void> {
   while (cleanups.length) await cleanups.pop()!();
+}
+
+/** Runtimes made by runtimeFor since the current test began (test/teardown.ts). */
+const testRuntimes: ClaudeCodeRuntime[] = [];
+
+export function beginTest(): void {
+  testRuntimes.length = 0;
+}
+
+/**
+ * After a test that failed (its own hooks included: an afterEach that threw skips the rest, cleanup among
+ * them): the runtimes it made are closed and any process it started that is still there is killed, so its
+ * failure cannot fail the next tests' leak checks (files share a worker). Returns what had to be killed.
+ */
+export async function teardownFailedTest(): Promise<number[]> {
+  await Promise.all(testRuntimes.splice(0).map((runtime) => runtime.close({ abortInFlight: true }).catch(() => {})));
+  const left = await remainingChildren(1_000);
+  for (const pid of left) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return left;
 }
 
 /** Text of every tool_result block the model received in a recorded API request. */
