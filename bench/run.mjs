@@ -68,8 +68,7 @@ if (path === "first-party") await section("first-call", "first-call.mjs", quick 
 await section("lifecycle", "lifecycle.mjs", quick ? ["--alternating", "6", "--budgets", "1,2,3"] : [], ["--no-warnings"]);
 await section("usage", "usage.mjs", [...(quick ? ["--calls", "1"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
 await section("reuse", "reuse.mjs", [...(quick ? ["--calls", "10", "--steady-warmup", "40", "--steady-calls", "10", "--throughput", "20", "--sdk-calls", "4", "--loops", "2"] : []), ...(withSdk ? [] : ["--no-sdk"])], ["--no-warnings"]);
-// The AI SDK provider against the peer provider; sessions against the Agent SDK's streaming input (without the
-// interceptor for now: sessions refuse it; bench/sessions.mjs --wire once they run behind it).
+// The AI SDK provider against the peer provider; sessions against the Agent SDK's streaming input (ours behind its interceptor).
 await section("provider", "provider.mjs", quick ? ["--cold", "3", "--calls", "10", "--loops", "5"] : [], ["--no-warnings"]);
 if (withSdk) await section("sessions", "sessions.mjs", quick ? ["--starts", "3", "--turns", "10"] : [], ["--no-warnings"]);
 

@@ -13,10 +13,11 @@
  *              turn's `text_delta` event; SDK: its `stream_event` with a text_delta)
  *   host CPU   this process's CPU per turn (user+sys), p50
  *
- * Sessions run on the first-party path without the interceptor (`wire: false`): sessions refuse to run
- * behind it for now (docs/sessions.md). `--wire` turns it on for ours once they can. `--base-url` the old way.
+ * Ours runs on the first-party path behind its interceptor, its default (the SDK cannot: it goes to the
+ * scripted API's front directly, so ours / SDK includes the interceptor); `--no-wire` runs ours with
+ * `wire: false`. `--base-url` the old way.
  *
- *   node bench/sessions.mjs [--starts 5] [--turns 20] [--wire] [--base-url]
+ *   node bench/sessions.mjs [--starts 5] [--turns 20] [--no-wire] [--base-url]
  */
 import childProcess from "node:child_process";
 import { syncBuiltinESMExports } from "node:module";
@@ -40,7 +41,7 @@ const { MODEL, SESSION_TEXT_PROMPT, SESSION_TOOL_PROMPT, SESSION_TOOL_REPLY, SES
 
 const starts = argValue("starts", 5);
 const turns = argValue("turns", 20);
-const wire = hasFlag("wire");
+const wire = !hasFlag("no-wire");
 
 const api = await startApiProcess();
 const lib = await loadLibrary();
