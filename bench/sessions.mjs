@@ -236,7 +236,7 @@ await cleanup();
 const stats = (s) => ({ ms: summarize(s.ms), hostCpuMsP50: summarize(s.hostCpuMs).p50 });
 const result = {
   path: benchPath(),
-  interceptor: wire ? "on" : "off (wire: false; sessions refuse the interceptor for now)",
+  interceptor: wire ? "on" : "off (wire: false, --no-wire)",
   starts,
   turns,
   seconds: Math.round((performance.now() - started) / 100) / 10,
