@@ -23,6 +23,7 @@ import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { requireProjectDir } from "./checks/project-dir.js";
 import { type Capabilities, builtinToolsFor } from "./capabilities.js";
+import { checkProjectSources } from "./capabilities/project.js";
 import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
@@ -275,6 +276,17 @@ export class ClaudeCodeHost {
         "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
       );
     }
+    const projectInstructions = call.capabilities?.projectInstructions === true;
+    if (projectInstructions) {
+      // What the project source would load besides the instructions is refused before any process starts (capabilities/project.ts).
+      checkProjectSources(this.options.projectDir, cli.facts);
+      if (wire && !wireShapeFor(cli.version)?.projectInstructions) {
+        throw new IsolationError(
+          [`wire: capabilities.projectInstructions adds the project's instructions to each request, and no format of them is recorded for Claude Code ${cli.version}, so the requests cannot be checked`],
+          "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/guides/capabilities.md).",
+        );
+      }
+    }
     if (call.signal?.aborted) throw new AbortError(call.signal.reason);
     const transcriptDir = call.transcript === false ? undefined : (call.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = call.transcript ? call.transcript.name : undefined;
@@ -349,6 +361,8 @@ export class ClaudeCodeHost {
         conversation: call.conversation,
         permissions: call.permissions,
         builtinTools,
+        projectInstructions,
+        mcpServers: call.capabilities?.mcpServers,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

@@ -19,6 +19,7 @@ import { type AuthOption, authProvider, authVariableNames } from "../../transpor
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
 import { cliArgsFor } from "../checks/isolation.js";
 import { builtinPermission } from "../capabilities.js";
+import { type McpServers, mcpServerNames } from "../capabilities/mcp-servers.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -109,6 +110,10 @@ export interface RunSpec {
   permissions?: CallPermissions;
   /** Built-in tools opted into (capabilities.ts, resolved for the CLI version): in the launch, the init check and the permission answers. */
   builtinTools?: readonly string[];
+  /** `capabilities.projectInstructions` (capabilities/project.ts): the project source in the launch, its instructions expected on the wire. */
+  projectInstructions?: boolean;
+  /** `capabilities.mcpServers` (capabilities/mcp-servers.ts): in the launch, the init check and the wire check. */
+  mcpServers?: McpServers;
 }
 
 /**
@@ -212,6 +217,8 @@ export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProces
       structuredOutput: spec.jsonSchema !== undefined,
       includePartialMessages: spec.includePartialMessages,
       builtinTools: spec.builtinTools,
+      projectInstructions: spec.projectInstructions,
+      mcpServers: spec.mcpServers,
       ...(spec.permissions ? { permissionMode: cliPermissionMode(spec.permissions.launch), preApprove: preApproves(spec.permissions.launch) } : {}),
     }),
     cwd: spec.projectDir,
@@ -233,6 +240,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     requireSubscription: spec.requireSubscription,
     permissionMode: spec.permissions ? cliPermissionMode(spec.permissions.mode, spec.permissions.launch) : "dontAsk",
     builtinTools: spec.builtinTools,
+    projectInstructions: spec.projectInstructions,
+    mcpServers: mcpServerNames(spec.mcpServers),
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));

@@ -12,6 +12,8 @@ import type { CliProcessOptions } from "../../transport/process.js";
 import type { CallExpectation } from "../wire/check.js";
 import type { HostWireSession, InterceptorProcess } from "../wire/interceptor-process.js";
 import type { RunSpec } from "./run.js";
+import { projectInstructionFiles } from "../capabilities/project.js";
+import { mcpServerNames } from "../capabilities/mcp-servers.js";
 
 const sessions = new WeakMap<PooledProcess, HostWireSession>();
 
@@ -20,7 +22,7 @@ const sessions = new WeakMap<PooledProcess, HostWireSession>();
  * `continues`: the call is a later turn of a conversation on the process it held before (its request
  * carries the earlier turns, which the interceptor saw).
  */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools">, continues = false): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "projectInstructions" | "mcpServers">, continues = false): CallExpectation {
   return {
     model: spec.model,
     system: spec.system,
@@ -30,6 +32,9 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     cwd: projectDirs(spec.projectDir),
     ...(continues ? { continues: true } : {}),
     ...(spec.builtinTools && spec.builtinTools.length > 0 ? { builtinTools: spec.builtinTools } : {}),
+    // The instruction files as they are now: a file changed since the process started no longer fits, and the request is refused.
+    ...(spec.projectInstructions ? { projectInstructions: projectInstructionFiles(spec.projectDir) } : {}),
+    ...(spec.mcpServers && Object.keys(spec.mcpServers).length > 0 ? { mcpServers: mcpServerNames(spec.mcpServers) } : {}),
   };
 }
 
