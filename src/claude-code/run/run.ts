@@ -19,7 +19,7 @@ import { type AuthOption, authProvider, authVariableNames } from "../../transpor
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
 import { cliArgsFor } from "../checks/isolation.js";
 import { builtinPermission } from "../capabilities.js";
-import { type McpServers, mcpServerNames } from "../capabilities/mcp-servers.js";
+import { type McpServers, isServerTool, mcpServerNames } from "../capabilities/mcp-servers.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -229,6 +229,7 @@ export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProces
 
 async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source: Source, toolIds: readonly string[]): Promise<RunOutput> {
   const allowed = new Set(toolIds);
+  const userServers = mcpServerNames(spec.mcpServers);
   const deniedTools: string[] = [];
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
   const expected = {
@@ -241,7 +242,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     permissionMode: spec.permissions ? cliPermissionMode(spec.permissions.mode, spec.permissions.launch) : "dontAsk",
     builtinTools: spec.builtinTools,
     projectInstructions: spec.projectInstructions,
-    mcpServers: mcpServerNames(spec.mcpServers),
+    mcpServers: userServers,
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
@@ -297,7 +298,9 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
           // An opted-in built-in tool: allowed under the project dir (capabilities.ts), whatever the mode.
           const builtin = builtinPermission(request, spec.builtinTools ?? [], spec.projectDir);
           if (builtin) return Promise.resolve(builtin);
-          const answer = answerPermission(request, signal, { permissions: spec.permissions, allowed, toolIds, deniedTools, logger: spec.logger });
+          // A tool of an opted-in MCP server the CLI runs is answered like the call's own (capabilities/mcp-servers.ts).
+          const serverTool = isServerTool(String(request.tool_name), userServers);
+          const answer = answerPermission(request, signal, { permissions: spec.permissions, allowed: serverTool ? new Set([...allowed, String(request.tool_name)]) : allowed, toolIds, deniedTools, logger: spec.logger });
           // A denial of one of the call's tools reaches the model as that tool's result: the interceptor's check must know its text first.
           return session ? answer.then((reply) => recordDenial(session, request, reply)) : answer;
         },
