@@ -9,6 +9,7 @@ import { z } from "zod";
 import type { CliVersionFacts } from "../binary/versions.js";
 import { InvalidInputError } from "../errors/index.js";
 import { mcpServersSchema } from "./capabilities/mcp-servers.js";
+import { telemetryCapabilitySchema } from "./capabilities/telemetry.js";
 
 /**
  * The built-in tools a capability may name, each with the input field that holds its path (undefined: the
@@ -40,6 +41,8 @@ export const capabilitiesSchema = z
     projectInstructions: z.boolean().optional(),
     /** MCP servers the CLI runs (stdio, http, sse), by name (capabilities/mcp-servers.ts). */
     mcpServers: mcpServersSchema.optional(),
+    /** The CLI's OpenTelemetry export for these calls (prompts and tool details off unless set); its collector's host is the only egress added (capabilities/telemetry.ts). */
+    telemetry: telemetryCapabilitySchema.optional(),
   })
   .strict();
 

@@ -297,7 +297,8 @@ export class ClaudeCodeHost {
       apiEndpoint: endpoint,
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
       passEnv: this.options.passEnv,
-      telemetry: this.options.telemetry,
+      // capabilities.telemetry: this call's export (its variables are in the launch, so the pool key); else the host's option.
+      telemetry: call.capabilities?.telemetry ?? this.options.telemetry,
       launchSettings: call.launchSettings,
       auth,
     });

@@ -1,5 +1,5 @@
 /**
- * `capabilities.projectInstructions` and `capabilities.mcpServers` without a CLI: the strict options, exactly the
+ * `capabilities.projectInstructions`, `capabilities.mcpServers` (and `telemetry`'s schema) without a CLI: the strict options, exactly the
  * flags they add to the launch (and so to the pool key), the init check's expectation, the files refused before
  * spawn, and the wire check: the instructions reminder bound to the files' text (2.1.330's recorded format), the
  * servers' tools accepted by name only for the servers opted into.
@@ -47,7 +47,15 @@ describe("parseCapabilities: projectInstructions and mcpServers", () => {
     expect(() => parseCapabilities({ mcpServers: { "a__b": { command: "node" } } })).toThrow(/capabilities\.mcpServers\.a__b/);
     expect(() => parseCapabilities({ mcpServers: { a: { command: "node", cwd: "/" } } })).toThrow(InvalidInputError);
     expect(() => parseCapabilities({ mcpServers: { a: { type: "sdk", name: "a" } } })).toThrow(InvalidInputError);
-    expect(() => parseCapabilities({ telemetryy: {} })).toThrow(/known: builtinTools, projectInstructions, mcpServers/);
+    expect(() => parseCapabilities({ telemetryy: {} })).toThrow(/known: builtinTools, projectInstructions, mcpServers, telemetry/);
+  });
+
+  it("telemetry: the collector and the two content switches, strict", () => {
+    const telemetry = { endpoint: "http://127.0.0.1:4318", protocol: "http/json", headers: { authorization: "Bearer t" }, logUserPrompts: false, logToolDetails: true };
+    expect(parseCapabilities({ telemetry })).toEqual({ telemetry });
+    expect(() => parseCapabilities({ telemetry: { endpoint: "nope" } })).toThrow(/capabilities\.telemetry\.endpoint/);
+    expect(() => parseCapabilities({ telemetry: { endpoint: "http://127.0.0.1:4318", resourceAttributes: {} } })).toThrow(InvalidInputError);
+    expect(() => parseCapabilities({ telemetry: { endpoint: "http://127.0.0.1:4318", protocol: "udp" } })).toThrow(InvalidInputError);
   });
 });
 
