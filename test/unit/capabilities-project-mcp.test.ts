@@ -175,12 +175,15 @@ describe("the wire check", () => {
     expect(checkMessagesRequest(request([reminderOf(changed)]), expectation({ projectInstructions: files }), shape)).toHaveLength(1);
   });
 
-  it("passes a tool of an opted-in server by name, whatever its text, and refuses one of another server", () => {
+  it("passes a tool of an opted-in server that init listed, whatever its text; refuses one init did not list, one before init, one of another server", () => {
     const lookup = { name: "mcp__notes__lookup", description: "anything the server says", input_schema: { type: "object" } };
-    expect(checkMessagesRequest(request([], [lookup]), expectation({ mcpServers: ["notes"] }), shape)).toEqual([]);
+    const notes = { mcpServers: ["notes"], mcpTools: ["mcp__notes__lookup"] };
+    expect(checkMessagesRequest(request([], [lookup]), expectation(notes), shape)).toEqual([]);
     expect(checkMessagesRequest(request([], [lookup]), expectation(), shape)).toEqual([`tool "mcp__notes__lookup" is not one of the call's tools`]);
-    expect(checkMessagesRequest(request([], [{ ...lookup, name: "mcp__other__lookup" }]), expectation({ mcpServers: ["notes"] }), shape)).toEqual([`tool "mcp__other__lookup" is not one of the call's tools`]);
-    expect(checkMessagesRequest(request([], [{ ...lookup, extra: "x" }]), expectation({ mcpServers: ["notes"] }), shape)).toEqual([expect.stringMatching(/held a key "extra"/)]);
+    expect(checkMessagesRequest(request([], [{ ...lookup, name: "mcp__notes__delete" }]), expectation(notes), shape)).toEqual([`tool "mcp__notes__delete" is not one init listed for its server`]);
+    expect(checkMessagesRequest(request([], [lookup]), expectation({ mcpServers: ["notes"] }), shape)).toEqual([`tool "mcp__notes__lookup" came before the call's init listed its server's tools`]);
+    expect(checkMessagesRequest(request([], [{ ...lookup, name: "mcp__other__lookup" }]), expectation(notes), shape)).toEqual([`tool "mcp__other__lookup" is not one of the call's tools`]);
+    expect(checkMessagesRequest(request([], [{ ...lookup, extra: "x" }]), expectation(notes), shape)).toEqual([expect.stringMatching(/held a key "extra"/)]);
   });
 
   it("a shape file with a malformed projectInstructions does not load", () => {

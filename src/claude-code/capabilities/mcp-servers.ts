@@ -4,8 +4,9 @@
  *
  * What is checked: `init` must list exactly the servers asked for (and `ktx` when the call has tools), each
  * `connected`, and no tool outside the call's own, the opted-in built-ins and `mcp__<server>__<tool>` of those
- * servers. On the wire a tool of such a server is accepted by its name (one the server's prefix covers) with
- * whatever description and input schema the server gave: those are the user's, no recording can hold them.
+ * servers. On the wire a tool of such a server is accepted only by a name the call's init listed (the host
+ * tells the interceptor when init arrives; a request waits for them, session.ts `whenMcpTools`), with whatever
+ * description and input schema the server gave: those are the user's, no recording can hold them.
  * Their results are the server's output (the CLI's reminders after them still checked). What the servers
  * themselves send, and to whom, is the user's choice: the interceptor sees only the CLI's API traffic.
  */

@@ -313,6 +313,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       onMessage: (message: CliMessage) => {
         const isolation = followMessage(message, state, spec, expected);
         if (isolation) throw isolation;
+        // The interceptor lets the CLI-run servers' tools through as init listed them (checked just now).
+        if (message.kind === "system_init" && session && userServers.length > 0) session.mcpTools(message.message.tools.filter((tool) => isServerTool(tool, userServers)));
       },
       onWire: spec.observer?.wire,
       onExit: recordExit,

@@ -74,6 +74,11 @@ process.on("message", (message: ToProcess) => {
       send({ type: "acked", reply: message.ack });
       return;
     }
+    case "mcpTools": {
+      const running = calls.get(message.session);
+      if (running?.call === message.call) interceptor?.sessionNamed(message.session)?.setMcpTools(message.names);
+      return;
+    }
     case "end": {
       const running = calls.get(message.session);
       if (running?.call === message.call) calls.delete(message.session);
