@@ -97,6 +97,39 @@ describe("capabilities: mcpServers", () => {
     }
   });
 
+  it('a session with permissions "ask": the server\'s tool goes to canUseTool; allowed it runs, denied the model sees the denial (default turns as with tools)', { timeout: 180_000 }, async () => {
+    const api = await firstPartyApi((request) => {
+      const results = toolResultsIn(request.body);
+      const prompts = (request.body.messages as Array<{ role: string }>).filter((message) => message.role === "assistant").length;
+      // Each turn: one lookup, then an answer with its result.
+      const last = results.at(-1);
+      if (results.length === 0 || (prompts === 2 && results.length === 1)) return { toolCalls: [{ name: "mcp__notes__lookup", input: { key: "grain" }, id: `toolu_ask${prompts}` }] };
+      return turn.text(last?.is_error ? `denied: ${last.text}` : `answer: ${last?.text}`);
+    });
+    const log = join(tempDir("caps-mcp-log"), "calls.log");
+    const host = hostFor(api, tempDir("caps-mcp"));
+    const asked: string[] = [];
+    let allow = true;
+    try {
+      const session = host.createSession({
+        model: "sonnet",
+        capabilities: { mcpServers: { notes: { command: process.execPath, args: [SERVER], env: { NOTES_SERVER_LOG: log } } } },
+        permissions: { mode: "ask", canUseTool: (request) => (asked.push(request.toolName), allow ? { behavior: "allow" } : { behavior: "deny", message: "Not now." }) },
+      });
+      const first = await session.send("what is the grain?").result;
+      expect(first.text).toBe("answer: note grain: one row per order line");
+      allow = false;
+      const second = await session.send("and again?").result;
+      expect(second.text).toBe("denied: Not now.");
+      expect(asked).toEqual(["mcp__notes__lookup", "mcp__notes__lookup"]);
+      // The server ran only the allowed call.
+      expect(readFileSync(log, "utf8")).toBe("grain\n");
+      await session.close();
+    } finally {
+      await host.close();
+    }
+  });
+
   it("refuses the library's own server name and a malformed server before any process starts", () => {
     const api = { baseUrl: "http://127.0.0.1:9" };
     const host = new ClaudeCodeHost({ projectDir: tempDir("caps-mcp"), env: { PATH: process.env.PATH ?? "" }, apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test" }, ...cliOption(), warm: false });

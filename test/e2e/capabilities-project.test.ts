@@ -79,6 +79,24 @@ describe("capabilities: projectInstructions", () => {
     }
   });
 
+  it("a two-turn session: the second turn's request carries the instructions again and passes the wire check", { timeout: 120_000 }, async () => {
+    const api = await firstPartyApi(() => turn.text("ok"));
+    const projectDir = tempDir("caps-instr");
+    write(projectDir, { "CLAUDE.md": `${LINE}\n` });
+    const host = hostFor(api, projectDir);
+    try {
+      const session = host.createSession({ model: "sonnet", capabilities: { projectInstructions: true } });
+      expect((await session.send("first").result).text).toBe("ok");
+      expect((await session.send("second").result).text).toBe("ok");
+      expect(api.messageRequests).toHaveLength(2);
+      expect(api.messageRequests[1]!.rawBody).toContain(LINE);
+      expect(api.messageRequests[1]!.rawBody).toContain("first");
+      await session.close();
+    } finally {
+      await host.close();
+    }
+  });
+
   it("without the capability the CLAUDE.md line does not reach the request", { timeout: 120_000 }, async () => {
     const api = await firstPartyApi(() => turn.text("ok"));
     const projectDir = tempDir("caps-instr");
