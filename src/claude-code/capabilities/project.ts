@@ -7,8 +7,9 @@
  *   ("Codebase and user instructions are shown below. …", then `Contents of <path> (project instructions, checked
  *   into the codebase):\n\n<text>` per file, joined by a blank line). Each text is trimmed and a rule's front matter
  *   dropped; rules come in directory order (not sorted), so the wire check matches the files in any order.
- *   CLAUDE.md files in the directories above the project dir load too, as do `@path` imports: neither is one of
- *   the project's own files, so the first is refused here and the second by the wire check (its text is not a file's).
+ *   CLAUDE.md, .claude/CLAUDE.md and .claude/rules/ in the directories above the project dir load too (HOME's
+ *   ~/.claude/CLAUDE.md and rules among them when the project is under HOME), as do `@path` imports: none is one of
+ *   the project's own files, so the first are refused here and the second by the wire check (its text is not a file's).
  * - `.claude/settings.json` is read: its `env` reached the CLI (CLAUDE_CODE_MAX_OUTPUT_TOKENS changed max_tokens),
  *   `outputStyle` changed the system prompt, `permissions` are ignored only while the workspace is untrusted (a
  *   user's own HOME may trust it), `model` lost to `--model`, hooks did not run (`disableAllHooks` in the flag
