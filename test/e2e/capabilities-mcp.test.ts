@@ -5,6 +5,7 @@
  * check lets their tools through by name; a server that fails to connect ends in a typed error, not a hang.
  */
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -77,6 +78,40 @@ describe("capabilities: mcpServers", () => {
       expect(api.messageRequests[0]!.body.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(["mcp__ktx__double", "mcp__notes__lookup"]);
     } finally {
       await runtime.close();
+    }
+  });
+
+  it("an http server on loopback (streamable HTTP) answers a tool call behind the interceptor", { timeout: 120_000 }, async () => {
+    const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+    const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+    const calls: string[] = [];
+    // Stateless: a server and transport per request, as the SDK's example does.
+    const server = createServer(async (request, response) => {
+      const mcp = new McpServer({ name: "remote", version: "1.0.0" });
+      mcp.registerTool("lookup", { description: "Look up a project note by key.", inputSchema: { key: z.string() } }, async ({ key }) => (calls.push(key), { content: [{ type: "text" as const, text: `remote note ${key}` }] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      response.on("close", () => void transport.close());
+      await mcp.connect(transport);
+      let body = "";
+      request.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      request.on("end", () => void transport.handleRequest(request, response, body ? JSON.parse(body) : undefined));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const api = await firstPartyApi(callOnce("mcp__remote__lookup"));
+    const host = hostFor(api, tempDir("caps-mcp"));
+    try {
+      const output = await host.run(
+        { model: "claude-sonnet-4-6", system: "", prompt: "what is the grain?", maxTurns: 3, tools: [], capabilities: { mcpServers: { remote: { type: "http", url } } } },
+        host.limitsFor(undefined, host.logger),
+      );
+      expect(output.init.mcp_servers.map((entry) => [entry.name, entry.status])).toEqual([["remote", "connected"]]);
+      expect(output.result.result).toBe("answer: remote note grain");
+      expect(calls).toEqual(["grain"]);
+    } finally {
+      await host.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 

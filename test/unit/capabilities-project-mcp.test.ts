@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
 import { parseCapabilities } from "../../src/claude-code/capabilities.js";
 import { checkProjectSources, isInstructionsReminder, projectInstructionFiles } from "../../src/claude-code/capabilities/project.js";
+import { remoteServerHosts } from "../../src/claude-code/capabilities/mcp-servers.js";
 import { buildCliArgs, checkInit } from "../../src/claude-code/checks/isolation.js";
 import { launchKey } from "../../src/claude-code/pool/pool-keys.js";
 import { type CallExpectation, checkMessagesRequest } from "../../src/claude-code/wire/check.js";
@@ -47,6 +48,7 @@ describe("parseCapabilities: projectInstructions and mcpServers", () => {
     expect(() => parseCapabilities({ mcpServers: { "a__b": { command: "node" } } })).toThrow(/capabilities\.mcpServers\.a__b/);
     expect(() => parseCapabilities({ mcpServers: { a: { command: "node", cwd: "/" } } })).toThrow(InvalidInputError);
     expect(() => parseCapabilities({ mcpServers: { a: { type: "sdk", name: "a" } } })).toThrow(InvalidInputError);
+    expect(() => parseCapabilities({ mcpServers: { a: { type: "http", url: "https://api.anthropic.com/mcp" } } })).toThrow(/a host of the Anthropic API/);
     expect(() => parseCapabilities({ telemetryy: {} })).toThrow(/known: builtinTools, projectInstructions, mcpServers, telemetry/);
   });
 
@@ -79,6 +81,9 @@ describe("the launch", () => {
     // Without the call's own tools the library's server is not there; with an asking permission mode nothing is pre-approved.
     expect(JSON.parse(flag(buildCliArgs({ ...spec, mcpServers: servers }), "--mcp-config")!)).toEqual({ mcpServers: { notes: { type: "stdio", command: "node", args: ["s.js"] } } });
     expect(flag(buildCliArgs({ ...spec, mcpServers: servers, preApprove: false }), "--allowedTools")).toBeUndefined();
+    // The http and sse servers' hosts (which go around the interceptor: wire-binding.ts), not the stdio ones.
+    expect(remoteServerHosts(buildCliArgs({ ...spec, mcpServers: { ...servers, web: { type: "http", url: "http://127.0.0.1:9/mcp" }, feed: { type: "sse", url: "https://MCP.example:8443/sse" } } }))).toEqual(["127.0.0.1", "mcp.example"]);
+    expect(remoteServerHosts(args)).toEqual([]);
     const other = buildCliArgs({ ...spec, toolIds: ["mcp__ktx__echo"], mcpServers: { notes: { command: "node", args: ["t.js"] } } });
     expect(launchKey({ path: "/c", args: other, cwd: "/p", env: {} })).not.toBe(launchKey({ path: "/c", args, cwd: "/p", env: {} }));
   });

@@ -20,6 +20,9 @@ const stdioServer = z.object({ type: z.literal("stdio").optional(), command: z.s
 /** A server the CLI reaches over HTTP (streamable) or server-sent events. */
 const remoteServer = (type: "http" | "sse") => z.object({ type: z.literal(type), url: z.string().url(), headers: stringRecord.optional() }).strict();
 
+/** The hosts the CLI's API traffic goes to: a server there would take its requests around the interceptor. */
+const API_HOSTS = ["api.anthropic.com", "platform.claude.com", "claude.ai", "console.anthropic.com"];
+
 /** A server name as the CLI's tool ids carry it (`mcp__<name>__<tool>`): no `__`, and never the library's own. */
 const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,62}$/;
 
@@ -29,6 +32,8 @@ export const mcpServersSchema = z
     for (const name of Object.keys(servers)) {
       if (name === KTX_MCP_SERVER_NAME) context.addIssue({ code: "custom", path: [name], message: `"${KTX_MCP_SERVER_NAME}" is the library's own server (the call's tools); choose another name` });
       else if (!SERVER_NAME.test(name)) context.addIssue({ code: "custom", path: [name], message: `a server name is letters, digits, "-" and single "_" (at most 63; it becomes part of mcp__${name}__<tool>)` });
+      const server = servers[name]!;
+      if ("url" in server && API_HOSTS.includes(hostOf(server.url))) context.addIssue({ code: "custom", path: [name, "url"], message: `${hostOf(server.url)} is a host of the Anthropic API, which the interceptor checks; an MCP server's traffic goes around it` });
     }
   });
 
@@ -37,6 +42,22 @@ export type McpServers = z.infer<typeof mcpServersSchema>;
 /** The servers' entries of `--mcp-config`, each with its `type` written out. */
 export function mcpConfigEntries(servers: McpServers | undefined): Record<string, Record<string, unknown>> {
   return Object.fromEntries(Object.entries(servers ?? {}).map(([name, server]) => [name, { type: server.type ?? "stdio", ...server }]));
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  } catch {
+    return "";
+  }
+}
+
+/** The hosts of the http and sse servers in a launch's `--mcp-config` (the library wrote it: isolation.ts). */
+export function remoteServerHosts(args: readonly string[]): string[] {
+  const config = args.find((arg) => arg.startsWith("--mcp-config="));
+  if (!config) return [];
+  const servers = (JSON.parse(config.slice("--mcp-config=".length)) as { mcpServers: Record<string, { type?: string; url?: string }> }).mcpServers;
+  return [...new Set(Object.values(servers).filter((server) => (server.type === "http" || server.type === "sse") && server.url).map((server) => hostOf(server.url!)).filter(Boolean))];
 }
 
 /** The server names, sorted (the pool key and the launch are built from them). */

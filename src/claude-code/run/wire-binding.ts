@@ -13,7 +13,7 @@ import type { CallExpectation } from "../wire/check.js";
 import type { HostWireSession, InterceptorProcess } from "../wire/interceptor-process.js";
 import type { RunSpec } from "./run.js";
 import { projectInstructionFiles } from "../capabilities/project.js";
-import { mcpServerNames } from "../capabilities/mcp-servers.js";
+import { mcpServerNames, remoteServerHosts } from "../capabilities/mcp-servers.js";
 
 const sessions = new WeakMap<PooledProcess, HostWireSession>();
 
@@ -113,7 +113,7 @@ export function uncheckedTurns(responseIds: ReadonlyArray<string | undefined>, r
  */
 export function spawnBehind(wire: InterceptorProcess | undefined, launch: CliProcessOptions, make: (launch: CliProcessOptions) => PooledProcess): PooledProcess {
   const session = wire?.newSession();
-  const proc = make(session ? { ...launch, env: interceptedEnv(launch.env, session.env) } : launch);
+  const proc = make(session ? { ...launch, env: withServerHosts(interceptedEnv(launch.env, session.env), launch.args) } : launch);
   if (session) {
     sessions.set(proc, session);
     // An idle process whose session broke (its interceptor is gone) must not serve another call.
@@ -121,6 +121,20 @@ export function spawnBehind(wire: InterceptorProcess | undefined, launch: CliPro
     void proc.proc.exited.then(() => wire!.dropSession(session));
   }
   return proc;
+}
+
+/**
+ * `capabilities.mcpServers`: the hosts of the http and sse servers in the launch's `--mcp-config` go around the
+ * interceptor (`NO_PROXY`), which would refuse them (measured on 2.1.330: the CLI's MCP client takes HTTP(S)_PROXY,
+ * and the refusal made the server "needs-auth"). Their traffic is the user's choice; the API's hosts are never
+ * among them (mcp-servers.ts refuses those).
+ */
+function withServerHosts(env: Record<string, string>, args: readonly string[]): Record<string, string> {
+  const hosts = remoteServerHosts(args);
+  if (hosts.length === 0) return env;
+  const result = { ...env };
+  for (const name of ["NO_PROXY", "no_proxy"]) result[name] = [result[name], ...hosts].filter(Boolean).join(",");
+  return result;
 }
 
 export function wireSessionOf(proc: PooledProcess): HostWireSession | undefined {
