@@ -125,6 +125,7 @@ describe("capabilities: mcpServers", () => {
         .then(() => undefined, (caught: unknown) => caught);
       expect(error).toBeInstanceOf(IsolationError);
       expect((error as Error).message).toMatch(/MCP server "broken" \(capabilities\.mcpServers\) reported status "failed"/);
+      expect((error as Error).message).toMatch(/a stdio server's command must start and answer MCP initialize/);
       expect(Date.now() - started).toBeLessThan(60_000);
       expect(api.messageRequests).toHaveLength(0);
     } finally {

@@ -253,9 +253,17 @@ function projectSurfaceDifferences(init: SystemInitMessage): string[] {
   return differences;
 }
 
+/** What to do when a server of `capabilities.mcpServers` did not connect. */
+export const MCP_SERVER_ADVICE =
+  "Check the server of capabilities.mcpServers named above: a stdio server's command must start and answer MCP initialize on stdin/stdout (it gets the CLI's scrubbed environment plus its own env); an http or sse server's URL must answer without authentication the CLI cannot give (docs/guides/capabilities.md).";
+
 /** The advice for an init check's differences: a built-in plugin's own, else the default (a CLI version or default that changed). */
-export function initAdvice(init: SystemInitMessage): string | undefined {
-  return (init.plugins ?? []).some(isOrganisationPlugin) ? ORGANISATION_PLUGIN_ADVICE : undefined;
+export function initAdvice(init: SystemInitMessage, expected?: Pick<ExpectedSurface, "mcpServers">): string | undefined {
+  if ((init.plugins ?? []).some(isOrganisationPlugin)) return ORGANISATION_PLUGIN_ADVICE;
+  // An opted-in server that did not connect is the server's problem, not the CLI version's.
+  const servers = expected?.mcpServers ?? [];
+  if (init.mcp_servers.some((server) => servers.includes(server.name) && server.status !== "connected")) return MCP_SERVER_ADVICE;
+  return undefined;
 }
 
 /** Host-discovered names the init message may list; diagnostic only (seed 000). */
