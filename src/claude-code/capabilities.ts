@@ -8,6 +8,8 @@ import { realpathSync } from "node:fs";
 import { z } from "zod";
 import type { CliVersionFacts } from "../binary/versions.js";
 import { InvalidInputError } from "../errors/index.js";
+import { mcpServersSchema } from "./capabilities/mcp-servers.js";
+import { telemetryCapabilitySchema } from "./capabilities/telemetry.js";
 
 /**
  * The built-in tools a capability may name, each with the input field that holds its path (undefined: the
@@ -35,6 +37,12 @@ export const capabilitiesSchema = z
   .object({
     /** The CLI's own tools: names (`["Read"]`) or a set (`"readonly"`, `"edit"`); none by default. */
     builtinTools: z.union([z.enum(["readonly", "edit"]), z.array(z.string()).readonly()]).optional(),
+    /** The project's CLAUDE.md, .claude/CLAUDE.md and .claude/rules/ reach the model; anything else the project source loads is refused (capabilities/project.ts). */
+    projectInstructions: z.boolean().optional(),
+    /** MCP servers the CLI runs (stdio, http, sse), by name (capabilities/mcp-servers.ts). */
+    mcpServers: mcpServersSchema.optional(),
+    /** The CLI's OpenTelemetry export for these calls (prompts and tool details off unless set); its collector's host is the only egress added (capabilities/telemetry.ts). */
+    telemetry: telemetryCapabilitySchema.optional(),
   })
   .strict();
 
@@ -47,7 +55,7 @@ export function parseCapabilities(value: unknown): Capabilities | undefined {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ["capabilities", ...issue.path.map(String)].join(".");
-    const unknown = issue.code === "unrecognized_keys" ? ` (unknown key ${issue.keys.map((key) => JSON.stringify(key)).join(", ")}; known: builtinTools)` : "";
+    const unknown = issue.code === "unrecognized_keys" ? ` (unknown key ${issue.keys.map((key) => JSON.stringify(key)).join(", ")}; known: ${Object.keys(capabilitiesSchema.shape).join(", ")})` : "";
     const error = new InvalidInputError(`Invalid ${field}: ${issue.message}${unknown}. docs/options.md, "Capabilities".`);
     error.field = field;
     throw error;

@@ -23,6 +23,7 @@ import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { requireProjectDir } from "./checks/project-dir.js";
 import { type Capabilities, builtinToolsFor } from "./capabilities.js";
+import { checkProjectSources } from "./capabilities/project.js";
 import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
@@ -168,12 +169,12 @@ export class ClaudeCodeHost {
   }
 
   /** The environment every CLI of this host gets, with a call's launch settings. */
-  private callEnv(launchSettings?: Record<string, string>): Record<string, string> {
+  private callEnv(launchSettings?: Record<string, string>, telemetry?: ClaudeCodeHostOptions["telemetry"]): Record<string, string> {
     return createKtxClaudeCodeEnv(this.options.env ?? process.env, {
       apiEndpoint: this.options.apiEndpoint,
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
       passEnv: this.options.passEnv,
-      telemetry: this.options.telemetry,
+      telemetry: telemetry ?? this.options.telemetry,
       launchSettings,
       auth: this.options.auth,
     });
@@ -318,13 +319,25 @@ export class ClaudeCodeHost {
         "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
       );
     }
+    const projectInstructions = call.capabilities?.projectInstructions === true;
+    if (projectInstructions) {
+      // What the project source would load besides the instructions is refused before any process starts (capabilities/project.ts).
+      checkProjectSources(this.options.projectDir, cli.facts);
+      if (wire && !wireShapeFor(cli.version)?.projectInstructions) {
+        throw new IsolationError(
+          [`wire: capabilities.projectInstructions adds the project's instructions to each request, and no format of them is recorded for Claude Code ${cli.version}, so the requests cannot be checked`],
+          "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/guides/capabilities.md).",
+        );
+      }
+    }
     if (call.signal?.aborted) throw new AbortError(call.signal.reason);
     const transcriptDir = call.transcript === false || call.recordInto ? undefined : (call.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = call.transcript ? call.transcript.name : undefined;
     const endpoint = this.options.apiEndpoint;
     const auth = this.options.auth;
     const explicitCredential = this.explicitCredential;
-    const env = this.callEnv(call.launchSettings);
+    // capabilities.telemetry: this call's export (its variables are in the launch, so the pool key); else the host's option.
+    const env = this.callEnv(call.launchSettings, call.capabilities?.telemetry);
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
     // A retry after a usage-limit reset has the slot its rejected attempt kept (retry-hold.ts).
@@ -384,6 +397,8 @@ export class ClaudeCodeHost {
         conversation: call.conversation,
         permissions: call.permissions,
         builtinTools,
+        projectInstructions,
+        mcpServers: call.capabilities?.mcpServers,
       }, this.pool);
       void output.reaped.finally(release);
       await own?.close();

@@ -44,6 +44,9 @@ export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): s
   list("cliTools", (before.cliTools ?? []).map(cliTool), (after.cliTools ?? []).map(cliTool));
   const builtinTool = (entry: { name: string; description: string; inputSchema: unknown }) => `${entry.name}: ${entry.description} ${JSON.stringify(entry.inputSchema)}`;
   list("builtinTools", (before.builtinTools ?? []).map(builtinTool), (after.builtinTools ?? []).map(builtinTool));
+  // A recording without the project instructions call lacks their format (REMOVED, as a list's missing items are).
+  const instructions = (shape: WireShapeFile) => (shape.projectInstructions ? [JSON.stringify(shape.projectInstructions)] : []);
+  list("projectInstructions", instructions(before), instructions(after));
   return changes;
 }
 

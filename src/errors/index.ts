@@ -89,6 +89,25 @@ export class ProjectDirNotFoundError extends InvalidInputError {
 }
 
 /**
+ * `capabilities.projectInstructions` would load more from the project than its instructions: a file the CLI's
+ * project setting source reads (settings, agents, conditional rules, instructions above the project dir) that
+ * the library cannot switch off. Found before any process starts (docs/guides/capabilities.md).
+ */
+export class ProjectSourceError extends InvalidInputError {
+  readonly option = "capabilities.projectInstructions";
+  constructor(
+    /** The file (or directory) at fault, absolute. */
+    readonly file: string,
+    /** What the CLI would load from it. */
+    readonly loads: string,
+    /** What to do. */
+    readonly advice: string,
+  ) {
+    super(`capabilities.projectInstructions: ${file} ${loads}, which projectInstructions does not opt into; no process was started. ${advice} (docs/guides/capabilities.md, "Project instructions").`);
+  }
+}
+
+/**
  * The `auth` option names a provider whose credential or required setting is missing (or is contradicted by
  * another option), found before any process starts; see docs/options.md, "Authentication".
  */

@@ -5,7 +5,7 @@
  * kinds that matter, and returns what it sent. wire-shape-derive.ts turns that into the version's
  * shape file (shape-file.ts).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -13,6 +13,7 @@ import { cliVersion } from "../binary/locate.js";
 import { ClaudeCodeRuntime, type ClaudeCodeRuntimeOptions } from "../claude-code/runtime.js";
 import { WireInterceptor, type WireRecordedRequest } from "../claude-code/wire/interceptor.js";
 import { resolveModelValue } from "../claude-code/models.js";
+import { type InstructionFile, projectInstructionFiles } from "../claude-code/capabilities/project.js";
 import type { KtxRuntimeToolDescriptor } from "../mcp/tools.js";
 import { FIRST_PARTY_HOSTS } from "./first-party.js";
 import { type RecordedRequest, startScriptedMessagesApi, type ScriptedTurn, turn } from "./scripted-api.js";
@@ -32,6 +33,8 @@ export interface RecordedCall {
   prompt: string;
   /** Values the CLI writes into its reminders, to turn into placeholders. */
   projectDir: string;
+  /** The project's instruction files the call opted into (`capabilities.projectInstructions`), as the CLI reads them. */
+  instructions?: InstructionFile[];
   ok: boolean;
   error?: string;
   ms: number;
@@ -84,6 +87,14 @@ const toolResults = (body: any): number =>
 const firstUserText = (body: any): string => {
   const content = body?.messages?.[0]?.content;
   return typeof content === "string" ? content : Array.isArray(content) ? content.filter((block: any) => block.type === "text" && !String(block.text).startsWith("<system-reminder>")).map((block: any) => block.text).join("") : "";
+};
+
+/** The call kind that opts into the project's instructions (`capabilities.projectInstructions`): their reminder becomes the shape's `projectInstructions`. */
+export const PROJECT_INSTRUCTIONS_CALL = "text, project instructions";
+/** Its project's CLAUDE.md and one rule: two files, so the recording shows what stands between two. */
+export const PROJECT_INSTRUCTIONS_FILES: Readonly<Record<string, string>> = {
+  "CLAUDE.md": "Answer in one short sentence.\n",
+  ".claude/rules/tone.md": "Keep a friendly tone.\n",
 };
 
 /** The file the built-in tools call reads (in its project dir), set while that call runs. */
@@ -252,6 +263,20 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         } finally {
           builtinReadPath = undefined;
         }
+        await rt.close();
+      }],
+      [PROJECT_INSTRUCTIONS_CALL, async () => {
+        const rt = runtime(mainHome);
+        const model = resolveModelValue("sonnet")!.id;
+        const projectDir = projects.get(rt)!;
+        for (const [name, text] of Object.entries(PROJECT_INSTRUCTIONS_FILES)) {
+          mkdirSync(join(projectDir, name, ".."), { recursive: true });
+          writeFileSync(join(projectDir, name), text);
+        }
+        await call(PROJECT_INSTRUCTIONS_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
+          rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 1, tools: [], capabilities: { projectInstructions: true } }, rt.host.limitsFor(undefined, rt.host.logger)),
+        );
+        calls.at(-1)!.instructions = projectInstructionFiles(projectDir);
         await rt.close();
       }],
       [CHATTY, async () => {

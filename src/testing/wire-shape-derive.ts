@@ -9,7 +9,8 @@ import { isDeepStrictEqual } from "node:util";
 import { checkMessagesRequest } from "../claude-code/wire/check.js";
 import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WireShapeFile } from "../claude-code/wire/shape-file.js";
 import { FILE_TOOLS } from "../claude-code/capabilities.js";
-import { CHATTY, type RecordedWireRequest, RESENT, RESENT_STATUS, type WireRecording } from "./wire-recorder.js";
+import { CHATTY, PROJECT_INSTRUCTIONS_CALL, type RecordedWireRequest, RESENT, RESENT_STATUS, type WireRecording } from "./wire-recorder.js";
+import { type InstructionsFormat, type InstructionFile, isInstructionsReminder } from "../claude-code/capabilities/project.js";
 
 /** A recording that cannot become a shape: names what the recorder could not explain. */
 export class WireRecordingError extends Error {
@@ -112,6 +113,8 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   /** The built-in file tools a capability opts into, with their whole definitions. */
   const builtinTools = new Map<string, { name: string; description: string; inputSchema: unknown }>();
   const queries = new Set<string>();
+  /** How the CLI wrote the project's instruction files (the project instructions call kind), as JSON (one format expected). */
+  const instructionFormats = new Set<string>();
 
   const addReminder = (text: string, values: Parameters<typeof templateOf>[1], where: string) => {
     const head = /^[^\n]*:\n(?=# \S+\n)/.exec(text)?.[0];
@@ -194,7 +197,9 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
         if (block?.type !== "text") continue;
         const text = String(block.text);
         const reminder = REMINDER.exec(text);
-        if (reminder) addReminder(reminder[1]!, values, where);
+        const format = reminder && call.instructions ? instructionsFormatOf(reminder[1]!, call.instructions) : undefined;
+        if (format) instructionFormats.add(JSON.stringify(format));
+        else if (reminder) addReminder(reminder[1]!, values, where);
         else if (index === 0 && text === call.prompt) continue;
         else if (index > 0) synthetic.add(text);
         else problems.push(`user turn ${index} held text that is neither the prompt nor a reminder (${where}): ${JSON.stringify(text.slice(0, 160))}`);
@@ -242,11 +247,13 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     syntheticUserTexts: sorted(synthetic),
     cliTools: [...cliTools].sort(([a], [b]) => a.localeCompare(b)).map(([name, description]) => ({ name, description })),
     ...(builtinTools.size > 0 ? { builtinTools: [...builtinTools.values()].sort((a, b) => a.name.localeCompare(b.name)) } : {}),
+    ...(instructionFormats.size > 0 ? { projectInstructions: JSON.parse([...instructionFormats][0]!) as InstructionsFormat } : {}),
     otherRequests: [...others.values()].sort((a, b) => `${a.host}${a.path}`.localeCompare(`${b.host}${b.path}`)),
   };
   // Nothing of this machine may stay literal: the shape must match any user's requests.
   const text = JSON.stringify({ ...file, recorded: undefined });
   for (const value of machineValues(recording)) if (text.includes(JSON.stringify(value).slice(1, -1))) problems.push(`a value of this machine stayed literal in the shape: ${JSON.stringify(value)}`);
+  if (recording.calls.some((call) => call.name === PROJECT_INSTRUCTIONS_CALL && call.ok) && instructionFormats.size !== 1) problems.push(`the project instructions call showed ${instructionFormats.size} formats of its instructions reminder, not one`);
   if (problems.length > 0) throw new WireRecordingError(`the recording of ${recording.version} cannot become a shape:\n- ${[...new Set(problems)].join("\n- ")}`);
   // The shape must pass every request it was made of.
   const shape = loadWireShape(file, recording.version);
@@ -268,6 +275,7 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
         ...(tools.some((tool) => Object.hasOwn(FILE_TOOLS, tool.name)) ? { builtinTools: tools.filter((tool) => Object.hasOwn(FILE_TOOLS, tool.name)).map((tool) => tool.name) } : {}),
         cwd: [call.projectDir, realpathOr(call.projectDir)],
         toolOutputs: toolOutputsOf(body),
+        ...(call.instructions ? { projectInstructions: call.instructions } : {}),
       },
       shape,
       { responses: (Array.isArray(body.messages) ? body.messages : []).filter((message: any) => message?.role === "assistant").map((message: any) => ({ content: Array.isArray(message.content) ? message.content : [] })) },
@@ -364,4 +372,30 @@ function describeRequests(requests: readonly RecordedWireRequest[], chatty: bool
 /** The file's text: stable key order, two-space JSON, a final newline (diffable). */
 export function wireShapeText(file: WireShapeFile): string {
   return `${JSON.stringify(file, null, 2)}\n`;
+}
+
+/**
+ * The format of the project instructions reminder, from one the recorder's call made of known files (`files`, in the
+ * CLI's order of reading them): the text before the first file's section, one section with `{path}` and `{text}`
+ * in place of the first file's, and what stands between two sections. Undefined when `text` is not that reminder
+ * (or does not fit its own format exactly).
+ */
+export function instructionsFormatOf(text: string, files: readonly InstructionFile[]): InstructionsFormat | undefined {
+  const [first, second] = files;
+  if (!first || !second) return undefined;
+  const at = text.indexOf(first.path);
+  if (at < 0) return undefined;
+  const start = text.lastIndexOf("\n", at) + 1;
+  const textAt = text.indexOf(first.text, at + first.path.length);
+  if (textAt < 0) return undefined;
+  const end = textAt + first.text.length;
+  const file = `${text.slice(start, at)}{path}${text.slice(at + first.path.length, textAt)}{text}`;
+  const secondAt = text.indexOf(second.path, end);
+  if (secondAt < 0) return undefined;
+  const secondStart = text.lastIndexOf("\n", secondAt) + 1;
+  const before = text.slice(0, at);
+  const format = { head: before.slice(0, start), file, separator: text.slice(end, secondStart) };
+  // Only a format that reproduces the reminder whole is one.
+  if (/[{}]/.test(text.slice(start, at) + text.slice(at + first.path.length, textAt))) return undefined;
+  return isInstructionsReminder(text, format, files) ? format : undefined;
 }

@@ -10,6 +10,8 @@ import type { AuthKind } from "../../transport/auth.js";
 import { ORGANISATION_PLUGIN_ADVICE, isOrganisationPlugin } from "./managed-policy.js";
 import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
 import { builtinAllowRules } from "../capabilities.js";
+import { PROJECT_FLAG_SETTINGS } from "../capabilities/project.js";
+import { type McpServers, isServerTool, mcpAllowRules, mcpConfigEntries, mcpServerNames } from "../capabilities/mcp-servers.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
 
@@ -27,6 +29,10 @@ export interface SurfaceSpec {
   preApprove?: boolean;
   /** Built-in tools opted into (`capabilities.builtinTools`, resolved for the version); none by default. */
   builtinTools?: readonly string[];
+  /** `capabilities.projectInstructions`: the project setting source, its extras switched off (capabilities/project.ts). */
+  projectInstructions?: boolean;
+  /** `capabilities.mcpServers`: servers the CLI runs, beside the library's own (capabilities/mcp-servers.ts). */
+  mcpServers?: McpServers;
 }
 
 /**
@@ -36,7 +42,7 @@ export interface SurfaceSpec {
 export function cliArgsFor(spec: SurfaceSpec): readonly string[] {
   let memo = argsMemo.get(spec.facts);
   if (!memo) argsMemo.set(spec.facts, (memo = new Map()));
-  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}`;
+  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}\n${spec.projectInstructions === true}\n${spec.mcpServers ? JSON.stringify(spec.mcpServers) : ""}`;
   let args = memo.get(key);
   if (!args) {
     if (memo.size >= ARGS_MEMO_SIZE) memo.clear();
@@ -57,7 +63,8 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
     "--output-format=stream-json",
     "--input-format=stream-json",
     "--verbose",
-    "--setting-sources=",
+    // projectInstructions: the project source (CLAUDE.md, rules; what else it loads is refused or switched off: capabilities/project.ts).
+    `--setting-sources=${spec.projectInstructions ? "project" : ""}`,
     `--tools=${builtin.join(",")}`,
     "--strict-mcp-config",
     `--permission-mode=${spec.permissionMode ?? "dontAsk"}`,
@@ -72,17 +79,20 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
   if (facts.hasDisableSlashCommands) args.push("--disable-slash-commands");
   if (spec.includePartialMessages) args.push("--include-partial-messages");
   // disableAllHooks turns off settings and plugin hooks (verified on 2.1.142 and 2.1.330); managed hooks still run.
-  const settings: Record<string, unknown> = { disableAllHooks: true };
+  const settings: Record<string, unknown> = { disableAllHooks: true, ...(spec.projectInstructions ? PROJECT_FLAG_SETTINGS : {}) };
   if (facts.builtinPlugins.length > 0) {
     settings.enabledPlugins = Object.fromEntries(facts.builtinPlugins.map((name) => [`${name}@builtin`, false]));
   }
   args.push(`--settings=${JSON.stringify(settings)}`);
-  if (toolIds.length > 0) {
-    args.push(`--mcp-config=${JSON.stringify({ mcpServers: { [KTX_MCP_SERVER_NAME]: { type: "sdk", name: KTX_MCP_SERVER_NAME } } })}`);
+  const servers = mcpConfigEntries(spec.mcpServers);
+  if (toolIds.length > 0 || Object.keys(servers).length > 0) {
+    const own = toolIds.length > 0 ? { [KTX_MCP_SERVER_NAME]: { type: "sdk", name: KTX_MCP_SERVER_NAME } } : {};
+    args.push(`--mcp-config=${JSON.stringify({ mcpServers: { ...own, ...servers } })}`);
   }
   // Pre-approved tools never reach a prompt: a mode that asks must leave them out (permissions.ts). An opted-in
   // file tool is allowed only under the project dir; the permission answers scope it again (capabilities.ts).
-  const allowed = [...(spec.preApprove !== false ? toolIds : []), ...builtinAllowRules(builtin)];
+  const userServers = mcpServerNames(spec.mcpServers);
+  const allowed = [...(spec.preApprove !== false ? [...toolIds, ...mcpAllowRules(userServers)] : []), ...builtinAllowRules(builtin)];
   if (allowed.length > 0) args.push(`--allowedTools=${allowed.join(",")}`);
   return args;
 }
@@ -104,6 +114,10 @@ export interface ExpectedSurface {
   permissionMode?: string;
   /** Built-in tools opted into: init must list exactly these besides the call's own. */
   builtinTools?: readonly string[];
+  /** `capabilities.projectInstructions`: init must report the default output style and no skills. */
+  projectInstructions?: boolean;
+  /** `capabilities.mcpServers` names: init must list exactly these (and ktx with tools), connected, and only their tools besides the call's. */
+  mcpServers?: readonly string[];
 }
 
 export function expectedTools(expected: Pick<ExpectedSurface, "toolIds" | "structuredOutput" | "builtinTools">): string[] {
@@ -185,11 +199,14 @@ export function checkAccount(initializeResponse: Record<string, unknown>, expect
 /** Returns what differs between the init message and the surface we asked for (empty when isolated). */
 export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): string[] {
   const differences: string[] = [];
+  const userServers = expected.mcpServers ?? [];
   const wantTools = expectedTools(expected);
-  if (!sameSet(init.tools, wantTools)) {
+  // A user server's tools are its own (their names come from it): init may list any of them, and nothing else.
+  const listed = userServers.length > 0 ? init.tools.filter((tool) => !isServerTool(tool, userServers)) : init.tools;
+  if (!sameSet(listed, wantTools)) {
     differences.push(`tools were ${JSON.stringify([...init.tools].sort())}, expected ${JSON.stringify(wantTools)}`);
   }
-  const wantServers = expected.toolIds.length > 0 ? [KTX_MCP_SERVER_NAME] : [];
+  const wantServers = [...(expected.toolIds.length > 0 ? [KTX_MCP_SERVER_NAME] : []), ...userServers];
   const servers = init.mcp_servers.map((server) => server.name);
   if (!sameSet(servers, wantServers)) {
     differences.push(`mcp_servers were ${JSON.stringify(servers)}, expected ${JSON.stringify(wantServers)}`);
@@ -198,7 +215,12 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
     if (server.name === KTX_MCP_SERVER_NAME && server.status !== undefined && server.status !== "connected") {
       differences.push(`the ktx MCP server reported status ${JSON.stringify(server.status)}`);
     }
+    // An opted-in server that did not connect (a command that fails, an unreachable URL) ends the call, named.
+    if (userServers.includes(server.name) && server.status !== "connected") {
+      differences.push(`the MCP server ${JSON.stringify(server.name)} (capabilities.mcpServers) reported status ${JSON.stringify(server.status ?? null)}, not "connected"`);
+    }
   }
+  if (expected.projectInstructions) differences.push(...projectSurfaceDifferences(init));
   const plugins = (init.plugins ?? []).map((plugin) => plugin.name);
   if (plugins.length > 0) {
     const organisation = (init.plugins ?? []).filter(isOrganisationPlugin).map((plugin) => plugin.source ?? `${plugin.name}@builtin`);
@@ -219,9 +241,29 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
   return differences;
 }
 
+/**
+ * What init shows of the project source with projectInstructions (capabilities/project.ts): the output style the
+ * flag settings pin, and none of the skills the project may hold (its commands and agents are refused before spawn).
+ */
+function projectSurfaceDifferences(init: SystemInitMessage): string[] {
+  const differences: string[] = [];
+  const raw = init as unknown as { output_style?: unknown; skills?: unknown[] };
+  if (raw.output_style !== undefined && raw.output_style !== "default") differences.push(`output_style was ${JSON.stringify(raw.output_style)}, not "default" (projectInstructions does not opt into the project's output style)`);
+  if ((raw.skills ?? []).length > 0) differences.push(`skills were ${JSON.stringify(raw.skills)}, expected none (projectInstructions does not opt into the project's skills)`);
+  return differences;
+}
+
+/** What to do when a server of `capabilities.mcpServers` did not connect. */
+export const MCP_SERVER_ADVICE =
+  "Check the server of capabilities.mcpServers named above: a stdio server's command must start and answer MCP initialize on stdin/stdout (it gets the CLI's scrubbed environment plus its own env); an http or sse server's URL must answer without authentication the CLI cannot give (docs/guides/capabilities.md).";
+
 /** The advice for an init check's differences: a built-in plugin's own, else the default (a CLI version or default that changed). */
-export function initAdvice(init: SystemInitMessage): string | undefined {
-  return (init.plugins ?? []).some(isOrganisationPlugin) ? ORGANISATION_PLUGIN_ADVICE : undefined;
+export function initAdvice(init: SystemInitMessage, expected?: Pick<ExpectedSurface, "mcpServers">): string | undefined {
+  if ((init.plugins ?? []).some(isOrganisationPlugin)) return ORGANISATION_PLUGIN_ADVICE;
+  // An opted-in server that did not connect is the server's problem, not the CLI version's.
+  const servers = expected?.mcpServers ?? [];
+  if (init.mcp_servers.some((server) => servers.includes(server.name) && server.status !== "connected")) return MCP_SERVER_ADVICE;
+  return undefined;
 }
 
 /** Host-discovered names the init message may list; diagnostic only (seed 000). */

@@ -85,7 +85,7 @@ export function followMessage(
       // A reused process sends init at every call's start: the surface is re-checked each time.
       state.init = message.message;
       const differences = checkInit(message.message, expected);
-      return differences.length > 0 ? new IsolationError(differences, initAdvice(message.message)) : undefined;
+      return differences.length > 0 ? new IsolationError(differences, initAdvice(message.message, expected)) : undefined;
     }
     case "system": {
       const hook = hookDifference(message.message);

@@ -19,6 +19,7 @@ import { type AuthOption, authProvider, authVariableNames } from "../../transpor
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
 import { cliArgsFor } from "../checks/isolation.js";
 import { builtinPermission } from "../capabilities.js";
+import { type McpServers, isServerTool, mcpServerNames } from "../capabilities/mcp-servers.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -109,6 +110,10 @@ export interface RunSpec {
   permissions?: CallPermissions;
   /** Built-in tools opted into (capabilities.ts, resolved for the CLI version): in the launch, the init check and the permission answers. */
   builtinTools?: readonly string[];
+  /** `capabilities.projectInstructions` (capabilities/project.ts): the project source in the launch, its instructions expected on the wire. */
+  projectInstructions?: boolean;
+  /** `capabilities.mcpServers` (capabilities/mcp-servers.ts): in the launch, the init check and the wire check. */
+  mcpServers?: McpServers;
 }
 
 /**
@@ -212,6 +217,8 @@ export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProces
       structuredOutput: spec.jsonSchema !== undefined,
       includePartialMessages: spec.includePartialMessages,
       builtinTools: spec.builtinTools,
+      projectInstructions: spec.projectInstructions,
+      mcpServers: spec.mcpServers,
       ...(spec.permissions ? { permissionMode: cliPermissionMode(spec.permissions.launch), preApprove: preApproves(spec.permissions.launch) } : {}),
     }),
     cwd: spec.projectDir,
@@ -222,6 +229,7 @@ export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProces
 
 async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source: Source, toolIds: readonly string[]): Promise<RunOutput> {
   const allowed = new Set(toolIds);
+  const userServers = mcpServerNames(spec.mcpServers);
   const deniedTools: string[] = [];
   const state = new RunState(new StepTracker((index) => spec.onStepFinish?.(index)), spec.onToolSettled);
   const expected = {
@@ -233,6 +241,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     requireSubscription: spec.requireSubscription,
     permissionMode: spec.permissions ? cliPermissionMode(spec.permissions.mode, spec.permissions.launch) : "dontAsk",
     builtinTools: spec.builtinTools,
+    projectInstructions: spec.projectInstructions,
+    mcpServers: userServers,
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
@@ -288,7 +298,9 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
           // An opted-in built-in tool: allowed under the project dir (capabilities.ts), whatever the mode.
           const builtin = builtinPermission(request, spec.builtinTools ?? [], spec.projectDir);
           if (builtin) return Promise.resolve(builtin);
-          const answer = answerPermission(request, signal, { permissions: spec.permissions, allowed, toolIds, deniedTools, logger: spec.logger });
+          // A tool of an opted-in MCP server the CLI runs is answered like the call's own (capabilities/mcp-servers.ts).
+          const serverTool = isServerTool(String(request.tool_name), userServers);
+          const answer = answerPermission(request, signal, { permissions: spec.permissions, allowed: serverTool ? new Set([...allowed, String(request.tool_name)]) : allowed, toolIds, deniedTools, logger: spec.logger });
           // A denial of one of the call's tools reaches the model as that tool's result: the interceptor's check must know its text first.
           return session ? answer.then((reply) => recordDenial(session, request, reply)) : answer;
         },
@@ -301,6 +313,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       onMessage: (message: CliMessage) => {
         const isolation = followMessage(message, state, spec, expected);
         if (isolation) throw isolation;
+        // The interceptor lets the CLI-run servers' tools through as init listed them (checked just now).
+        if (message.kind === "system_init" && session && userServers.length > 0) session.mcpTools(message.message.tools.filter((tool) => isServerTool(tool, userServers)));
       },
       onWire: spec.observer?.wire,
       onExit: recordExit,

@@ -12,6 +12,8 @@ import type { CliProcessOptions } from "../../transport/process.js";
 import type { CallExpectation } from "../wire/check.js";
 import type { HostWireSession, InterceptorProcess } from "../wire/interceptor-process.js";
 import type { RunSpec } from "./run.js";
+import { projectInstructionFiles } from "../capabilities/project.js";
+import { mcpServerNames, remoteServerHosts } from "../capabilities/mcp-servers.js";
 
 const sessions = new WeakMap<PooledProcess, HostWireSession>();
 
@@ -20,7 +22,7 @@ const sessions = new WeakMap<PooledProcess, HostWireSession>();
  * `continues`: the call is a later turn of a conversation on the process it held before (its request
  * carries the earlier turns, which the interceptor saw).
  */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools">, continues = false): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "projectInstructions" | "mcpServers">, continues = false): CallExpectation {
   return {
     model: spec.model,
     system: spec.system,
@@ -30,6 +32,9 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     cwd: projectDirs(spec.projectDir),
     ...(continues ? { continues: true } : {}),
     ...(spec.builtinTools && spec.builtinTools.length > 0 ? { builtinTools: spec.builtinTools } : {}),
+    // The instruction files as they are now: a file changed since the process started no longer fits, and the request is refused.
+    ...(spec.projectInstructions ? { projectInstructions: projectInstructionFiles(spec.projectDir) } : {}),
+    ...(spec.mcpServers && Object.keys(spec.mcpServers).length > 0 ? { mcpServers: mcpServerNames(spec.mcpServers) } : {}),
   };
 }
 
@@ -108,7 +113,7 @@ export function uncheckedTurns(responseIds: ReadonlyArray<string | undefined>, r
  */
 export function spawnBehind(wire: InterceptorProcess | undefined, launch: CliProcessOptions, make: (launch: CliProcessOptions) => PooledProcess): PooledProcess {
   const session = wire?.newSession();
-  const proc = make(session ? { ...launch, env: interceptedEnv(launch.env, session.env) } : launch);
+  const proc = make(session ? { ...launch, env: withServerHosts(interceptedEnv(launch.env, session.env), launch.args) } : launch);
   if (session) {
     sessions.set(proc, session);
     // An idle process whose session broke (its interceptor is gone) must not serve another call.
@@ -116,6 +121,20 @@ export function spawnBehind(wire: InterceptorProcess | undefined, launch: CliPro
     void proc.proc.exited.then(() => wire!.dropSession(session));
   }
   return proc;
+}
+
+/**
+ * `capabilities.mcpServers`: the hosts of the http and sse servers in the launch's `--mcp-config` go around the
+ * interceptor (`NO_PROXY`), which would refuse them (measured on 2.1.330: the CLI's MCP client takes HTTP(S)_PROXY,
+ * and the refusal made the server "needs-auth"). Their traffic is the user's choice; the API's hosts are never
+ * among them (mcp-servers.ts refuses those).
+ */
+function withServerHosts(env: Record<string, string>, args: readonly string[]): Record<string, string> {
+  const hosts = remoteServerHosts(args);
+  if (hosts.length === 0) return env;
+  const result = { ...env };
+  for (const name of ["NO_PROXY", "no_proxy"]) result[name] = [result[name], ...hosts].filter(Boolean).join(",");
+  return result;
 }
 
 export function wireSessionOf(proc: PooledProcess): HostWireSession | undefined {

@@ -12,6 +12,8 @@ import { isDeepStrictEqual } from "node:util";
 import type { CallExpectation, EarlierTurn } from "./check.js";
 import { cacheControlProblem, keyProblems } from "./check.js";
 import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
+import { isInstructionsReminder } from "../capabilities/project.js";
+import { isServerTool } from "../capabilities/mcp-servers.js";
 import type { WireShape } from "./shape.js";
 
 /** One model response the interceptor forwarded: its message id and its content blocks, as the API sent them. */
@@ -118,6 +120,8 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
       const text = block.text;
       const reminder = REMINDER.exec(text);
       if (reminder) {
+        // projectInstructions: the reminder of the project's instruction files, bound to their text now (capabilities/project.ts).
+        if (expected.projectInstructions && shape.projectInstructions && isInstructionsReminder(reminder[1]!, shape.projectInstructions, expected.projectInstructions)) continue;
         differences.push(...checkReminder(reminder[1]!, shape, bound));
         continue;
       }
@@ -204,6 +208,8 @@ function checkToolResult(block: Record<string, unknown>, index: number, expected
     return differences;
   }
   if (expected.builtinTools?.includes(name)) return [...differences, ...builtinResultProblems(text, shape, bound, where)];
+  // A tool of an opted-in MCP server the CLI runs: its output is the server's own; the CLI's reminders after it are checked.
+  if (expected.mcpServers && isServerTool(name, expected.mcpServers)) return [...differences, ...builtinResultProblems(text, shape, bound, where)];
   if (expected.tools.some((tool) => tool.name === name)) return [...differences, `${where} is not what the call's tool ${quote(name)} returned (no output of it reached the interceptor): ${quote(text)}`];
   if (!cliAnswer(name, text, expected)) differences.push(`${where} is none of the CLI's own answers for a ${quote(name)} call: ${quote(text)}`);
   return differences;

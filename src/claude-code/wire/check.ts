@@ -8,6 +8,8 @@ import { isDeepStrictEqual } from "node:util";
 import { checkMessages, type ResponseContent } from "./check-turns.js";
 import type { WireShape } from "./shape.js";
 import { credentialDifferences, isCredentialHeader } from "./account-variants.js";
+import type { InstructionFile } from "../capabilities/project.js";
+import { isServerTool } from "../capabilities/mcp-servers.js";
 
 export { REMINDER_TAG, type ResponseContent } from "./check-turns.js";
 
@@ -41,6 +43,12 @@ export interface CallExpectation {
   continues?: boolean;
   /** Built-in tools opted into (`capabilities.builtinTools`): their definitions must be the version's recorded ones. */
   builtinTools?: readonly string[];
+  /** `capabilities.projectInstructions`: the project's instruction files, whose reminder (the version's recorded format) may carry exactly their text. */
+  projectInstructions?: readonly InstructionFile[];
+  /** `capabilities.mcpServers` names: their tools (`mcp__<name>__<tool>`) are accepted with the server's own description and schema. */
+  mcpServers?: readonly string[];
+  /** The servers' tools the call's init listed (set when init reaches the host): a request may carry only these of them. */
+  mcpTools?: readonly string[];
 }
 
 /** What the interceptor saw of the call so far: the model responses it forwarded, in order. */
@@ -172,6 +180,16 @@ function checkTools(tools: unknown, expected: CallExpectation, shape: WireShape)
     }
     const name = tool.name;
     const built = want.get(name);
+    // A tool of an opted-in MCP server the CLI runs: its name is the server's prefix and a word; its text is the server's own (not recorded, not compared).
+    if (!built && expected.mcpServers && isServerTool(name, expected.mcpServers) && /^[A-Za-z0-9_.-]{1,128}$/.test(name)) {
+      // Bound to what init listed: a tool the server did not report there is not one the call opted into.
+      if (expected.mcpTools === undefined) differences.push(`tool ${quote(name)} came before the call's init listed its server's tools`);
+      else if (!expected.mcpTools.includes(name)) differences.push(`tool ${quote(name)} is not one init listed for its server`);
+      if (seen.has(name)) differences.push(`tool ${quote(name)} was listed twice`);
+      seen.add(name);
+      differences.push(...keyProblems(tool, ["name", "description", "input_schema", "cache_control"], `tool ${quote(name)}`));
+      continue;
+    }
     if (!built) {
       differences.push(`tool ${quote(name)} is not one of the call's tools`);
       continue;

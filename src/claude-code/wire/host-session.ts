@@ -48,6 +48,12 @@ export class HostWireSession {
     return this.owner.ask((reply) => ({ type: "tool", session: this.name, call: call.id, id, texts, ack: reply })).then(() => undefined);
   }
 
+  /** `capabilities.mcpServers`: the servers' tools the call's init listed (its requests may carry exactly these of them). */
+  mcpTools(names: string[]): void {
+    const call = this.call;
+    if (call) this.owner.post({ type: "mcpTools", session: this.name, call: call.id, names });
+  }
+
   /**
    * Ends the call: how many of its Messages requests passed, what each carried, and what was refused.
    * The process pushes the call's records when an answer ends the model's turn, before the CLI can

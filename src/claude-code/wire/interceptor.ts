@@ -197,7 +197,7 @@ export class WireInterceptor {
         this.options.record.onRequest({ method, host, path, query, headers: incoming.headers, rawHeaders: incoming.rawHeaders, body: parseJson(raw) });
         return this.forward(request, undefined);
       }
-      if (method === "POST" && path === "/v1/messages") return session.whenCall(() => this.checkMessages(request, session));
+      if (method === "POST" && path === "/v1/messages") return session.whenCall(() => session.whenMcpTools(() => this.checkMessages(request, session)));
       if (this.shape?.otherRequests.some((allowed) => allowed.method === method && allowed.host === host && allowed.path === path)) return this.forward(request, undefined);
       // Essential for Console, Team and Enterprise logins (account-variants.ts).
       if (this.shape && isAccountRequest(method, host, path)) return this.forward(request, undefined);

@@ -102,6 +102,11 @@ function handle(message: Exclude<ToProcess, { type: "start" | "listen" }>): void
       send({ type: "acked", reply: message.ack });
       return;
     }
+    case "mcpTools": {
+      const running = calls.get(message.session);
+      if (running?.call === message.call) interceptor?.sessionNamed(message.session)?.setMcpTools(message.names);
+      return;
+    }
     case "end": {
       const running = calls.get(message.session);
       if (running?.call === message.call) calls.delete(message.session);

@@ -26,6 +26,8 @@ export type ToProcess =
   | { type: "tool"; session: string; call: number; id: string; texts: string[]; ack: number }
   /** `reply`: answer with the call's records (without it, the call's end is only noted: the host had them all). */
   | { type: "end"; session: string; call: number; reply?: number }
+  /** `capabilities.mcpServers`: the CLI-run servers' tools the call's init listed, which its requests may carry. */
+  | { type: "mcpTools"; session: string; call: number; names: string[] }
   | { type: "drop"; session: string }
   /** Is the process still answering? Sent while calls run (interceptor-process.ts, HEARTBEAT_MS); answered with `acked`. */
   | { type: "ping"; reply: number };

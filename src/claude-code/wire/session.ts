@@ -33,6 +33,8 @@ export class WireSession {
   private broken: IsolationError | undefined;
   /** Requests waiting for their call (see CALL_WAIT_MS). */
   private readonly waiting = new Set<() => void>();
+  /** Requests waiting for the call's server tools (whenMcpTools). */
+  private readonly waitingTools = new Set<() => void>();
   /**
    * The calls since the last that did not continue a conversation, as this session saw them: what a
    * conversation's next turn may carry. Kept here, where every request and answer passes, never taken from the CLI.
@@ -99,6 +101,34 @@ export class WireSession {
     const timer = setTimeout(resume, CALL_WAIT_MS);
     timer.unref();
     this.waiting.add(resume);
+  }
+
+  /**
+   * `capabilities.mcpServers`: the tools of the CLI-run servers as the call's init listed them (the host tells them
+   * when init arrives); requests waiting for them are checked now.
+   */
+  setMcpTools(names: readonly string[]): void {
+    if (!this.call) return;
+    this.call.expectation = { ...this.call.expectation, mcpTools: names };
+    for (const resume of this.waitingTools) resume();
+  }
+
+  /**
+   * Runs `then` once the call's server tools are known (a call without `mcpServers` needs none): init reaches the
+   * host on the CLI's stdout while the request comes here, so the request waits for them (CALL_WAIT_MS at most;
+   * without them the check refuses it).
+   */
+  whenMcpTools(then: () => void): void {
+    const call = this.call;
+    if (!call || this.broken || !call.expectation.mcpServers || call.expectation.mcpTools) return then();
+    const resume = () => {
+      clearTimeout(timer);
+      this.waitingTools.delete(resume);
+      then();
+    };
+    const timer = setTimeout(resume, CALL_WAIT_MS);
+    timer.unref();
+    this.waitingTools.add(resume);
   }
 
   /** @internal */

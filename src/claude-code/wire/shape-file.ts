@@ -67,6 +67,12 @@ export interface WireShapeFile {
    * into them (recorded from the "built-in tools" call kind); absent: the capability cannot be checked on this version.
    */
   builtinTools?: Array<{ name: string; description: string; inputSchema: unknown }>;
+  /**
+   * How the CLI writes the project's instruction files (`capabilities.projectInstructions`), recorded from the
+   * "project instructions" call kind: the reminder's head, one file (`{path}`, `{text}`), the separator; absent:
+   * the capability cannot be checked on this version.
+   */
+  projectInstructions?: { head: string; file: string; separator: string };
 }
 
 /** What check.ts applies: the file with its templates made regexes. */
@@ -98,6 +104,8 @@ export interface WireShape {
   cliTools: ReadonlyMap<string, string>;
   /** The built-in file tools' definitions, by name (empty: none recorded, `capabilities.builtinTools` is refused behind the interceptor). */
   builtinTools: ReadonlyMap<string, { description: string; inputSchema: unknown }>;
+  /** The instructions reminder's format (undefined: not recorded, `capabilities.projectInstructions` is refused behind the interceptor). */
+  projectInstructions?: { head: string; file: string; separator: string };
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -185,7 +193,7 @@ function exactKeys(value: unknown, keys: readonly string[], where: string, optio
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools"]);
+  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", "projectInstructions"]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -229,6 +237,13 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
       need(typeof tool.name === "string" && typeof tool.description === "string" && isObject(tool.inputSchema), `builtinTools[${index}] needs a name, a description and an input schema object`);
     }
   }
+  if (data.projectInstructions !== undefined) {
+    exactKeys(data.projectInstructions, ["head", "file", "separator"], "projectInstructions");
+    const { head, file, separator } = data.projectInstructions;
+    need(typeof head === "string" && typeof file === "string" && typeof separator === "string", "projectInstructions needs a head, a file template and a separator");
+    // The file template holds {path} and {text} once each, and no other brace: the loader fills them literally.
+    need(file.split("{path}").length === 2 && file.split("{text}").length === 2 && !/[{}]/.test(file.replace("{path}", "").replace("{text}", "")), "projectInstructions.file must hold {path} and {text} once each and no other brace");
+  }
   return data as unknown as WireShapeFile;
 }
 
@@ -263,5 +278,6 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     hosts: file.hosts,
     cliTools: new Map((file.cliTools ?? []).map((tool) => [tool.name, tool.description])),
     builtinTools: new Map((file.builtinTools ?? []).map((tool) => [tool.name, { description: tool.description, inputSchema: tool.inputSchema }])),
+    ...(file.projectInstructions ? { projectInstructions: file.projectInstructions } : {}),
   };
 }
