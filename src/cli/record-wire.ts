@@ -44,6 +44,11 @@ export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): s
   list("cliTools", (before.cliTools ?? []).map(cliTool), (after.cliTools ?? []).map(cliTool));
   const builtinTool = (entry: { name: string; description: string; inputSchema: unknown }) => `${entry.name}: ${entry.description} ${JSON.stringify(entry.inputSchema)}`;
   list("builtinTools", (before.builtinTools ?? []).map(builtinTool), (after.builtinTools ?? []).map(builtinTool));
+  // The variants (shape-variants.ts), each entry whole.
+  const variant = ({ why: _why, ...entry }: NonNullable<WireShapeFile["modelVariants"]>[number]) => JSON.stringify(entry);
+  list("modelVariants", (before.modelVariants ?? []).map(variant), (after.modelVariants ?? []).map(variant));
+  list("contextSuffix", before.contextSuffix ? [JSON.stringify(before.contextSuffix)] : [], after.contextSuffix ? [JSON.stringify(after.contextSuffix)] : []);
+  list("worktree.reminders", (before.worktree?.reminders ?? []).map(reminder), (after.worktree?.reminders ?? []).map(reminder));
   return changes;
 }
 

@@ -5,7 +5,8 @@
  * kinds that matter, and returns what it sent. wire-shape-derive.ts turns that into the version's
  * shape file (shape-file.ts).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -86,6 +87,28 @@ const firstUserText = (body: any): string => {
   return typeof content === "string" ? content : Array.isArray(content) ? content.filter((block: any) => block.type === "text" && !String(block.text).startsWith("<system-reminder>")).map((block: any) => block.text).join("") : "";
 };
 
+/**
+ * Model ids whose requests differ from the base shape's, each recorded with its own calls (MODEL_VARIANT
+ * call kinds); the shape file keeps what each adds as `modelVariants`, admitted only for those ids.
+ * 2.1.330's model table (its bundle: `{id:"claude-sonnet-5-5",family:"sonnet",…,capabilities:[…]}`):
+ * the ids with `per_turn_effort` (the beta per-turn-control-2026-07-01, effort per turn) are
+ * claude-haiku-5-5, claude-sonnet-5-5, claude-opus-5-5 (where its aliases haiku, sonnet, opus point),
+ * claude-fable-5-1, claude-fable-5-2 and claude-mythos-5-2; `silent_turn_reminder` only claude-sonnet-5-5.
+ */
+export const VARIANT_MODELS: readonly string[] = ["claude-haiku-5-5", "claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5-2"];
+/** The call kinds recorded per variant model (the model id follows). */
+export const MODEL_VARIANT = "model variant";
+/** `[1m]` ids (models.ts accepts them): the CLI strips the suffix from the body's model and adds a beta (2.1.330's `supports_1m_suffix`). */
+export const ONE_M_MODELS: readonly string[] = ["claude-sonnet-4-6[1m]", "claude-opus-4-7[1m]"];
+export const ONE_M_CALL = "text, [1m] model id";
+/** The call kind whose project dir is a linked git worktree (the environment reminder gets lines of its own). */
+export const WORKTREE_CALL = "text, project dir in a git worktree";
+/** An agent loop's prompt that makes the scripted model call a tool SILENT_STEPS times without text (the silent-turn reminder comes after 5). */
+const SILENT_PROMPT = "go, silently";
+const SILENT_STEPS = 6;
+/** Whether a call kind is one of the variant kinds (kept out of the base shape: what they add is admitted only for them). */
+export const isVariantCall = (name: string): boolean => name.startsWith(`${MODEL_VARIANT}, `) || name.startsWith(`${ONE_M_CALL}, `) || name === WORKTREE_CALL;
+
 /** The file the built-in tools call reads (in its project dir), set while that call runs. */
 let builtinReadPath: string | undefined;
 export const BUILTIN_READ_TEXT = "one row per order line\n";
@@ -107,6 +130,7 @@ function answer(request: RecordedRequest): ScriptedTurn {
     if (results === 0) return turn.tools({ name: "Read", input: { file_path: builtinReadPath } });
     return turn.text("read");
   }
+  if (tools.includes("mcp__ktx__echo") && firstUserText(body) === SILENT_PROMPT) return results < SILENT_STEPS ? turn.tools({ name: "mcp__ktx__echo", input: { text: String(results) } }) : turn.text("loop done");
   if (tools.includes("mcp__ktx__echo")) {
     if (results === 0) return turn.tools({ name: "mcp__ktx__echo", input: { text: "a" } });
     if (results === 1) return turn.tools({ name: "mcp__ktx__echo", input: { text: "b" } });
@@ -252,6 +276,36 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         } finally {
           builtinReadPath = undefined;
         }
+        await rt.close();
+      }],
+      ...VARIANT_MODELS.map((model): [string, () => Promise<unknown>] => [`${MODEL_VARIANT}, ${model}`, async () => {
+        const rt = runtime(mainHome, { models: { default: model } });
+        await text(`${MODEL_VARIANT}, ${model}, text`, rt, "default", model);
+        await call(`${MODEL_VARIANT}, ${model}, object`, rt, model, "", "A title", () => rt.generateObject({ role: "default", prompt: "A title", schema: titleSchema }));
+        await call(`${MODEL_VARIANT}, ${model}, agent loop, ${SILENT_STEPS} silent tool calls`, rt, model, LOOP_SYSTEM, SILENT_PROMPT, () =>
+          rt.runAgentLoop({ modelRole: "default", systemPrompt: LOOP_SYSTEM, userPrompt: SILENT_PROMPT, toolSet: { echo }, stepBudget: SILENT_STEPS + 2, telemetryTags: {} }),
+        );
+        await rt.close();
+      }]),
+      ...ONE_M_MODELS.map((model): [string, () => Promise<unknown>] => [`${ONE_M_CALL}, ${model}`, async () => {
+        const rt = runtime(mainHome, { models: { default: model } });
+        await text(`${ONE_M_CALL}, ${model}`, rt, "default", model);
+        await rt.close();
+      }]),
+      [WORKTREE_CALL, async () => {
+        // A repository with one commit and a linked worktree of it: the worktree is the project dir.
+        const repo = dir("repo");
+        const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "ignore", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: repo, GIT_AUTHOR_NAME: "r", GIT_AUTHOR_EMAIL: "r@example.invalid", GIT_COMMITTER_NAME: "r", GIT_COMMITTER_EMAIL: "r@example.invalid" } });
+        git(repo, "init", "-q", "-b", "main");
+        writeFileSync(join(repo, "README.md"), "r\n");
+        git(repo, "add", ".");
+        git(repo, "commit", "-q", "-m", "r");
+        const worktree = join(dir("worktrees"), "wt");
+        git(repo, "worktree", "add", "-q", "-b", "wt", worktree);
+        mkdirSync(worktree, { recursive: true });
+        const rt = runtime(mainHome, { projectDir: worktree });
+        projects.set(rt, worktree);
+        await text(WORKTREE_CALL, rt, "default", "sonnet");
         await rt.close();
       }],
       [CHATTY, async () => {

@@ -7,6 +7,8 @@
  * is literal (`{{` and `}}` stand for braces). A file that is not exactly this format is refused.
  */
 
+import { loadVariants, type ShapeVariants, type ShapeVariantsFile, VARIANT_KEYS, variantsProblem } from "./shape-variants.js";
+
 /** The format's name and revision, the file's first key. */
 export const WIRE_SHAPE_FORMAT = "ktx-claude-code/wire-shape@1";
 
@@ -35,7 +37,7 @@ export const PLACEHOLDERS: Readonly<Record<string, { pattern: string; what: stri
 };
 
 /** The file, as written and reviewed. */
-export interface WireShapeFile {
+export interface WireShapeFile extends ShapeVariantsFile {
   format: typeof WIRE_SHAPE_FORMAT;
   version: string;
   /** How and when it was recorded: the call kinds, each with the requests it made (for people; not checked). */
@@ -98,6 +100,12 @@ export interface WireShape {
   cliTools: ReadonlyMap<string, string>;
   /** The built-in file tools' definitions, by name (empty: none recorded, `capabilities.builtinTools` is refused behind the interceptor). */
   builtinTools: ReadonlyMap<string, { description: string; inputSchema: unknown }>;
+  /** What the shape admits only for some models, `[1m]` ids and worktrees (shape-variants.ts); absent: none. */
+  variants?: ShapeVariants;
+  /** A call's case only (shape-variants.ts `shapeForCall`): keys its turns may carry besides role and content. */
+  turnKeys?: ReadonlySet<string>;
+  /** A call's case only: tools the CLI adds, by name, each whole. */
+  addedTools?: ReadonlyMap<string, Record<string, unknown>>;
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -185,7 +193,7 @@ function exactKeys(value: unknown, keys: readonly string[], where: string, optio
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools"]);
+  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", ...VARIANT_KEYS]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -229,6 +237,8 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
       need(typeof tool.name === "string" && typeof tool.description === "string" && isObject(tool.inputSchema), `builtinTools[${index}] needs a name, a description and an input schema object`);
     }
   }
+  const variants = variantsProblem(data);
+  need(variants === undefined, variants ?? "");
   return data as unknown as WireShapeFile;
 }
 
@@ -263,5 +273,6 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     hosts: file.hosts,
     cliTools: new Map((file.cliTools ?? []).map((tool) => [tool.name, tool.description])),
     builtinTools: new Map((file.builtinTools ?? []).map((tool) => [tool.name, { description: tool.description, inputSchema: tool.inputSchema }])),
+    ...(VARIANT_KEYS.some((key) => file[key] !== undefined) ? { variants: loadVariants(file, regex) } : {}),
   };
 }
