@@ -14,6 +14,8 @@ import { loadWireShape, WireShapeFileError } from "../../src/claude-code/wire/sh
 import { wireShapeFor } from "../../src/claude-code/wire/shape.js";
 import { readFileSync } from "node:fs";
 import { wireShapePath } from "../../src/claude-code/wire/shape.js";
+import { wireRefusal } from "../../src/claude-code/wire/account-variants.js";
+import { WIRE_ADVICE } from "../../src/claude-code/wire/check.js";
 
 const shape = wireShapeFor("2.1.330")!;
 const file = JSON.parse(readFileSync(wireShapePath("2.1.330"), "utf8"));
@@ -181,5 +183,28 @@ describe("the shape file's variant keys", () => {
     expect(() => loadWireShape({ ...file, modelVariants: [{ ...modelVariants[0], turnKeys: ["content"] }] }, "2.1.330")).toThrow(/may not name role or content/);
     expect(() => loadWireShape({ ...file, contextSuffix: { ...contextSuffix, suffix: "[2m]" } }, "2.1.330")).toThrow(/knows only "\[1m\]"/);
     expect(() => loadWireShape({ ...file, worktree: { ...worktree, lines: [] } }, "2.1.330")).toThrow(/unknown key "lines"/);
+  });
+});
+
+describe("a refusal on a version whose shape records the variants", () => {
+  it("no longer calls a recorded variant's text a CLI variant where it does not apply; an unrecorded one still is", () => {
+    const beta = wireRefusal(['wire: beta "per-turn-control-2026-07-01" is not one the CLI version sends'], WIRE_ADVICE, shape);
+    expect(beta.message).not.toMatch(/CLI variant/);
+    expect(beta.message).toMatch(/Text the call did not give/);
+    for (const difference of ['wire: beta "context-1m-2025-08-07" is not one the CLI version sends', "wire: a <system-reminder> of no kind recorded for this CLI version: \"The user hasn't heard from you in a while.\"", 'wire: a <system-reminder> of no kind recorded for this CLI version: "# Environment … This is a git worktree"']) {
+      expect(wireRefusal([difference], WIRE_ADVICE, shape).message).not.toMatch(/CLI variant/);
+    }
+    const date = wireRefusal(["wire: a <system-reminder> of no kind recorded for this CLI version: \"The date has changed. Today's date is now 2026-11-30.\""], WIRE_ADVICE, shape);
+    expect(date.message).toMatch(/a CLI variant for your account or model: the date-change reminder/);
+    // A shape without variant keys (a version recorded before them): the beta is still called a variant.
+    const { modelVariants: _m, contextSuffix: _c, worktree: _w, ...without } = file;
+    expect(wireRefusal(beta.differences, WIRE_ADVICE, loadWireShape(without, "2.1.330")).message).toMatch(/a CLI variant for your account or model: the beta newer models/);
+  });
+
+  it("is made again by the host from the differences as marked, never marking one the process did not", () => {
+    const made = wireRefusal(["wire: a <system-reminder> of no kind recorded for this CLI version: \"The date has changed. Today's date is now 2026-11-30.\"", 'wire: beta "per-turn-control-2026-07-01" is not one the CLI version sends'], WIRE_ADVICE, shape);
+    const again = wireRefusal(made.differences, WIRE_ADVICE, "marked");
+    expect(again.message).toBe(made.message);
+    expect(again.message).toMatch(/the date-change reminder.*Text the call did not give/s);
   });
 });
