@@ -4,7 +4,7 @@
  * role, a worktree's environment reminder only for a project dir in a worktree; each changed, still refused.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { release, tmpdir, type } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -166,6 +166,8 @@ describe("a project dir in a git worktree (2.1.330, recorded)", () => {
     git("commit", "-q", "-m", "a");
     git("worktree", "add", "-q", "-b", "wt", join(root, "wt"));
     expect(isGitWorktree(join(root, "wt"))).toBe(true);
+    mkdirSync(join(root, "wt", "sub"));
+    expect(isGitWorktree(join(root, "wt", "sub"))).toBe(true);
     expect(isGitWorktree(repo)).toBe(false);
     expect(isGitWorktree(root)).toBe(false);
     // A .git file that names no worktree (a submodule's) is not one.

@@ -51,7 +51,7 @@ export function isGitWorktree(dir: string): boolean {
     try {
       const stat = statSync(dotGit);
       if (stat.isDirectory()) return false;
-      const gitdir = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"))?.[1]?.trim();
+      const gitdir = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"))?.[1]?.trim().replace(/[/\\]+$/, "");
       return gitdir !== undefined && /[/\\]worktrees[/\\][^/\\]+$/.test(gitdir);
     } catch {
       // No .git here: look in the parent.
