@@ -16,6 +16,7 @@ import { WireInterceptor, type WireRecordedRequest } from "../claude-code/wire/i
 import { resolveModelValue } from "../claude-code/models.js";
 import type { KtxRuntimeToolDescriptor } from "../mcp/tools.js";
 import { FIRST_PARTY_HOSTS } from "./first-party.js";
+import { CLOCK_OFFSET_VAR, clockShiftLibrary } from "./clock-shift.js";
 import { type RecordedRequest, startScriptedMessagesApi, type ScriptedTurn, turn } from "./scripted-api.js";
 
 /** One request the CLI sent, with the call kind it belonged to. */
@@ -103,6 +104,26 @@ export const ONE_M_MODELS: readonly string[] = ["claude-sonnet-4-6[1m]", "claude
 export const ONE_M_CALL = "text, [1m] model id";
 /** The call kind whose project dir is a linked git worktree (the environment reminder gets lines of its own). */
 export const WORKTREE_CALL = "text, project dir in a git worktree";
+/**
+ * The call kind of an agent loop that runs across midnight UTC, so the CLI's date-change reminder becomes
+ * part of the shape: the CLI runs with a clock shifted to 3 s before midnight (clock-shift.ts, an
+ * LD_PRELOAD library; 2.1.330 honours no date setting of its own — CLAUDE_CODE_OVERRIDE_DATE, in its
+ * bundle, changed nothing, measured), and the loop's tool waits past midnight. Not recorded where the
+ * library cannot be built (no C compiler).
+ */
+export const MIDNIGHT_CALL = "agent loop across midnight UTC";
+const MIDNIGHT_PROMPT = "go, past midnight";
+const MIDNIGHT_WAIT_MS = 4_000;
+const wait: KtxRuntimeToolDescriptor<{ ms: number }> = {
+  name: "wait",
+  description: "Waits.",
+  inputSchema: z.object({ ms: z.number() }),
+  execute: async ({ ms }) => {
+    await new Promise((done) => setTimeout(done, ms));
+    return { markdown: "waited" };
+  },
+};
+
 /** An agent loop's prompt that makes the scripted model call a tool SILENT_STEPS times without text (the silent-turn reminder comes after 5). */
 const SILENT_PROMPT = "go, silently";
 const SILENT_STEPS = 6;
@@ -130,6 +151,7 @@ function answer(request: RecordedRequest): ScriptedTurn {
     if (results === 0) return turn.tools({ name: "Read", input: { file_path: builtinReadPath } });
     return turn.text("read");
   }
+  if (tools.includes("mcp__ktx__wait")) return results === 0 ? turn.tools({ name: "mcp__ktx__wait", input: { ms: MIDNIGHT_WAIT_MS } }) : turn.text("after midnight");
   if (tools.includes("mcp__ktx__echo") && firstUserText(body) === SILENT_PROMPT) return results < SILENT_STEPS ? turn.tools({ name: "mcp__ktx__echo", input: { text: String(results) } }) : turn.text("loop done");
   if (tools.includes("mcp__ktx__echo")) {
     if (results === 0) return turn.tools({ name: "mcp__ktx__echo", input: { text: "a" } });
@@ -306,6 +328,21 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         const rt = runtime(mainHome, { projectDir: worktree });
         projects.set(rt, worktree);
         await text(WORKTREE_CALL, rt, "default", "sonnet");
+        await rt.close();
+      }],
+      [MIDNIGHT_CALL, async () => {
+        const library = clockShiftLibrary(dir("clock"));
+        if (!library) {
+          options.progress?.(`  ${MIDNIGHT_CALL}: not recorded (no C compiler for the clock-shift library)\n`);
+          return;
+        }
+        // 3 s before the next midnight UTC when the CLI starts (it starts with the call: no warm or reused process).
+        const now = Date.now();
+        const offset = Math.floor((Math.ceil(now / 86_400_000) * 86_400_000 - 3_000 - now) / 1000);
+        const wrapper = join(dir("bin"), "claude-midnight");
+        writeFileSync(wrapper, `#!/bin/sh\nexport TZ=UTC ${CLOCK_OFFSET_VAR}=${offset} LD_PRELOAD='${library}'\nexec '${options.cliPath.replace(/'/g, "'\\''")}' "$@"\n`, { mode: 0o755 });
+        const rt = runtime(mainHome, { cliPath: wrapper });
+        await call(MIDNIGHT_CALL, rt, "sonnet", LOOP_SYSTEM, MIDNIGHT_PROMPT, () => rt.runAgentLoop({ modelRole: "default", systemPrompt: LOOP_SYSTEM, userPrompt: MIDNIGHT_PROMPT, toolSet: { wait }, stepBudget: 3, telemetryTags: {} }));
         await rt.close();
       }],
       [CHATTY, async () => {

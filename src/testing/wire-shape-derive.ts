@@ -58,6 +58,8 @@ const LABELLED: ReadonlyArray<[RegExp, string]> = [
   [/(You are powered by the model named )(.+?)(?=\. The exact model ID is )/g, "modelName"],
   [/(knowledge cutoff is )([A-Z][a-z]+ \d{4})(?=\.)/g, "monthYear"],
   [/(<total_tokens>)(\d+)(?= tokens left<\/total_tokens>)/g, "count"],
+  // The date-change reminder's new date (the recorder's MIDNIGHT_CALL runs on a shifted clock: not today's date).
+  [/(Today's date is now )(\d{4}-\d{2}-\d{2})(?=\.)/g, "date"],
 ];
 
 /** A text the CLI wrote as a template: machine, call and day values made placeholders (on the text itself, so a value never hits a placeholder's name). */

@@ -52,7 +52,7 @@ export const KNOWN_VARIANTS: ReadonlyArray<{ test: RegExp; what: string; recorde
   { test: /beta "context-1m-2025-08-07"/, what: "the beta a [1m] model id adds", recordedIn: (shape) => shape.variants?.contextSuffix !== undefined },
   { test: /model was "claude-[^"]*", not the role's "claude-[^"]*\[1m\]"/, what: "a [1m] model id, whose suffix the CLI strips from the body", recordedIn: (shape) => shape.variants?.contextSuffix !== undefined },
   { test: /The user hasn't heard from you/, what: "the reminder newer models get after turns without text", recordedIn: (shape) => [...(shape.variants?.models.values() ?? [])].some((variant) => variant.reminders.some((reminder) => reminder.kind === "silent turns")) },
-  { test: /The date has changed\./, what: "the date-change reminder of a call across midnight" },
+  { test: /The date has changed\./, what: "the date-change reminder of a call across midnight", recordedIn: (shape) => shape.reminders.some((reminder) => reminder.kind === "date change") },
   // 2.1.330: "This is a git worktree — an isolated copy of the repository. …"; told apart only when the
   // difference's quote (check.ts: its first 120 characters) reaches the line.
   { test: /This is a git worktree|no longer a git worktree/, what: "the lines a project dir in a git worktree adds to the environment reminder", recordedIn: (shape) => shape.variants?.worktree !== undefined },
