@@ -11,6 +11,7 @@ import { z } from "zod";
 import { IsolationError } from "../../src/errors/index.js";
 import type { KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
 import { turn } from "../../src/testing/scripted-api.js";
+import { CLOCK_OFFSET_VAR, clockShiftLibrary } from "../../src/testing/clock-shift.js";
 import { cleanup, failure, firstPartyApi, realCli, remainingChildren, runtimeFor, script, tempDir } from "../support.js";
 
 afterEach(async () => {
@@ -104,5 +105,44 @@ it("a project dir in a git worktree: the environment reminder with the worktree'
   const error = await failure(runtimeFor(refusedApi, { projectDir: dirs.worktree, cliPath: wrapper }).generateText({ prompt: "hi" }));
   expect(error).toBeInstanceOf(IsolationError);
   expect(error!.message).toMatch(/beta "per-turn-control-2026-07-01" is not one the CLI version sends/);
+  expect(refusedApi.messageRequests).toHaveLength(0);
+}, 90_000);
+
+const wait: KtxRuntimeToolDescriptor<{ ms: number }> = {
+  name: "wait",
+  description: "Waits.",
+  inputSchema: z.object({ ms: z.number() }),
+  execute: async ({ ms }) => {
+    await new Promise((done) => setTimeout(done, ms));
+    return { markdown: "waited" };
+  },
+};
+
+/** A wrapper that starts the CLI on a clock 3 s before the next midnight UTC (clock-shift.ts), with `extra` lines before it. */
+function midnightCli(extra = ""): string | undefined {
+  const library = clockShiftLibrary(tempDir("clock"));
+  if (!library) return undefined;
+  const now = Date.now();
+  const offset = Math.floor((Math.ceil(now / 86_400_000) * 86_400_000 - 3_000 - now) / 1000);
+  return script("claude-midnight", `export TZ=UTC ${CLOCK_OFFSET_VAR}=${offset} LD_PRELOAD='${library}'\n${extra}exec '${realCli()}' "$@"`);
+}
+
+it.skipIf(process.platform !== "linux")("a loop across midnight UTC: the date-change reminder passes the interceptor; the same loop with a planted beta is refused with 0 requests at the API", async () => {
+  const cliPath = midnightCli();
+  expect(cliPath, "a C compiler builds the clock-shift library").toBeDefined();
+  const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__wait", input: { ms: 4_000 } }), turn.text("after midnight")]);
+  const runtime = runtimeFor(api, { cliPath });
+  const result = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "Wait.", userPrompt: "go", toolSet: { wait }, stepBudget: 3, telemetryTags: {} });
+  expect(result.error).toBeUndefined();
+  expect(result.network?.interceptor).toBe("on");
+  expect(api.messageRequests).toHaveLength(2);
+  expect(JSON.stringify(api.messageRequests[1]!.body.messages)).toMatch(/The date has changed\. Today's date is now \d{4}-\d{2}-\d{2}\./);
+  await runtime.close();
+
+  const refusedApi = await firstPartyApi([turn.tools({ name: "mcp__ktx__wait", input: { ms: 4_000 } }), turn.text("should not be reached")]);
+  const planted = midnightCli("export ANTHROPIC_BETAS=planted-2026-01-01\n");
+  const refused = await runtimeFor(refusedApi, { cliPath: planted }).runAgentLoop({ modelRole: "default", systemPrompt: "Wait.", userPrompt: "go", toolSet: { wait }, stepBudget: 3, telemetryTags: {} });
+  expect(refused.error).toBeInstanceOf(IsolationError);
+  expect(refused.error!.message).toMatch(/beta "planted-2026-01-01" is not one the CLI version sends/);
   expect(refusedApi.messageRequests).toHaveLength(0);
 }, 90_000);
