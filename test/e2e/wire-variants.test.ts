@@ -108,6 +108,16 @@ it("a project dir in a git worktree: the environment reminder with the worktree'
   expect(refusedApi.messageRequests).toHaveLength(0);
 }, 90_000);
 
+it("claude-sonnet-5-5 in a git worktree: its environment system turn with the worktree's lines passes the interceptor", async () => {
+  const dirs = worktree();
+  const api = await firstPartyApi([turn.text("OK")]);
+  const runtime = runtimeFor(api, { projectDir: dirs.worktree, models: { default: "claude-sonnet-5-5" } });
+  const result = await runtime.generateTextResult({ prompt: "hi" });
+  expect(result.network?.interceptor).toBe("on");
+  expect(systemTexts(api.messageRequests[0]!.body)).toEqual([expect.stringMatching(/^# Environment\n[\s\S]* - This is a git worktree/)]);
+  await runtime.close();
+}, 90_000);
+
 const wait: KtxRuntimeToolDescriptor<{ ms: number }> = {
   name: "wait",
   description: "Waits.",

@@ -152,6 +152,21 @@ describe("a project dir in a git worktree (2.1.330, recorded)", () => {
     expect(checkMessagesRequest(text("claude-sonnet-4-6", "", [reminder(worktreeReminder.replace("/tmp/project", "/tmp/other"))]), expected(true), shape)).toEqual([expect.stringMatching(/of no kind recorded/)]);
   });
 
+  it("on a newer model, admits its environment system turn with the worktree's lines at the recorded place, only in a worktree", () => {
+    const insert = shape.variants!.worktreeInsert!;
+    expect(insert.anchor).toBe(" - Primary working directory: {cwd}\n - ");
+    expect(insert.text).toMatch(/^This is a git worktree — an isolated copy of the repository\. .*\n - The git stash stack is shared .*\n - $/s);
+    const withLines = (body: any) => (body.messages[1].content[0].text = body.messages[1].content[0].text.replace(" - Primary working directory: /tmp/project\n - ", () => ` - Primary working directory: /tmp/project\n - ${fill(insert.text)}`));
+    const { request, seen, toolOutputs } = sonnet55(withLines);
+    expect(request.body.messages[1].content[0].text).toContain("This is a git worktree");
+    const model = { ...base, model: "claude-sonnet-5-5", toolOutputs };
+    expect(checkMessagesRequest(request, { ...model, worktree: true }, shape, seen)).toEqual([]);
+    expect(checkMessagesRequest(request, model, shape, seen)).toEqual([expect.stringMatching(/system turn 1: a <system-reminder> of no kind recorded/)]);
+    // The lines anywhere else in it are not the CLI's.
+    const moved = sonnet55((body) => (body.messages[1].content[0].text = body.messages[1].content[0].text.replace(" - Platform:", () => ` - ${fill(insert.text)}Platform:`)));
+    expect(checkMessagesRequest(moved.request, { ...model, worktree: true }, shape, moved.seen)).toEqual([expect.stringMatching(/system turn 1: a <system-reminder> of no kind recorded/)]);
+  });
+
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 

@@ -273,6 +273,6 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     hosts: file.hosts,
     cliTools: new Map((file.cliTools ?? []).map((tool) => [tool.name, tool.description])),
     builtinTools: new Map((file.builtinTools ?? []).map((tool) => [tool.name, { description: tool.description, inputSchema: tool.inputSchema }])),
-    ...(VARIANT_KEYS.some((key) => file[key] !== undefined) ? { variants: loadVariants(file, regex) } : {}),
+    ...(VARIANT_KEYS.some((key) => file[key] !== undefined) ? { variants: loadVariants(file, regex, file.reminders) } : {}),
   };
 }

@@ -51,6 +51,14 @@ export interface ShapeVariants {
   models: ReadonlyMap<string, ShapeAdditions>;
   contextSuffix?: { suffix: string; betas: readonly string[] };
   worktree?: ShapeAdditions;
+  /**
+   * The worktree's lines as an insertion into the environment reminder (the recorded worktree template
+   * less the base one it extends): put into the environment reminders a model variant adds too (a newer
+   * model's system turn), so a worktree on such a model gets the same lines at the same place.
+   */
+  worktreeInsert?: { anchor: string; text: string };
+  /** A template's whole-text regex (shape-file.ts). */
+  regex: (template: string, where: string) => RegExp;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -111,7 +119,7 @@ export function variantsProblem(data: Record<string, unknown>): string | undefin
 }
 
 /** The loaded variants of a validated file; `regex` makes a template's regex (shape-file.ts). */
-export function loadVariants(file: ShapeVariantsFile, regex: (template: string, where: string) => RegExp): ShapeVariants {
+export function loadVariants(file: ShapeVariantsFile, regex: (template: string, where: string) => RegExp, baseReminders: ReadonlyArray<{ kind: string; template: string }> = []): ShapeVariants {
   const additions = (entry: Partial<ShapeAdditionsFile>, where: string): ShapeAdditions => ({
     headers: entry.headers ?? [],
     betas: entry.betas ?? [],
@@ -129,8 +137,28 @@ export function loadVariants(file: ShapeVariantsFile, regex: (template: string, 
     models,
     ...(file.contextSuffix ? { contextSuffix: { suffix: file.contextSuffix.suffix, betas: file.contextSuffix.betas } } : {}),
     ...(file.worktree ? { worktree: additions(file.worktree, "worktree") } : {}),
+    ...worktreeInsertOf(file.worktree?.reminders ?? [], baseReminders),
+    regex,
   };
 }
+
+/** Where the worktree's lines go: the first worktree template that is a base environment template with text inserted after its working directory line. */
+function worktreeInsertOf(worktree: ReadonlyArray<{ template: string }>, base: ReadonlyArray<{ kind: string; template: string }>): { worktreeInsert?: { anchor: string; text: string } } {
+  for (const { template } of worktree) {
+    for (const { kind, template: plain } of base) {
+      const at = plain.indexOf(WORKTREE_ANCHOR);
+      if (kind !== "environment" || at < 0) continue;
+      const cut = at + WORKTREE_ANCHOR.length;
+      const head = plain.slice(0, cut);
+      const tail = plain.slice(cut);
+      if (template.length > plain.length && template.startsWith(head) && template.endsWith(tail)) return { worktreeInsert: { anchor: WORKTREE_ANCHOR, text: template.slice(cut, template.length - tail.length) } };
+    }
+  }
+  return {};
+}
+
+/** The line the CLI puts a worktree's lines after (2.1.330's environment section: `Primary working directory: …`, then `isWorktree`'s lines). */
+const WORKTREE_ANCHOR = " - Primary working directory: {cwd}\n - ";
 
 /** What a call's role model and project dir make of the request's model and shape. */
 export interface CallCase {
@@ -156,7 +184,17 @@ export function shapeForCall(shape: WireShape, model: string, worktree = false):
   const byModel = variants?.models.get(bodyModel);
   if (byModel) parts.push(byModel);
   if (suffixed) parts.push({ headers: [], betas: variants!.contextSuffix!.betas, bodyFields: [], reminders: [], turnKeys: [], tools: [] });
-  if (worktree && variants?.worktree) parts.push(variants.worktree);
+  if (worktree && variants?.worktree) {
+    parts.push(variants.worktree);
+    // A model variant's own environment reminders, with the worktree's lines where the recorded one has them.
+    const insert = variants.worktreeInsert;
+    const environments = insert ? parts.flatMap((part) => part.reminders).filter((reminder) => reminder.kind === "environment" && reminder.template.includes(insert.anchor) && !reminder.template.includes(insert.text)) : [];
+    const reminders = environments.map((reminder) => {
+      const template = reminder.template.replace(insert!.anchor, () => `${insert!.anchor}${insert!.text}`);
+      return { kind: "environment", template, pattern: variants.regex(template, "worktree (inserted)") };
+    });
+    if (reminders.length > 0) parts.push({ headers: [], betas: [], bodyFields: [], reminders, turnKeys: [], tools: [] });
+  }
   if (parts.length === 0) return { bodyModel, shape };
   const key = `${bodyModel}\0${suffixed}\0${worktree}`;
   let made = cases.get(shape);
