@@ -6,7 +6,7 @@
  * shape file (shape-file.ts).
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -89,14 +89,40 @@ const firstUserText = (body: any): string => {
 };
 
 /**
- * Model ids whose requests differ from the base shape's, each recorded with its own calls (MODEL_VARIANT
- * call kinds); the shape file keeps what each adds as `modelVariants`, admitted only for those ids.
- * 2.1.330's model table (its bundle: `{id:"claude-sonnet-5-5",family:"sonnet",…,capabilities:[…]}`):
- * the ids with `per_turn_effort` (the beta per-turn-control-2026-07-01, effort per turn) are
- * claude-haiku-5-5, claude-sonnet-5-5, claude-opus-5-5 (where its aliases haiku, sonnet, opus point),
- * claude-fable-5-1, claude-fable-5-2 and claude-mythos-5-2; `silent_turn_reminder` only claude-sonnet-5-5.
+ * Model ids recorded with their own calls (MODEL_VARIANT call kinds): what each adds to the base shape
+ * becomes the shape file's `modelVariants`, admitted only for those ids; an id that adds nothing is left
+ * out. Every id of the CLI's own model table (read from its binary: `{id:"claude-sonnet-5-5",family:…}`,
+ * `cliModelIds`), or where none is found these, 2.1.330's (2.1.331's and 2.1.332's are the same): the ids
+ * with `per_turn_effort` in its table (claude-haiku-5-5, claude-sonnet-5-5, claude-opus-5-5, where its aliases
+ * point, claude-fable-5-1, -5-2, claude-mythos-5-2) add the beta per-turn-control-2026-07-01 and effort per
+ * turn; `silent_turn_reminder` is claude-sonnet-5-5's (measured: others get the reminder too); and others
+ * of the table send their environment as a system turn (claude-sonnet-5, claude-opus-5…), measured.
  */
-export const VARIANT_MODELS: readonly string[] = ["claude-haiku-5-5", "claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5-2"];
+export const VARIANT_MODELS: readonly string[] = [
+  "claude-3-5-haiku", "claude-haiku-5-5", "claude-3-5-sonnet", "claude-3-7-sonnet", "claude-sonnet-4-0", "claude-sonnet-4-5", "claude-sonnet-5", "claude-sonnet-5-5",
+  "claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6", "claude-opus-4-8", "claude-opus-5", "claude-opus-5-5",
+  "claude-fable-5", "claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2",
+];
+
+/** The ids of the CLI's model table in its binary (each entry starts `{id:"claude-…",family:"`), without those the base calls record. */
+export function cliModelIds(cliPath: string): string[] {
+  let binary: Buffer;
+  try {
+    binary = readFileSync(cliPath);
+  } catch {
+    return [];
+  }
+  const ids = new Set<string>();
+  const marker = Buffer.from('{id:"claude-');
+  for (let at = binary.indexOf(marker); at >= 0; at = binary.indexOf(marker, at + marker.length)) {
+    const entry = /^\{id:"(claude-[a-z0-9.-]+)",family:"/.exec(binary.subarray(at, at + 120).toString("latin1"));
+    if (entry) ids.add(entry[1]!);
+  }
+  return [...ids].filter((id) => !BASE_MODEL_IDS.includes(id));
+}
+
+/** The ids the base calls run on (the aliases' targets in models.ts). */
+const BASE_MODEL_IDS: readonly string[] = ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-7"];
 /** The call kinds recorded per variant model (the model id follows). */
 export const MODEL_VARIANT = "model variant";
 /** `[1m]` ids (models.ts accepts them): the CLI strips the suffix from the body's model and adds a beta (2.1.330's `supports_1m_suffix`). */
@@ -175,6 +201,9 @@ export interface RecordWireOptions {
 export async function recordWire(options: RecordWireOptions): Promise<WireRecording> {
   const started = performance.now();
   const version = await cliVersion(options.cliPath);
+  // A wrapper script at cliPath has no table: the fixed list then.
+  const read = cliModelIds(options.cliPath);
+  const variantModels = read.length > 0 ? read : VARIANT_MODELS;
   // The first Messages request of the RESENT call is answered with the outage (marked on the interceptor's copy of it).
   let outage = false;
   const api = await startScriptedMessagesApi(
@@ -300,7 +329,7 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         }
         await rt.close();
       }],
-      ...VARIANT_MODELS.map((model): [string, () => Promise<unknown>] => [`${MODEL_VARIANT}, ${model}`, async () => {
+      ...variantModels.map((model): [string, () => Promise<unknown>] => [`${MODEL_VARIANT}, ${model}`, async () => {
         const rt = runtime(mainHome, { models: { default: model } });
         await text(`${MODEL_VARIANT}, ${model}, text`, rt, "default", model);
         await call(`${MODEL_VARIANT}, ${model}, object`, rt, model, "", "A title", () => rt.generateObject({ role: "default", prompt: "A title", schema: titleSchema }));

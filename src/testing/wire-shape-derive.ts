@@ -150,7 +150,9 @@ export function deriveBaseWireShape(recording: WireRecording, now = new Date()):
       }
       return;
     }
-    const kind = REMINDER_KINDS.find(([pattern]) => pattern.test(text))?.[1];
+    // A system turn's text may come in the reminder tags (2.1.330 on claude-sonnet-5): its kind is its inner text's, its template the whole text.
+    const inner = REMINDER.exec(text)?.[1] ?? text;
+    const kind = REMINDER_KINDS.find(([pattern]) => pattern.test(inner))?.[1];
     if (!kind) problems.push(`a <system-reminder> of a kind the recorder does not know (${where}): ${JSON.stringify(text.slice(0, 160))}; name it in REMINDER_KINDS if the CLI sends it on its own`);
     const template = templateOf(text, values);
     reminders.set(template, { kind: kind ?? "unnamed", template });

@@ -105,7 +105,9 @@ export function deriveWithVariants(recording: WireRecording, now = new Date()): 
     group.models.push(model);
     groups.set(key, group);
   }
-  const modelVariants: NonNullable<ShapeVariantsFile["modelVariants"]> = [...groups.values()].map((group) => ({
+  // Ids that add nothing get the base shape (no entry).
+  const adds = (additions: ShapeAdditionsFile) => Object.values(additions).some((list) => list.length > 0);
+  const modelVariants: NonNullable<ShapeVariantsFile["modelVariants"]> = [...groups.values()].filter((group) => adds(group.additions)).map((group) => ({
     models: group.models.sort(),
     why: `recorded: ${recording.calls.filter((call) => group.models.includes(variantModel(call.name) ?? "")).length} calls on these models (${[...new Set(recording.calls.filter((call) => variantModel(call.name) && group.models.includes(variantModel(call.name)!)).map((call) => call.name.split(", ").slice(2).join(", ")))].join("; ")})`,
     ...group.additions,

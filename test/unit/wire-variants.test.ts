@@ -98,9 +98,11 @@ describe("a newer model (2.1.330: claude-sonnet-5-5, recorded)", () => {
     expect(run((body) => (body.messages[0].extra = "x"))).toEqual([expect.stringMatching(/turn 0 held a key "extra"/)]);
   });
 
-  it("is recorded for the ids 2.1.330's model table gives per-turn effort, each keyed by its exact id", () => {
-    const models = file.modelVariants.flatMap((variant: { models: string[] }) => variant.models).sort();
-    expect(models).toEqual(["claude-fable-5-1", "claude-fable-5-2", "claude-haiku-5-5", "claude-mythos-5-2", "claude-opus-5-5", "claude-sonnet-5-5"]);
+  it("is recorded per id of 2.1.330's model table: the per-turn beta for exactly the ids its table gives per-turn effort", () => {
+    const perTurn = file.modelVariants.filter((variant: { betas: string[] }) => variant.betas.includes("per-turn-control-2026-07-01")).flatMap((variant: { models: string[] }) => variant.models).sort();
+    expect(perTurn).toEqual(["claude-fable-5-1", "claude-fable-5-2", "claude-haiku-5-5", "claude-mythos-5-2", "claude-opus-5-5", "claude-sonnet-5-5"]);
+    // The ids the base calls run on, and those that add nothing, have no entry: the base shape is theirs.
+    for (const model of ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-7", "claude-opus-4-6"]) expect(shape.variants!.models.has(model)).toBe(false);
     expect(shape.variants!.models.get("claude-sonnet-5-5-20270101")).toBeUndefined();
     // A dated or otherwise different id gets the base shape: the beta is refused.
     const { request, seen, toolOutputs } = sonnet55((body) => (body.model = "claude-sonnet-5-5x"));

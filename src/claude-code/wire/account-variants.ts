@@ -1,8 +1,9 @@
 /**
  * What real accounts send that the recorded shapes (one scripted Max login, fixtures record-wire) do not
- * hold, admitted here as rules with where each came from, until the recorder records them per version
- * (issue 45). Also the variants known but not admitted, so a refusal can say "a CLI variant for your
- * account or model" rather than "text the call did not give" (refusal.ts).
+ * hold, admitted here as rules with where each came from (issue 45); what newer models, `[1m]` ids,
+ * worktrees and midnight add is recorded per version instead (shape-variants.ts). Also the variants known
+ * from the bundle, so a refusal on a version whose shape lacks one can say "a CLI variant for your account
+ * or model" rather than "text the call did not give".
  */
 import { IsolationError } from "../../errors/index.js";
 import type { WireShape } from "./shape.js";
