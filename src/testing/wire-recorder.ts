@@ -125,7 +125,11 @@ export function cliModelIds(cliPath: string): string[] {
 const BASE_MODEL_IDS: readonly string[] = ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-7"];
 /** The call kinds recorded per variant model (the model id follows). */
 export const MODEL_VARIANT = "model variant";
-/** `[1m]` ids (models.ts accepts them): the CLI strips the suffix from the body's model and adds a beta (2.1.330's `supports_1m_suffix`). */
+/**
+ * `[1m]` ids (models.ts accepts them): 2.1.330 strips the suffix from the body's model of every id and adds
+ * the beta context-1m-2025-08-07, except on ids whose table entry has a 1M window of its own (`native_1m`:
+ * claude-sonnet-5-5[1m], claude-fable-5[1m] sent no beta, measured). Two ids with the beta are recorded.
+ */
 export const ONE_M_MODELS: readonly string[] = ["claude-sonnet-4-6[1m]", "claude-opus-4-7[1m]"];
 export const ONE_M_CALL = "text, [1m] model id";
 /** The call kind whose project dir is a linked git worktree (the environment reminder gets lines of its own). */

@@ -75,6 +75,16 @@ it("a [1m] id: the context-1m beta and the id without its suffix pass; the same 
   expect(refusedApi.messageRequests).toHaveLength(0);
 }, 90_000);
 
+it("claude-sonnet-5-5[1m]: the id without its suffix, with the newer model's own additions, passes the interceptor", async () => {
+  const api = await firstPartyApi([turn.text("OK")]);
+  const runtime = runtimeFor(api, { models: { default: "claude-sonnet-5-5[1m]" } });
+  const result = await runtime.generateTextResult({ prompt: "hi" });
+  expect(result.network?.interceptor).toBe("on");
+  expect(api.messageRequests[0]!.body.model).toBe("claude-sonnet-5-5");
+  expect(String(api.messageRequests[0]!.headers["anthropic-beta"])).toContain("per-turn-control-2026-07-01");
+  await runtime.close();
+}, 90_000);
+
 /** A repository with one commit and a linked worktree of it; returns the worktree and the main checkout. */
 function worktree(): { worktree: string; repo: string } {
   const root = tempDir("worktree");

@@ -131,6 +131,11 @@ describe("a [1m] model id (2.1.330, recorded)", () => {
     expect(checkMessagesRequest(text("claude-sonnet-4-6", ",context-1m-2025-08-07"), expected("claude-sonnet-4-6[1m]"), shape)).toEqual([]);
   });
 
+  it("on a newer model: its own variant by the id without the suffix (2.1.330 strips it and, for a model with a 1M window of its own, adds no beta)", () => {
+    const { request, seen, toolOutputs } = sonnet55();
+    expect(checkMessagesRequest(request, { ...base, model: "claude-sonnet-5-5[1m]", toolOutputs }, shape, seen)).toEqual([]);
+  });
+
   it("refuses the beta for a role without [1m], and any other body model for one with it", () => {
     expect(checkMessagesRequest(text("claude-sonnet-4-6", ",context-1m-2025-08-07"), expected("claude-sonnet-4-6"), shape)).toEqual([expect.stringMatching(/beta "context-1m-2025-08-07" is not one the CLI version sends/)]);
     expect(checkMessagesRequest(text("claude-opus-4-7", ",context-1m-2025-08-07"), expected("claude-sonnet-4-6[1m]"), shape)).toEqual([expect.stringMatching(/model was "claude-opus-4-7", not the role's "claude-sonnet-4-6\[1m\]" \(sent as "claude-sonnet-4-6"\)/)]);

@@ -26,8 +26,8 @@ export interface ShapeVariantsFile {
   /** Model ids recorded with their own calls and what their requests added; admitted only for a role whose model is one of `models`. */
   modelVariants?: Array<{ models: string[]; why: string } & ShapeAdditionsFile>;
   /**
-   * A context suffix of a model id (`[1m]`): the CLI strips it from the body's `model` and adds `betas`
-   * (recorded for `models`; admitted for any role model with the suffix).
+   * A context suffix of a model id (`[1m]`): the CLI strips it from the body's `model` and may add `betas`
+   * (recorded for `models`; admitted for any role model with the suffix, with the variant of the id without it).
    */
   contextSuffix?: { suffix: string; models: string[]; betas: string[] };
   /** A project dir in a linked git worktree: the reminders that replace the environment reminder (whole, with the lines the CLI adds there). */
