@@ -147,9 +147,10 @@ function midnightCli(extra = ""): string | undefined {
   return script("claude-midnight", `export TZ=UTC ${CLOCK_OFFSET_VAR}=${offset} LD_PRELOAD='${library}'\n${extra}exec '${realCli()}' "$@"`);
 }
 
-it.skipIf(process.platform !== "linux")("a loop across midnight UTC: the date-change reminder passes the interceptor; the same loop with a planted beta is refused with 0 requests at the API", async () => {
+it("a loop across midnight UTC: the date-change reminder passes the interceptor; the same loop with a planted beta is refused with 0 requests at the API", async (context) => {
   const cliPath = midnightCli();
-  expect(cliPath, "a C compiler builds the clock-shift library").toBeDefined();
+  // The shifted clock needs Linux and a C compiler (clock-shift.ts), as the recorder does.
+  if (!cliPath) return context.skip();
   const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__wait", input: { ms: 4_000 } }), turn.text("after midnight")]);
   const runtime = runtimeFor(api, { cliPath });
   const result = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "Wait.", userPrompt: "go", toolSet: { wait }, stepBudget: 3, telemetryTags: {} });
