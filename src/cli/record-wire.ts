@@ -47,6 +47,11 @@ export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): s
   // A recording without the project instructions call lacks their format (REMOVED, as a list's missing items are).
   const instructions = (shape: WireShapeFile) => (shape.projectInstructions ? [JSON.stringify(shape.projectInstructions)] : []);
   list("projectInstructions", instructions(before), instructions(after));
+  // The variants (shape-variants.ts), each entry whole.
+  const variant = ({ why: _why, ...entry }: NonNullable<WireShapeFile["modelVariants"]>[number]) => JSON.stringify(entry);
+  list("modelVariants", (before.modelVariants ?? []).map(variant), (after.modelVariants ?? []).map(variant));
+  list("contextSuffix", before.contextSuffix ? [JSON.stringify(before.contextSuffix)] : [], after.contextSuffix ? [JSON.stringify(after.contextSuffix)] : []);
+  list("worktree.reminders", (before.worktree?.reminders ?? []).map(reminder), (after.worktree?.reminders ?? []).map(reminder));
   return changes;
 }
 

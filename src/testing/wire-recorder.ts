@@ -5,7 +5,8 @@
  * kinds that matter, and returns what it sent. wire-shape-derive.ts turns that into the version's
  * shape file (shape-file.ts).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -16,6 +17,7 @@ import { resolveModelValue } from "../claude-code/models.js";
 import { type InstructionFile, projectInstructionFiles } from "../claude-code/capabilities/project.js";
 import type { KtxRuntimeToolDescriptor } from "../mcp/tools.js";
 import { FIRST_PARTY_HOSTS } from "./first-party.js";
+import { CLOCK_OFFSET_VAR, clockShiftLibrary } from "./clock-shift.js";
 import { type RecordedRequest, startScriptedMessagesApi, type ScriptedTurn, turn } from "./scripted-api.js";
 
 /** One request the CLI sent, with the call kind it belonged to. */
@@ -97,6 +99,78 @@ export const PROJECT_INSTRUCTIONS_FILES: Readonly<Record<string, string>> = {
   ".claude/rules/tone.md": "Keep a friendly tone.\n",
 };
 
+/**
+ * Model ids recorded with their own calls (MODEL_VARIANT call kinds): what each adds to the base shape
+ * becomes the shape file's `modelVariants`, admitted only for those ids; an id that adds nothing is left
+ * out. Every id of the CLI's own model table (read from its binary: `{id:"claude-sonnet-5-5",family:…}`,
+ * `cliModelIds`), or where none is found these, 2.1.330's (2.1.331's and 2.1.332's are the same): the ids
+ * with `per_turn_effort` in its table (claude-haiku-5-5, claude-sonnet-5-5, claude-opus-5-5, where its aliases
+ * point, claude-fable-5-1, -5-2, claude-mythos-5-2) add the beta per-turn-control-2026-07-01 and effort per
+ * turn; `silent_turn_reminder` is claude-sonnet-5-5's (measured: others get the reminder too); and others
+ * of the table send their environment as a system turn (claude-sonnet-5, claude-opus-5…), measured.
+ */
+export const VARIANT_MODELS: readonly string[] = [
+  "claude-3-5-haiku", "claude-haiku-5-5", "claude-3-5-sonnet", "claude-3-7-sonnet", "claude-sonnet-4-0", "claude-sonnet-4-5", "claude-sonnet-5", "claude-sonnet-5-5",
+  "claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6", "claude-opus-4-8", "claude-opus-5", "claude-opus-5-5",
+  "claude-fable-5", "claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2",
+];
+
+/** The ids of the CLI's model table in its binary (each entry starts `{id:"claude-…",family:"`), without those the base calls record. */
+export function cliModelIds(cliPath: string): string[] {
+  let binary: Buffer;
+  try {
+    binary = readFileSync(cliPath);
+  } catch {
+    return [];
+  }
+  const ids = new Set<string>();
+  const marker = Buffer.from('{id:"claude-');
+  for (let at = binary.indexOf(marker); at >= 0; at = binary.indexOf(marker, at + marker.length)) {
+    const entry = /^\{id:"(claude-[a-z0-9.-]+)",family:"/.exec(binary.subarray(at, at + 120).toString("latin1"));
+    if (entry) ids.add(entry[1]!);
+  }
+  return [...ids].filter((id) => !BASE_MODEL_IDS.includes(id));
+}
+
+/** The ids the base calls run on (the aliases' targets in models.ts). */
+const BASE_MODEL_IDS: readonly string[] = ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-7"];
+/** The call kinds recorded per variant model (the model id follows). */
+export const MODEL_VARIANT = "model variant";
+/**
+ * `[1m]` ids (models.ts accepts them): 2.1.330 strips the suffix from the body's model of every id and adds
+ * the beta context-1m-2025-08-07, except on ids whose table entry has a 1M window of its own (`native_1m`:
+ * claude-sonnet-5-5[1m], claude-fable-5[1m] sent no beta, measured). Two ids with the beta are recorded.
+ */
+export const ONE_M_MODELS: readonly string[] = ["claude-sonnet-4-6[1m]", "claude-opus-4-7[1m]"];
+export const ONE_M_CALL = "text, [1m] model id";
+/** The call kind whose project dir is a linked git worktree (the environment reminder gets lines of its own). */
+export const WORKTREE_CALL = "text, project dir in a git worktree";
+/**
+ * The call kind of an agent loop that runs across midnight UTC, so the CLI's date-change reminder becomes
+ * part of the shape: the CLI runs with a clock shifted to 3 s before midnight (clock-shift.ts, an
+ * LD_PRELOAD library; 2.1.330 honours no date setting of its own — CLAUDE_CODE_OVERRIDE_DATE, in its
+ * bundle, changed nothing, measured), and the loop's tool waits past midnight. Not recorded where the
+ * library cannot be built (no C compiler).
+ */
+export const MIDNIGHT_CALL = "agent loop across midnight UTC";
+const MIDNIGHT_PROMPT = "go, past midnight";
+const MIDNIGHT_WAIT_MS = 4_000;
+const wait: KtxRuntimeToolDescriptor<{ ms: number }> = {
+  name: "wait",
+  description: "Waits.",
+  inputSchema: z.object({ ms: z.number() }),
+  execute: async ({ ms }) => {
+    await new Promise((done) => setTimeout(done, ms));
+    return { markdown: "waited" };
+  },
+};
+
+/** An agent loop's prompt that makes the scripted model call a tool SILENT_STEPS times without text (the silent-turn reminder comes after 5). */
+const SILENT_PROMPT = "go, silently";
+const SILENT_STEPS = 6;
+/** Whether a call kind is one of the variant kinds (kept out of the base shape: what they add is admitted only for them). */
+export const isVariantCall = (name: string): boolean => name.startsWith(`${MODEL_VARIANT}, `) || name.startsWith(`${ONE_M_CALL}, `) || name === WORKTREE_CALL;
+
 /** The file the built-in tools call reads (in its project dir), set while that call runs. */
 let builtinReadPath: string | undefined;
 export const BUILTIN_READ_TEXT = "one row per order line\n";
@@ -118,6 +192,8 @@ function answer(request: RecordedRequest): ScriptedTurn {
     if (results === 0) return turn.tools({ name: "Read", input: { file_path: builtinReadPath } });
     return turn.text("read");
   }
+  if (tools.includes("mcp__ktx__wait")) return results === 0 ? turn.tools({ name: "mcp__ktx__wait", input: { ms: MIDNIGHT_WAIT_MS } }) : turn.text("after midnight");
+  if (tools.includes("mcp__ktx__echo") && firstUserText(body) === SILENT_PROMPT) return results < SILENT_STEPS ? turn.tools({ name: "mcp__ktx__echo", input: { text: String(results) } }) : turn.text("loop done");
   if (tools.includes("mcp__ktx__echo")) {
     if (results === 0) return turn.tools({ name: "mcp__ktx__echo", input: { text: "a" } });
     if (results === 1) return turn.tools({ name: "mcp__ktx__echo", input: { text: "b" } });
@@ -140,6 +216,9 @@ export interface RecordWireOptions {
 export async function recordWire(options: RecordWireOptions): Promise<WireRecording> {
   const started = performance.now();
   const version = await cliVersion(options.cliPath);
+  // A wrapper script at cliPath has no table: the fixed list then.
+  const read = cliModelIds(options.cliPath);
+  const variantModels = read.length > 0 ? read : VARIANT_MODELS;
   // The first Messages request of the RESENT call is answered with the outage (marked on the interceptor's copy of it).
   let outage = false;
   const api = await startScriptedMessagesApi(
@@ -277,6 +356,51 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
           rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 1, tools: [], capabilities: { projectInstructions: true } }, rt.host.limitsFor(undefined, rt.host.logger)),
         );
         calls.at(-1)!.instructions = projectInstructionFiles(projectDir);
+        await rt.close();
+      }],
+      ...variantModels.map((model): [string, () => Promise<unknown>] => [`${MODEL_VARIANT}, ${model}`, async () => {
+        const rt = runtime(mainHome, { models: { default: model } });
+        await text(`${MODEL_VARIANT}, ${model}, text`, rt, "default", model);
+        await call(`${MODEL_VARIANT}, ${model}, object`, rt, model, "", "A title", () => rt.generateObject({ role: "default", prompt: "A title", schema: titleSchema }));
+        await call(`${MODEL_VARIANT}, ${model}, agent loop, ${SILENT_STEPS} silent tool calls`, rt, model, LOOP_SYSTEM, SILENT_PROMPT, () =>
+          rt.runAgentLoop({ modelRole: "default", systemPrompt: LOOP_SYSTEM, userPrompt: SILENT_PROMPT, toolSet: { echo }, stepBudget: SILENT_STEPS + 2, telemetryTags: {} }),
+        );
+        await rt.close();
+      }]),
+      ...ONE_M_MODELS.map((model): [string, () => Promise<unknown>] => [`${ONE_M_CALL}, ${model}`, async () => {
+        const rt = runtime(mainHome, { models: { default: model } });
+        await text(`${ONE_M_CALL}, ${model}`, rt, "default", model);
+        await rt.close();
+      }]),
+      [WORKTREE_CALL, async () => {
+        // A repository with one commit and a linked worktree of it: the worktree is the project dir.
+        const repo = dir("repo");
+        const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "ignore", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: repo, GIT_AUTHOR_NAME: "r", GIT_AUTHOR_EMAIL: "r@example.invalid", GIT_COMMITTER_NAME: "r", GIT_COMMITTER_EMAIL: "r@example.invalid" } });
+        git(repo, "init", "-q", "-b", "main");
+        writeFileSync(join(repo, "README.md"), "r\n");
+        git(repo, "add", ".");
+        git(repo, "commit", "-q", "-m", "r");
+        const worktree = join(dir("worktrees"), "wt");
+        git(repo, "worktree", "add", "-q", "-b", "wt", worktree);
+        mkdirSync(worktree, { recursive: true });
+        const rt = runtime(mainHome, { projectDir: worktree });
+        projects.set(rt, worktree);
+        await text(WORKTREE_CALL, rt, "default", "sonnet");
+        await rt.close();
+      }],
+      [MIDNIGHT_CALL, async () => {
+        const library = clockShiftLibrary(dir("clock"));
+        if (!library) {
+          options.progress?.(`  ${MIDNIGHT_CALL}: not recorded (no C compiler for the clock-shift library)\n`);
+          return;
+        }
+        // 3 s before the next midnight UTC when the CLI starts (it starts with the call: no warm or reused process).
+        const now = Date.now();
+        const offset = Math.floor((Math.ceil(now / 86_400_000) * 86_400_000 - 3_000 - now) / 1000);
+        const wrapper = join(dir("bin"), "claude-midnight");
+        writeFileSync(wrapper, `#!/bin/sh\nexport TZ=UTC ${CLOCK_OFFSET_VAR}=${offset} LD_PRELOAD='${library}'\nexec '${options.cliPath.replace(/'/g, "'\\''")}' "$@"\n`, { mode: 0o755 });
+        const rt = runtime(mainHome, { cliPath: wrapper });
+        await call(MIDNIGHT_CALL, rt, "sonnet", LOOP_SYSTEM, MIDNIGHT_PROMPT, () => rt.runAgentLoop({ modelRole: "default", systemPrompt: LOOP_SYSTEM, userPrompt: MIDNIGHT_PROMPT, toolSet: { wait }, stepBudget: 3, telemetryTags: {} }));
         await rt.close();
       }],
       [CHATTY, async () => {

@@ -9,8 +9,9 @@ import { isDeepStrictEqual } from "node:util";
 import { checkMessagesRequest } from "../claude-code/wire/check.js";
 import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WireShapeFile } from "../claude-code/wire/shape-file.js";
 import { FILE_TOOLS } from "../claude-code/capabilities.js";
-import { CHATTY, PROJECT_INSTRUCTIONS_CALL, type RecordedWireRequest, RESENT, RESENT_STATUS, type WireRecording } from "./wire-recorder.js";
+import { CHATTY, isVariantCall, PROJECT_INSTRUCTIONS_CALL, type RecordedWireRequest, RESENT, RESENT_STATUS, type WireRecording } from "./wire-recorder.js";
 import { type InstructionsFormat, type InstructionFile, isInstructionsReminder } from "../claude-code/capabilities/project.js";
+import { deriveWithVariants } from "./wire-variants-derive.js";
 
 /** A recording that cannot become a shape: names what the recorder could not explain. */
 export class WireRecordingError extends Error {
@@ -41,6 +42,12 @@ const REMINDER_KINDS: ReadonlyArray<[RegExp, string]> = [
   [/^You are powered by the model/, "model identity"],
   [/^Today's date is/, "date"],
   [/^<total_tokens>/, "token budget"],
+  // 2.1.330's bundle: `silent_turn_reminder` (its model table gives it to claude-sonnet-5-5; measured on others too), after 5 turns without text, a system turn.
+  [/^The user hasn't heard from you/, "silent turns"],
+  // 2.1.330's bundle: the `batching_reminder` attachment (measured on claude-fable-5-1's loops, a system turn with `clear_at`).
+  [/^First privately list what you need next;/, "batching"],
+  // 2.1.330's bundle: the `date_change` attachment of a call that runs across midnight.
+  [/^The date has changed\./, "date change"],
 ];
 
 /** Parts whose text varies by machine, call or model: the label (group 1) stays, the rest (group 2) becomes the placeholder. */
@@ -52,6 +59,8 @@ const LABELLED: ReadonlyArray<[RegExp, string]> = [
   [/(You are powered by the model named )(.+?)(?=\. The exact model ID is )/g, "modelName"],
   [/(knowledge cutoff is )([A-Z][a-z]+ \d{4})(?=\.)/g, "monthYear"],
   [/(<total_tokens>)(\d+)(?= tokens left<\/total_tokens>)/g, "count"],
+  // The date-change reminder's new date (the recorder's MIDNIGHT_CALL runs on a shifted clock: not today's date).
+  [/(Today's date is now )(\d{4}-\d{2}-\d{2})(?=\.)/g, "date"],
 ];
 
 /** A text the CLI wrote as a template: machine, call and day values made placeholders (on the text itself, so a value never hits a placeholder's name). */
@@ -77,6 +86,8 @@ export function templateOf(text: string, values: { cwd: string; email: string; d
     at = span.end;
   }
   template += literalTemplate(text.slice(at));
+  // A [1m] id's identity names the id with its suffix, which the body's model lacks; {modelId} holds the suffix.
+  template = template.replaceAll("{modelId}[1m]", "{modelId}");
   if (!templateRegExp(template).test(text)) throw new WireRecordingError(`the template made of ${JSON.stringify(text.slice(0, 80))} does not match it`);
   return template;
 }
@@ -91,8 +102,17 @@ function machineValues(recording: WireRecording): string[] {
 
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 
-/** The shape file of a recording; throws `WireRecordingError` for anything it cannot explain. */
+/**
+ * The shape file of a recording; throws `WireRecordingError` for anything it cannot explain. The variant
+ * call kinds (other models, `[1m]` ids, a worktree) become the file's variant keys (wire-variants-derive.ts),
+ * never part of the base shape.
+ */
 export function deriveWireShape(recording: WireRecording, now = new Date()): WireShapeFile {
+  return recording.calls.some((call) => isVariantCall(call.name)) ? deriveWithVariants(recording, now) : deriveBaseWireShape(recording, now);
+}
+
+/** The shape file of a recording without variant calls. */
+export function deriveBaseWireShape(recording: WireRecording, now = new Date()): WireShapeFile {
   const callOf = new Map(recording.calls.map((call) => [call.name, call]));
   const messages = recording.requests.filter((request) => request.method === "POST" && request.path === "/v1/messages");
   if (messages.length === 0) throw new WireRecordingError("the CLI sent no Messages request");
@@ -133,7 +153,9 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
       }
       return;
     }
-    const kind = REMINDER_KINDS.find(([pattern]) => pattern.test(text))?.[1];
+    // A system turn's text may come in the reminder tags (2.1.330 on claude-sonnet-5): its kind is its inner text's, its template the whole text.
+    const inner = REMINDER.exec(text)?.[1] ?? text;
+    const kind = REMINDER_KINDS.find(([pattern]) => pattern.test(inner))?.[1];
     if (!kind) problems.push(`a <system-reminder> of a kind the recorder does not know (${where}): ${JSON.stringify(text.slice(0, 160))}; name it in REMINDER_KINDS if the CLI sends it on its own`);
     const template = templateOf(text, values);
     reminders.set(template, { kind: kind ?? "unnamed", template });
@@ -183,7 +205,8 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     for (const [index, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
       // A system turn (2.1.330 on a model it does not know): its texts are reminders without the tags.
       if (message?.role === "system") {
-        for (const block of Array.isArray(message.content) ? message.content : []) addReminder(String(block?.text), values, `${where}, a system turn`);
+        // (2.1.330 on newer models writes some as a string: the batching reminder of claude-fable-5-1.)
+        for (const block of typeof message.content === "string" ? [{ text: message.content }] : Array.isArray(message.content) ? message.content : []) addReminder(String(block?.text), values, `${where}, a system turn`);
         continue;
       }
       if (message?.role !== "user") continue;
@@ -256,6 +279,20 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   if (recording.calls.some((call) => call.name === PROJECT_INSTRUCTIONS_CALL && call.ok) && instructionFormats.size !== 1) problems.push(`the project instructions call showed ${instructionFormats.size} formats of its instructions reminder, not one`);
   if (problems.length > 0) throw new WireRecordingError(`the recording of ${recording.version} cannot become a shape:\n- ${[...new Set(problems)].join("\n- ")}`);
   // The shape must pass every request it was made of.
+  problems.push(...ownRequestProblems(file, recording, messages));
+  if (problems.length > 0) throw new WireRecordingError(`the shape made of the recording of ${recording.version} refuses its own requests:\n- ${[...new Set(problems)].join("\n- ")}`);
+  return file;
+}
+
+/**
+ * The differences the check finds between a shape file and the recorded Messages requests it was made of
+ * (what each call gave taken from the request itself: only the shape is under test), one per request
+ * that fails. `caseOf` gives a call's role model (a `[1m]` id the body names without its suffix) and
+ * whether its project dir is a worktree.
+ */
+export function ownRequestProblems(file: WireShapeFile, recording: WireRecording, messages: readonly RecordedWireRequest[], caseOf: (call: RecordedCallOf, body: Record<string, any>) => { model: string; worktree?: boolean } = (_call, body) => ({ model: String(body.model) })): string[] {
+  const problems: string[] = [];
+  const callOf = new Map(recording.calls.map((call) => [call.name, call]));
   const shape = loadWireShape(file, recording.version);
   for (const request of messages) {
     const call = callOf.get(request.call)!;
@@ -266,10 +303,11 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     const differences = checkMessagesRequest(
       { method: request.method, host: request.host, path: request.path, query: request.query, headers: request.headers, body },
       {
-        model: String(body.model),
+        ...((which) => ({ model: which.model, ...(which.worktree ? { worktree: true } : {}) }))(caseOf(call, body)),
         system: call.system,
         prompt: call.prompt,
-        tools: tools.filter((tool) => tool !== structured && !Object.hasOwn(FILE_TOOLS, tool.name)).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
+        // The call's own tools are the runtime's (mcp__…); any other the CLI adds must be in the shape.
+        tools: tools.filter((tool) => tool !== structured && !Object.hasOwn(FILE_TOOLS, tool.name) && tool.name.startsWith("mcp__")).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
         ...(structured ? { jsonSchema: structured.input_schema } : {}),
         // The built-in tools are checked against the shape's own record of them, as a capability's call is.
         ...(tools.some((tool) => Object.hasOwn(FILE_TOOLS, tool.name)) ? { builtinTools: tools.filter((tool) => Object.hasOwn(FILE_TOOLS, tool.name)).map((tool) => tool.name) } : {}),
@@ -282,9 +320,10 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     );
     if (differences.length > 0) problems.push(`call "${request.call}": ${differences.join("; ")}`);
   }
-  if (problems.length > 0) throw new WireRecordingError(`the shape made of the recording of ${recording.version} refuses its own requests:\n- ${[...new Set(problems)].join("\n- ")}`);
-  return file;
+  return problems;
 }
+
+type RecordedCallOf = WireRecording["calls"][number];
 
 const realpathOr = (path: string) => {
   try {
@@ -354,7 +393,7 @@ export function explainResends(calls: ReadonlyArray<{ name: string }>, messages:
 }
 
 /** A call's requests in order; a chatty call's non-essential ones (ids in their paths) only counted; the outage and what a re-send added named. */
-function describeRequests(requests: readonly RecordedWireRequest[], chatty: boolean): string {
+export function describeRequests(requests: readonly RecordedWireRequest[], chatty: boolean): string {
   const needed = requests.filter((request) => !chatty || isMessages(request) || KNOWN_OTHER_REQUESTS[`${request.method} ${request.host}${request.path}`]);
   const answered = needed.find((request) => request.answeredWith !== undefined);
   const describe = (request: RecordedWireRequest) => {

@@ -2,8 +2,8 @@
  * A call's side of the runtime's interceptor (src/claude-code/wire/): each process started behind it
  * with a session of its own, what the call must send, and the count that no response went around it.
  */
-import { realpathSync } from "node:fs";
-import { resolve } from "node:path";
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { IsolationError } from "../../errors/index.js";
 import { ktxToolId } from "../../mcp/tools.js";
 import type { PooledProcess } from "../../session/pooled-process.js";
@@ -35,7 +35,36 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     // The instruction files as they are now: a file changed since the process started no longer fits, and the request is refused.
     ...(spec.projectInstructions ? { projectInstructions: projectInstructionFiles(spec.projectDir) } : {}),
     ...(spec.mcpServers && Object.keys(spec.mcpServers).length > 0 ? { mcpServers: mcpServerNames(spec.mcpServers) } : {}),
+    ...(isGitWorktree(spec.projectDir) ? { worktree: true } : {}),
   };
+}
+
+/**
+ * Whether a dir is in a linked git worktree: the nearest `.git` above it is a file naming a gitdir under
+ * a repository's `worktrees/` (what `git worktree add` writes). The CLI then puts the worktree's lines in
+ * its environment reminder (recorded: the shape's `worktree`), which the check admits only for such a dir.
+ */
+export function isGitWorktree(dir: string): boolean {
+  let at = resolve(dir);
+  try {
+    at = realpathSync(at);
+  } catch {
+    return false;
+  }
+  for (;;) {
+    const dotGit = join(at, ".git");
+    try {
+      const stat = statSync(dotGit);
+      if (stat.isDirectory()) return false;
+      const gitdir = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"))?.[1]?.trim().replace(/[/\\]+$/, "");
+      return gitdir !== undefined && /[/\\]worktrees[/\\][^/\\]+$/.test(gitdir);
+    } catch {
+      // No .git here: look in the parent.
+    }
+    const parent = dirname(at);
+    if (parent === at) return false;
+    at = parent;
+  }
 }
 
 /** The project dir as the CLI's working directory may read it: absolute (a relative one is the host's), and with symlinks resolved. */

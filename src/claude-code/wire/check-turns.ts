@@ -10,7 +10,7 @@
 import { release, type } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import type { CallExpectation, EarlierTurn } from "./check.js";
-import { cacheControlProblem, keyProblems } from "./check.js";
+import { cacheControlProblem, keyProblems, wordsOnly } from "./check.js";
 import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
 import { isInstructionsReminder } from "../capabilities/project.js";
 import { isServerTool } from "../capabilities/mcp-servers.js";
@@ -80,7 +80,13 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
       differences.push(`turn ${index} is not a user, assistant or system turn`);
       continue;
     }
-    differences.push(...keyProblems(message, ["role", "content"], `turn ${index}`));
+    // A model's per-turn settings (shape-variants.ts: recorded for it, e.g. `output_config`), words only.
+    const turnKeys = [...(shape.turnKeys ?? [])].filter((key) => Object.hasOwn(message, key));
+    differences.push(...keyProblems(message, ["role", "content", ...turnKeys], `turn ${index}`));
+    for (const key of turnKeys) {
+      const problem = wordsOnly(message[key]);
+      if (problem) differences.push(`turn ${index}'s ${quote(key)} held ${problem}`);
+    }
     const blocks: unknown[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
     if (!Array.isArray(message.content) && typeof message.content !== "string") differences.push(`turn ${index} has no content list`);
     for (const block of blocks) {

@@ -10,6 +10,7 @@ import type { WireShape } from "./shape.js";
 import { credentialDifferences, isCredentialHeader } from "./account-variants.js";
 import type { InstructionFile } from "../capabilities/project.js";
 import { isServerTool } from "../capabilities/mcp-servers.js";
+import { shapeForCall } from "./shape-variants.js";
 
 export { REMINDER_TAG, type ResponseContent } from "./check-turns.js";
 
@@ -49,6 +50,8 @@ export interface CallExpectation {
   mcpServers?: readonly string[];
   /** The servers' tools the call's init listed (set when init reaches the host): a request may carry only these of them. */
   mcpTools?: readonly string[];
+  /** The project dir is in a linked git worktree (run/wire-binding.ts): the environment reminder recorded for one is admitted. */
+  worktree?: boolean;
 }
 
 /** What the interceptor saw of the call so far: the model responses it forwarded, in order. */
@@ -92,8 +95,10 @@ const quote = (text: string, max = 120) => JSON.stringify(text.length > max ? `$
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Differences between a Messages request and the call's expectation; empty when it may be forwarded. */
-export function checkMessagesRequest(request: WireRequest, expected: CallExpectation, shape: WireShape, seen: CallSeen = { responses: [] }): string[] {
+export function checkMessagesRequest(request: WireRequest, expected: CallExpectation, baseShape: WireShape, seen: CallSeen = { responses: [] }): string[] {
   const differences: string[] = [];
+  // The base shape, plus what was recorded for this role's model, a [1m] id or a worktree, if that is this call's case (shape-variants.ts).
+  const { bodyModel, shape } = shapeForCall(baseShape, expected.model, expected.worktree);
   if (request.method !== "POST" || request.path !== "/v1/messages" || request.host !== "api.anthropic.com") {
     differences.push(`the request was ${request.method} ${request.host}${request.path}, not POST api.anthropic.com/v1/messages`);
   }
@@ -109,7 +114,7 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
   const body = request.body;
   if (!isObject(body)) return [...differences, "the body is not a JSON object"];
   for (const name of Object.keys(body)) if (!shape.bodyFields.has(name)) differences.push(`body field ${quote(name)} is not one the CLI version sends`);
-  if (body.model !== expected.model) differences.push(`model was ${quote(String(body.model))}, not the role's ${quote(expected.model)}`);
+  if (body.model !== bodyModel) differences.push(`model was ${quote(String(body.model))}, not the role's ${quote(expected.model)}${bodyModel === expected.model ? "" : ` (sent as ${quote(bodyModel)})`}`);
   differences.push(...checkSystem(body.system, expected, shape));
   differences.push(...checkTools(body.tools, expected, shape));
   differences.push(...checkMessages(body.messages, expected, shape, seen.responses, seen.earlier));
@@ -179,6 +184,14 @@ function checkTools(tools: unknown, expected: CallExpectation, shape: WireShape)
       continue;
     }
     const name = tool.name;
+    const added = shape.addedTools?.get(name);
+    if (added && !want.has(name)) {
+      // A tool the CLI adds for this model (recorded whole): nothing of it may differ.
+      if (seen.has(name)) differences.push(`tool ${quote(name)} was listed twice`);
+      seen.add(name);
+      if (!isDeepStrictEqual(tool, added)) differences.push(`tool ${quote(name)} was not the one the CLI version adds: ${quote(JSON.stringify(tool))}`);
+      continue;
+    }
     const built = want.get(name);
     // A tool of an opted-in MCP server the CLI runs: its name is the server's prefix and a word; its text is the server's own (not recorded, not compared).
     if (!built && expected.mcpServers && isServerTool(name, expected.mcpServers) && /^[A-Za-z0-9_.-]{1,128}$/.test(name)) {
@@ -272,7 +285,7 @@ function checkMetadata(value: unknown): string[] {
 }
 
 /** Why a value holds more than words, numbers, booleans and nulls (nested a little), or undefined. */
-function wordsOnly(value: unknown, depth = 0): string | undefined {
+export function wordsOnly(value: unknown, depth = 0): string | undefined {
   if (value === null || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) return undefined;
   if (typeof value === "string") return WORD.test(value) ? undefined : `the text ${quote(value)}`;
   if (depth >= 4) return "values nested deeper than the CLI writes";

@@ -283,7 +283,7 @@ export class InterceptorProcess {
     if (message.type === "records") return this.sessions.get(message.session)?.recorded(message.call, message.records);
     if (message.type === "refused") return this.sessions.get(message.session)?.refused(message.what);
     if (message.type === "stop") {
-      this.sessions.get(message.session)?.stopped(message.call, wireRefusal(message.differences, WIRE_ADVICE));
+      this.sessions.get(message.session)?.stopped(message.call, wireRefusal(message.differences, WIRE_ADVICE, "marked"));
       return;
     }
     if (message.type === "acked" || message.type === "ended") {

@@ -221,7 +221,7 @@ export class WireInterceptor {
           ? [parsed.problem]
           : checkMessagesRequest({ method, host, path, query, headers: incoming.headers, body }, call.expectation, shape, call);
     if (!call || differences.length > 0) {
-      session.stop(wireRefusal(differences.map((difference) => `wire: ${difference}`), WIRE_ADVICE));
+      session.stop(wireRefusal(differences.map((difference) => `wire: ${difference}`), WIRE_ADVICE, shape));
       return refuse(request.response, "the request differs from what the library built for the call");
     }
     call.forwarded += 1;

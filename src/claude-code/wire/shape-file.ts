@@ -7,6 +7,8 @@
  * is literal (`{{` and `}}` stand for braces). A file that is not exactly this format is refused.
  */
 
+import { loadVariants, type ShapeVariants, type ShapeVariantsFile, VARIANT_KEYS, variantsProblem } from "./shape-variants.js";
+
 /** The format's name and revision, the file's first key. */
 export const WIRE_SHAPE_FORMAT = "ktx-claude-code/wire-shape@1";
 
@@ -35,7 +37,7 @@ export const PLACEHOLDERS: Readonly<Record<string, { pattern: string; what: stri
 };
 
 /** The file, as written and reviewed. */
-export interface WireShapeFile {
+export interface WireShapeFile extends ShapeVariantsFile {
   format: typeof WIRE_SHAPE_FORMAT;
   version: string;
   /** How and when it was recorded: the call kinds, each with the requests it made (for people; not checked). */
@@ -106,6 +108,12 @@ export interface WireShape {
   builtinTools: ReadonlyMap<string, { description: string; inputSchema: unknown }>;
   /** The instructions reminder's format (undefined: not recorded, `capabilities.projectInstructions` is refused behind the interceptor). */
   projectInstructions?: { head: string; file: string; separator: string };
+  /** What the shape admits only for some models, `[1m]` ids and worktrees (shape-variants.ts); absent: none. */
+  variants?: ShapeVariants;
+  /** A call's case only (shape-variants.ts `shapeForCall`): keys its turns may carry besides role and content. */
+  turnKeys?: ReadonlySet<string>;
+  /** A call's case only: tools the CLI adds, by name, each whole. */
+  addedTools?: ReadonlyMap<string, Record<string, unknown>>;
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -193,7 +201,7 @@ function exactKeys(value: unknown, keys: readonly string[], where: string, optio
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", "projectInstructions"]);
+  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", "projectInstructions", ...VARIANT_KEYS]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -244,6 +252,8 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
     // The file template holds {path} and {text} once each, and no other brace: the loader fills them literally.
     need(file.split("{path}").length === 2 && file.split("{text}").length === 2 && !/[{}]/.test(file.replace("{path}", "").replace("{text}", "")), "projectInstructions.file must hold {path} and {text} once each and no other brace");
   }
+  const variants = variantsProblem(data);
+  need(variants === undefined, variants ?? "");
   return data as unknown as WireShapeFile;
 }
 
@@ -279,5 +289,6 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     cliTools: new Map((file.cliTools ?? []).map((tool) => [tool.name, tool.description])),
     builtinTools: new Map((file.builtinTools ?? []).map((tool) => [tool.name, { description: tool.description, inputSchema: tool.inputSchema }])),
     ...(file.projectInstructions ? { projectInstructions: file.projectInstructions } : {}),
+    ...(VARIANT_KEYS.some((key) => file[key] !== undefined) ? { variants: loadVariants(file, regex, file.reminders) } : {}),
   };
 }
