@@ -8,6 +8,7 @@ import { realpathSync } from "node:fs";
 import { z } from "zod";
 import type { CliVersionFacts } from "../binary/versions.js";
 import { InvalidInputError } from "../errors/index.js";
+import { bashCapabilitySchema } from "./capabilities-bash.js";
 
 /**
  * The built-in tools a capability may name, each with the input field that holds its path (undefined: the
@@ -35,6 +36,8 @@ export const capabilitiesSchema = z
   .object({
     /** The CLI's own tools: names (`["Read"]`) or a set (`"readonly"`, `"edit"`); none by default. */
     builtinTools: z.union([z.enum(["readonly", "edit"]), z.array(z.string()).readonly()]).optional(),
+    /** The CLI's Bash tool, sandboxed unless `sandbox: false` (capabilities-bash.ts). */
+    bash: bashCapabilitySchema.optional(),
   })
   .strict();
 
@@ -47,7 +50,7 @@ export function parseCapabilities(value: unknown): Capabilities | undefined {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ["capabilities", ...issue.path.map(String)].join(".");
-    const unknown = issue.code === "unrecognized_keys" ? ` (unknown key ${issue.keys.map((key) => JSON.stringify(key)).join(", ")}; known: builtinTools)` : "";
+    const unknown = issue.code === "unrecognized_keys" ? ` (unknown key ${issue.keys.map((key) => JSON.stringify(key)).join(", ")}; known: ${Object.keys(capabilitiesSchema.shape).join(", ")})` : "";
     const error = new InvalidInputError(`Invalid ${field}: ${issue.message}${unknown}. docs/options.md, "Capabilities".`);
     error.field = field;
     throw error;
@@ -57,7 +60,7 @@ export function parseCapabilities(value: unknown): Capabilities | undefined {
     const unknown = tools.filter((name) => !Object.hasOwn(FILE_TOOLS, name));
     if (unknown.length > 0) {
       const error = new InvalidInputError(
-        `Invalid capabilities.builtinTools: ${unknown.map((name) => JSON.stringify(name)).join(", ")} cannot be opted into; the file tools can (${Object.keys(FILE_TOOLS).join(", ")}, or the sets "readonly" and "edit"). Bash, web and agent tools need capabilities of their own (not offered yet). docs/options.md, "Capabilities".`,
+        `Invalid capabilities.builtinTools: ${unknown.map((name) => JSON.stringify(name)).join(", ")} cannot be opted into; the file tools can (${Object.keys(FILE_TOOLS).join(", ")}, or the sets "readonly" and "edit"). Bash is its own capability (capabilities.bash); web and agent tools are not offered yet. docs/options.md, "Capabilities".`,
       );
       error.field = "capabilities.builtinTools";
       throw error;

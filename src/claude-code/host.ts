@@ -23,6 +23,7 @@ import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { requireProjectDir } from "./checks/project-dir.js";
 import { type Capabilities, builtinToolsFor } from "./capabilities.js";
+import { bashLaunchFor, requireSandbox } from "./capabilities-bash.js";
 import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
@@ -266,12 +267,17 @@ export class ClaudeCodeHost {
     this.startWire();
     const cli = await this.cli();
     const builtinTools = builtinToolsFor(call.capabilities, cli.facts);
+    const bash = bashLaunchFor(call.capabilities?.bash);
+    // A sandboxed Bash that cannot run here is refused before anything starts (never run unconfined).
+    requireSandbox(bash, (this.options.env ?? process.env).PATH ?? "");
     const wire = await this.wire(cli);
     // The wire check expects the built-in tools' definitions as recorded for the version (fixtures record-wire); without them it cannot check the requests.
-    const unrecorded = wire ? builtinTools.filter((name) => !wireShapeFor(cli.version)?.builtinTools.has(name)) : [];
+    // Bash's is recorded unsandboxed only ("Bash"): what a running sandbox adds to the request is unmeasured (no sandbox on the recording machine), so a sandboxed one is refused here until recorded.
+    const checked = bash ? [...builtinTools, bash.sandbox ? "Bash (sandboxed)" : "Bash"] : builtinTools;
+    const unrecorded = wire ? checked.filter((name) => !wireShapeFor(cli.version)?.builtinTools.has(name)) : [];
     if (unrecorded.length > 0) {
       throw new IsolationError(
-        [`wire: capabilities.builtinTools adds the CLI's own tool definitions to each request, and none is recorded for ${unrecorded.join(", ")} on Claude Code ${cli.version}, so the requests cannot be checked`],
+        [`wire: capabilities.builtinTools and capabilities.bash add the CLI's own tool definitions to each request, and none is recorded for ${unrecorded.join(", ")} on Claude Code ${cli.version}, so the requests cannot be checked`],
         "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
       );
     }
@@ -349,6 +355,7 @@ export class ClaudeCodeHost {
         conversation: call.conversation,
         permissions: call.permissions,
         builtinTools,
+        bash,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

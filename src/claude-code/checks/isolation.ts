@@ -10,6 +10,7 @@ import type { AuthKind } from "../../transport/auth.js";
 import { ORGANISATION_PLUGIN_ADVICE, isOrganisationPlugin } from "./managed-policy.js";
 import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
 import { builtinAllowRules } from "../capabilities.js";
+import { type BashLaunch, bashDenyRules, bashKey, bashSandboxSettings } from "../capabilities-bash.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
 
@@ -27,6 +28,8 @@ export interface SurfaceSpec {
   preApprove?: boolean;
   /** Built-in tools opted into (`capabilities.builtinTools`, resolved for the version); none by default. */
   builtinTools?: readonly string[];
+  /** The Bash tool (`capabilities.bash`), resolved; absent without it. */
+  bash?: BashLaunch;
 }
 
 /**
@@ -36,7 +39,7 @@ export interface SurfaceSpec {
 export function cliArgsFor(spec: SurfaceSpec): readonly string[] {
   let memo = argsMemo.get(spec.facts);
   if (!memo) argsMemo.set(spec.facts, (memo = new Map()));
-  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}`;
+  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}\n${bashKey(spec.bash)}`;
   let args = memo.get(key);
   if (!args) {
     if (memo.size >= ARGS_MEMO_SIZE) memo.clear();
@@ -51,7 +54,7 @@ const argsMemo = new WeakMap<CliVersionFacts, Map<string, readonly string[]>>();
 /** Value flags are written `--flag=value`: an empty value or one starting with `-` stays one argument. */
 export function buildCliArgs(spec: SurfaceSpec): string[] {
   const { facts, toolIds } = spec;
-  const builtin = spec.builtinTools ?? [];
+  const builtin = [...(spec.builtinTools ?? []), ...(spec.bash ? ["Bash"] : [])];
   const args = [
     "-p",
     "--output-format=stream-json",
@@ -65,7 +68,7 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
     "--no-session-persistence",
     // Every hook the CLI runs is announced on stdout, so one that still runs (managed policy) stops the run.
     "--include-hook-events",
-    `--disallowedTools=${facts.builtinTools.filter((name) => !builtin.includes(name)).join(",")}`,
+    `--disallowedTools=${[...facts.builtinTools.filter((name) => !builtin.includes(name)), ...bashDenyRules(spec.bash)].join(",")}`,
     `--max-turns=${spec.maxTurns}`,
     `--model=${spec.model}`,
   ];
@@ -76,13 +79,15 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
   if (facts.builtinPlugins.length > 0) {
     settings.enabledPlugins = Object.fromEntries(facts.builtinPlugins.map((name) => [`${name}@builtin`, false]));
   }
+  // Bash's sandbox settings go in the flag settings, never a file (capabilities-bash.ts).
+  if (spec.bash) settings.sandbox = bashSandboxSettings(spec.bash);
   args.push(`--settings=${JSON.stringify(settings)}`);
   if (toolIds.length > 0) {
     args.push(`--mcp-config=${JSON.stringify({ mcpServers: { [KTX_MCP_SERVER_NAME]: { type: "sdk", name: KTX_MCP_SERVER_NAME } } })}`);
   }
   // Pre-approved tools never reach a prompt: a mode that asks must leave them out (permissions.ts). An opted-in
   // file tool is allowed only under the project dir; the permission answers scope it again (capabilities.ts).
-  const allowed = [...(spec.preApprove !== false ? toolIds : []), ...builtinAllowRules(builtin)];
+  const allowed = [...(spec.preApprove !== false ? toolIds : []), ...builtinAllowRules(spec.builtinTools ?? []), ...(spec.bash ? ["Bash"] : [])];
   if (allowed.length > 0) args.push(`--allowedTools=${allowed.join(",")}`);
   return args;
 }
@@ -102,7 +107,7 @@ export interface ExpectedSurface {
   cwd: string;
   /** The CLI permission mode `init` must report (permissions.ts); unchecked when absent. */
   permissionMode?: string;
-  /** Built-in tools opted into: init must list exactly these besides the call's own. */
+  /** Built-in tools opted into (Bash included, with `capabilities.bash`): init must list exactly these besides the call's own. */
   builtinTools?: readonly string[];
 }
 

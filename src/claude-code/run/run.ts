@@ -19,6 +19,7 @@ import { type AuthOption, authProvider, authVariableNames } from "../../transpor
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
 import { cliArgsFor } from "../checks/isolation.js";
 import { builtinPermission } from "../capabilities.js";
+import { type BashLaunch, bashPermission, withBash } from "../capabilities-bash.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -109,6 +110,8 @@ export interface RunSpec {
   permissions?: CallPermissions;
   /** Built-in tools opted into (capabilities.ts, resolved for the CLI version): in the launch, the init check and the permission answers. */
   builtinTools?: readonly string[];
+  /** The Bash tool (`capabilities.bash`, capabilities-bash.ts): in the launch, the init and wire checks and the permission answers. */
+  bash?: BashLaunch;
 }
 
 /**
@@ -212,6 +215,7 @@ export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProces
       structuredOutput: spec.jsonSchema !== undefined,
       includePartialMessages: spec.includePartialMessages,
       builtinTools: spec.builtinTools,
+      bash: spec.bash,
       ...(spec.permissions ? { permissionMode: cliPermissionMode(spec.permissions.launch), preApprove: preApproves(spec.permissions.launch) } : {}),
     }),
     cwd: spec.projectDir,
@@ -232,7 +236,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     cwd: spec.projectDir,
     requireSubscription: spec.requireSubscription,
     permissionMode: spec.permissions ? cliPermissionMode(spec.permissions.mode, spec.permissions.launch) : "dontAsk",
-    builtinTools: spec.builtinTools,
+    builtinTools: withBash(spec),
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
@@ -288,6 +292,9 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
           // An opted-in built-in tool: allowed under the project dir (capabilities.ts), whatever the mode.
           const builtin = builtinPermission(request, spec.builtinTools ?? [], spec.projectDir);
           if (builtin) return Promise.resolve(builtin);
+          // A refused Bash command that reaches the prompt anyway (the CLI's deny rules refuse it first).
+          const bash = bashPermission(request, spec.bash);
+          if (bash) return Promise.resolve(bash);
           const answer = answerPermission(request, signal, { permissions: spec.permissions, allowed, toolIds, deniedTools, logger: spec.logger });
           // A denial of one of the call's tools reaches the model as that tool's result: the interceptor's check must know its text first.
           return session ? answer.then((reply) => recordDenial(session, request, reply)) : answer;
@@ -411,3 +418,4 @@ export function isBudget(result: ResultMessage): boolean {
 export function isClaudeCodeError(error: unknown): error is ClaudeCodeError {
   return ClaudeCodeError.isInstance(error);
 }
+
