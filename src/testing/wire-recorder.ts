@@ -78,6 +78,8 @@ export const RESENT = "text, 503 once";
 export const RESENT_STATUS = 503;
 /** The call kind that opts into the built-in file tools (`capabilities.builtinTools: "edit"`): their definitions become the shape's `builtinTools`. */
 export const BUILTIN_TOOLS_CALL = "text, built-in file tools";
+/** The call kind that opts into Bash unsandboxed (`capabilities.bash: { sandbox: false }`): its definition becomes the shape's `builtinTools` entry "Bash". */
+export const BASH_CALL = "text, bash unsandboxed";
 
 const toolResults = (body: any): number =>
   (body?.messages ?? []).reduce((sum: number, message: any) => sum + (Array.isArray(message.content) ? message.content.filter((block: any) => block.type === "tool_result").length : 0), 0);
@@ -106,6 +108,11 @@ function answer(request: RecordedRequest): ScriptedTurn {
     // One Read of a file in the project dir, so what the CLI adds to a built-in tool's result is recorded too.
     if (results === 0) return turn.tools({ name: "Read", input: { file_path: builtinReadPath } });
     return turn.text("read");
+  }
+  if (tools.includes("Bash")) {
+    // One command in the project dir, so what the CLI adds to Bash's result is recorded too.
+    if (results === 0) return turn.tools({ name: "Bash", input: { command: "pwd", description: "Print the working directory" } });
+    return turn.text("ran");
   }
   if (tools.includes("mcp__ktx__echo")) {
     if (results === 0) return turn.tools({ name: "mcp__ktx__echo", input: { text: "a" } });
@@ -252,6 +259,14 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         } finally {
           builtinReadPath = undefined;
         }
+        await rt.close();
+      }],
+      [BASH_CALL, async () => {
+        const rt = runtime(mainHome);
+        const model = resolveModelValue("sonnet")!.id;
+        await call(BASH_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
+          rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 3, tools: [], capabilities: { bash: { sandbox: false } } }, rt.host.limitsFor(undefined, rt.host.logger)),
+        );
         await rt.close();
       }],
       [CHATTY, async () => {

@@ -40,6 +40,8 @@ const REMINDER_KINDS: ReadonlyArray<[RegExp, string]> = [
   [/^You are powered by the model/, "model identity"],
   [/^Today's date is/, "date"],
   [/^<total_tokens>/, "token budget"],
+  // With Bash (capabilities.bash), 2.1.330 tells the model how to attribute git commits and pull requests.
+  [/^Attribution for git commits and pull requests /, "git attribution"],
 ];
 
 /** Parts whose text varies by machine, call or model: the label (group 1) stays, the rest (group 2) becomes the placeholder. */
@@ -51,6 +53,8 @@ const LABELLED: ReadonlyArray<[RegExp, string]> = [
   [/(You are powered by the model named )(.+?)(?=\. The exact model ID is )/g, "modelName"],
   [/(knowledge cutoff is )([A-Z][a-z]+ \d{4})(?=\.)/g, "monthYear"],
   [/(<total_tokens>)(\d+)(?= tokens left<\/total_tokens>)/g, "count"],
+  // The git attribution reminder (with Bash) names the model the call runs on.
+  [/(Co-Authored-By: )(Claude [^<\n]+?)(?= <noreply@anthropic\.com>)/g, "modelName"],
 ];
 
 /** A text the CLI wrote as a template: machine, call and day values made placeholders (on the text itself, so a value never hits a placeholder's name). */
@@ -153,7 +157,7 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     for (const tool of Array.isArray(body.tools) ? body.tools : []) {
       if (typeof tool?.name !== "string" || tool.name.startsWith("mcp__")) continue;
       const description = typeof tool.description === "string" ? tool.description : "";
-      if (Object.hasOwn(FILE_TOOLS, tool.name)) {
+      if (isCapabilityTool(tool.name)) {
         const seen = builtinTools.get(tool.name);
         if (seen && !isDeepStrictEqual(seen, { name: tool.name, description, inputSchema: tool.input_schema })) problems.push(`the built-in tool ${tool.name} had two definitions (${where})`);
         builtinTools.set(tool.name, { name: tool.name, description, inputSchema: tool.input_schema });
@@ -262,10 +266,10 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
         model: String(body.model),
         system: call.system,
         prompt: call.prompt,
-        tools: tools.filter((tool) => tool !== structured && !Object.hasOwn(FILE_TOOLS, tool.name)).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
+        tools: tools.filter((tool) => tool !== structured && !isCapabilityTool(tool.name)).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
         ...(structured ? { jsonSchema: structured.input_schema } : {}),
         // The built-in tools are checked against the shape's own record of them, as a capability's call is.
-        ...(tools.some((tool) => Object.hasOwn(FILE_TOOLS, tool.name)) ? { builtinTools: tools.filter((tool) => Object.hasOwn(FILE_TOOLS, tool.name)).map((tool) => tool.name) } : {}),
+        ...(tools.some((tool) => isCapabilityTool(tool.name)) ? { builtinTools: tools.filter((tool) => isCapabilityTool(tool.name)).map((tool) => tool.name) } : {}),
         cwd: [call.projectDir, realpathOr(call.projectDir)],
         toolOutputs: toolOutputsOf(body),
       },
@@ -277,6 +281,9 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   if (problems.length > 0) throw new WireRecordingError(`the shape made of the recording of ${recording.version} refuses its own requests:\n- ${[...new Set(problems)].join("\n- ")}`);
   return file;
 }
+
+/** A built-in tool a capability opts into: the file tools (`builtinTools`) and Bash (`bash`, recorded unsandboxed). */
+const isCapabilityTool = (name: string) => Object.hasOwn(FILE_TOOLS, name) || name === "Bash";
 
 const realpathOr = (path: string) => {
   try {
