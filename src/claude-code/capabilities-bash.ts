@@ -6,7 +6,9 @@
  * - `--settings={"sandbox":{"enabled":true}}` alone: Bash runs the command UNSANDBOXED, silently (its output
  *   came back, nothing said). So the library never relies on that setting alone.
  * - with `"failIfUnavailable":true` too: the CLI does not start a turn; its result is `error_during_execution`
- *   with "Sandbox required but unavailable: sandbox is enabled but dependencies are missing: bubblewrap …".
+ *   with "Sandbox required but unavailable: sandbox is enabled but dependencies are missing: bubblewrap …";
+ *   with a `bwrap` and `socat` that exist but fail, each Bash call is refused as a tool error ("Sandbox is required
+ *   but failed to initialize: … Running it outside the sandbox (dangerouslyDisableSandbox) is not allowed either.").
  * - deny rules `--disallowedTools=Bash(rm:*)` refuse `rm -f x`, `echo a && rm -f x` (each subcommand is
  *   matched) and, for `Bash(git push:*)`, `git push origin x`: the model gets the tool result
  *   "Permission to use Bash with command … has been denied." with `is_error: true`; the turn goes on.

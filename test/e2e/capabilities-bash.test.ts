@@ -111,6 +111,26 @@ describe("capabilities: bash", () => {
     }
   });
 
+  it("a sandbox that passes the check but cannot start (a bwrap and socat that fail): the command is refused as a tool error, never run unconfined", { timeout: 120_000 }, async () => {
+    const api = await baseUrlApi(bashScript);
+    const bin = tempDir("bash-fake-bin");
+    for (const program of ["bwrap", "socat"]) writeFileSync(join(bin, program), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+    const projectDir = project();
+    const host = hostOn(api, projectDir, { ...testEnv(), PATH: `${bin}:${process.env.PATH}` });
+    try {
+      const result = await host.createSession({ model: "sonnet", capabilities: { bash: {} } }).send("run: rm -f data/grain.txt").result;
+      expect(result.toolCalls.map((call) => [call.name, call.ok])).toEqual([["Bash", false]]);
+      const [refusal] = toolResultsIn(api.messageRequests.at(-1)!.body);
+      expect(refusal!.is_error).toBe(true);
+      // 2.1.330 with failIfUnavailable and allowUnsandboxedCommands: false refuses rather than running it unsandboxed.
+      expect(refusal!.text).toMatch(/^Sandbox is required but failed to initialize: .*Running it outside the sandbox \(dangerouslyDisableSandbox\) is not allowed either\./);
+      expect(result.text).toMatch(/^refused: /);
+      expect(existsSync(join(projectDir, "data", "grain.txt"))).toBe(true);
+    } finally {
+      await host.close();
+    }
+  });
+
   it("a process with Bash never serves a session without it, nor one with other excluded commands", { timeout: 180_000 }, async () => {
     const api = await baseUrlApi(bashScript);
     const host = hostOn(api, project());
