@@ -137,7 +137,3 @@ export function bashPermission(request: Record<string, unknown>, bash: BashLaunc
   return undefined;
 }
 
-/** The built-in tools the init and wire checks expect: the file tools opted into, and Bash with `capabilities.bash`. */
-export function withBash(spec: { builtinTools?: readonly string[]; bash?: BashLaunch }): readonly string[] | undefined {
-  return spec.bash ? [...(spec.builtinTools ?? []), "Bash"].sort() : spec.builtinTools;
-}

@@ -9,6 +9,7 @@ import { z } from "zod";
 import type { CliVersionFacts } from "../binary/versions.js";
 import { InvalidInputError } from "../errors/index.js";
 import { bashCapabilitySchema } from "./capabilities-bash.js";
+import { webSearchCapabilitySchema } from "./capabilities-web-search.js";
 
 /**
  * The built-in tools a capability may name, each with the input field that holds its path (undefined: the
@@ -38,6 +39,8 @@ export const capabilitiesSchema = z
     builtinTools: z.union([z.enum(["readonly", "edit"]), z.array(z.string()).readonly()]).optional(),
     /** The CLI's Bash tool, sandboxed unless `sandbox: false` (capabilities-bash.ts). */
     bash: bashCapabilitySchema.optional(),
+    /** The CLI's WebSearch tool: the API's server-side web search (capabilities-web-search.ts). */
+    webSearch: webSearchCapabilitySchema.optional(),
   })
   .strict();
 

@@ -273,7 +273,8 @@ export class ClaudeCodeHost {
     const wire = await this.wire(cli);
     // The wire check expects the built-in tools' definitions as recorded for the version (fixtures record-wire); without them it cannot check the requests.
     // Bash's is recorded unsandboxed only ("Bash"): what a running sandbox adds to the request is unmeasured (no sandbox on the recording machine), so a sandboxed one is refused here until recorded.
-    const checked = bash ? [...builtinTools, bash.sandbox ? "Bash (sandboxed)" : "Bash"] : builtinTools;
+    const webSearch = call.capabilities?.webSearch === true;
+    const checked = [...builtinTools, ...(bash ? [bash.sandbox ? "Bash (sandboxed)" : "Bash"] : []), ...(webSearch ? ["WebSearch"] : [])];
     const unrecorded = wire ? checked.filter((name) => !wireShapeFor(cli.version)?.builtinTools.has(name)) : [];
     if (unrecorded.length > 0) {
       throw new IsolationError(
@@ -356,6 +357,7 @@ export class ClaudeCodeHost {
         permissions: call.permissions,
         builtinTools,
         bash,
+        webSearch,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

@@ -44,6 +44,7 @@ export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): s
   list("cliTools", (before.cliTools ?? []).map(cliTool), (after.cliTools ?? []).map(cliTool));
   const builtinTool = (entry: { name: string; description: string; inputSchema: unknown }) => `${entry.name}: ${entry.description} ${JSON.stringify(entry.inputSchema)}`;
   list("builtinTools", (before.builtinTools ?? []).map(builtinTool), (after.builtinTools ?? []).map(builtinTool));
+  value("webSearch", JSON.stringify(before.webSearch ?? null), JSON.stringify(after.webSearch ?? null));
   return changes;
 }
 

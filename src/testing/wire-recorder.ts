@@ -80,6 +80,11 @@ export const RESENT_STATUS = 503;
 export const BUILTIN_TOOLS_CALL = "text, built-in file tools";
 /** The call kind that opts into Bash unsandboxed (`capabilities.bash: { sandbox: false }`): its definition becomes the shape's `builtinTools` entry "Bash". */
 export const BASH_CALL = "text, bash unsandboxed";
+/** The call kind that opts into web search (`capabilities.webSearch`): WebSearch's definition and the CLI's own search request become the shape's. */
+export const WEB_SEARCH_CALL = "text, web search";
+/** What the recorder's model searches for, and the scripted API's server-side results. */
+export const WEB_SEARCH_QUERY = "grain of an orders table";
+export const WEB_SEARCH_RESULTS = [{ url: "https://example.com/orders-grain", title: "The grain of an orders table" }] as const;
 
 const toolResults = (body: any): number =>
   (body?.messages ?? []).reduce((sum: number, message: any) => sum + (Array.isArray(message.content) ? message.content.filter((block: any) => block.type === "tool_result").length : 0), 0);
@@ -108,6 +113,14 @@ function answer(request: RecordedRequest): ScriptedTurn {
     // One Read of a file in the project dir, so what the CLI adds to a built-in tool's result is recorded too.
     if (results === 0) return turn.tools({ name: "Read", input: { file_path: builtinReadPath } });
     return turn.text("read");
+  }
+  if ((body?.tools ?? []).some((tool: any) => String(tool?.type ?? "").startsWith("web_search_"))) {
+    // The CLI's own search request: the API runs the search server side.
+    return turn.webSearch(WEB_SEARCH_QUERY, WEB_SEARCH_RESULTS, "One row per order line.");
+  }
+  if (tools.includes("WebSearch")) {
+    if (results === 0) return turn.tools({ name: "WebSearch", input: { query: WEB_SEARCH_QUERY } });
+    return turn.text("searched");
   }
   if (tools.includes("Bash")) {
     // One command in the project dir, so what the CLI adds to Bash's result is recorded too.
@@ -266,6 +279,14 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         const model = resolveModelValue("sonnet")!.id;
         await call(BASH_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
           rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 3, tools: [], capabilities: { bash: { sandbox: false } } }, rt.host.limitsFor(undefined, rt.host.logger)),
+        );
+        await rt.close();
+      }],
+      [WEB_SEARCH_CALL, async () => {
+        const rt = runtime(mainHome);
+        const model = resolveModelValue("sonnet")!.id;
+        await call(WEB_SEARCH_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
+          rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 3, tools: [], capabilities: { webSearch: true } }, rt.host.limitsFor(undefined, rt.host.logger)),
         );
         await rt.close();
       }],

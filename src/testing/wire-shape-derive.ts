@@ -7,9 +7,10 @@ import { realpathSync } from "node:fs";
 import { hostname, release, tmpdir } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { checkMessagesRequest } from "../claude-code/wire/check.js";
-import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WireShapeFile } from "../claude-code/wire/shape-file.js";
+import { isWebSearchRequest } from "../claude-code/wire/check-web-search.js";
+import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WebSearchShape, type WireShapeFile } from "../claude-code/wire/shape-file.js";
 import { FILE_TOOLS } from "../claude-code/capabilities.js";
-import { CHATTY, type RecordedWireRequest, RESENT, RESENT_STATUS, type WireRecording } from "./wire-recorder.js";
+import { CHATTY, type RecordedWireRequest, RESENT, RESENT_STATUS, WEB_SEARCH_CALL, WEB_SEARCH_QUERY, type WireRecording } from "./wire-recorder.js";
 
 /** A recording that cannot become a shape: names what the recorder could not explain. */
 export class WireRecordingError extends Error {
@@ -116,6 +117,8 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   /** The built-in file tools a capability opts into, with their whole definitions. */
   const builtinTools = new Map<string, { name: string; description: string; inputSchema: unknown }>();
   const queries = new Set<string>();
+  /** The CLI's own web search request, recorded whole (each one must be the same). */
+  const webSearch: { shape?: WebSearchShape } = {};
 
   const addReminder = (text: string, values: Parameters<typeof templateOf>[1], where: string) => {
     const head = /^[^\n]*:\n(?=# \S+\n)/.exec(text)?.[0];
@@ -153,8 +156,10 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
       problems.push(`a Messages request whose body is not JSON (${where})`);
       continue;
     }
-    for (const field of Object.keys(body)) bodyFields.add(field);
-    for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    // The CLI's own web search request (capabilities.webSearch) is recorded apart: its fields, tools and texts are its own.
+    const search = isWebSearchRequest(body);
+    if (!search) for (const field of Object.keys(body)) bodyFields.add(field);
+    for (const tool of search ? [] : Array.isArray(body.tools) ? body.tools : []) {
       if (typeof tool?.name !== "string" || tool.name.startsWith("mcp__")) continue;
       const description = typeof tool.description === "string" ? tool.description : "";
       if (isCapabilityTool(tool.name)) {
@@ -178,6 +183,11 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
       for (const pair of billing[4]!.matchAll(/ ([A-Za-z0-9_]+)=/g)) billingFields.add(pair[1]!);
     }
     if (system[1] !== undefined) preambles.add(system[1]);
+    if (search) {
+      const problem = addWebSearch(webSearch, body, system);
+      if (problem) problems.push(`${problem} (${where})`);
+      continue;
+    }
     const own = system.slice(2);
     if (JSON.stringify(own) !== JSON.stringify(call.system ? [call.system] : [])) problems.push(`the system blocks after the preamble were ${JSON.stringify(own)}, not the call's system prompt (${where})`);
     // user turns: reminders, the prompt, texts the CLI adds; reminders inside tool results too.
@@ -246,6 +256,7 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     syntheticUserTexts: sorted(synthetic),
     cliTools: [...cliTools].sort(([a], [b]) => a.localeCompare(b)).map(([name, description]) => ({ name, description })),
     ...(builtinTools.size > 0 ? { builtinTools: [...builtinTools.values()].sort((a, b) => a.name.localeCompare(b.name)) } : {}),
+    ...(webSearch.shape ? { webSearch: webSearch.shape } : {}),
     otherRequests: [...others.values()].sort((a, b) => `${a.host}${a.path}`.localeCompare(`${b.host}${b.path}`)),
   };
   // Nothing of this machine may stay literal: the shape must match any user's requests.
@@ -270,11 +281,12 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
         ...(structured ? { jsonSchema: structured.input_schema } : {}),
         // The built-in tools are checked against the shape's own record of them, as a capability's call is.
         ...(tools.some((tool) => isCapabilityTool(tool.name)) ? { builtinTools: tools.filter((tool) => isCapabilityTool(tool.name)).map((tool) => tool.name) } : {}),
+        ...(call.name === WEB_SEARCH_CALL ? { webSearch: true } : {}),
         cwd: [call.projectDir, realpathOr(call.projectDir)],
         toolOutputs: toolOutputsOf(body),
       },
       shape,
-      { responses: (Array.isArray(body.messages) ? body.messages : []).filter((message: any) => message?.role === "assistant").map((message: any) => ({ content: Array.isArray(message.content) ? message.content : [] })) },
+      { responses: (isWebSearchRequest(body) ? callAssistantTurns(messages, request.call) : Array.isArray(body.messages) ? body.messages : []).filter((message: any) => message?.role === "assistant").map((message: any) => ({ content: Array.isArray(message.content) ? message.content : [] })) },
     );
     if (differences.length > 0) problems.push(`call "${request.call}": ${differences.join("; ")}`);
   }
@@ -282,8 +294,31 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   return file;
 }
 
-/** A built-in tool a capability opts into: the file tools (`builtinTools`) and Bash (`bash`, recorded unsandboxed). */
-const isCapabilityTool = (name: string) => Object.hasOwn(FILE_TOOLS, name) || name === "Bash";
+/** A built-in tool a capability opts into: the file tools (`builtinTools`), Bash (`bash`, recorded unsandboxed) and WebSearch (`webSearch`). */
+const isCapabilityTool = (name: string) => Object.hasOwn(FILE_TOOLS, name) || name === "Bash" || name === "WebSearch";
+
+/** The assistant turns of a call's requests (what the model answered in it): a web search request's query comes from one. */
+function callAssistantTurns(messages: ReadonlyArray<{ call: string; body: unknown }>, call: string): any[] {
+  return messages.filter((request) => request.call === call).flatMap((request) => {
+    const body = request.body as Record<string, any> | undefined;
+    return Array.isArray(body?.messages) ? body.messages : [];
+  });
+}
+
+/**
+ * Records the CLI's web search request: the text after the preamble, the server tools and tool choice whole, the
+ * body fields, and the text before the recorder's query in its one user message. Returns a problem, if any.
+ */
+function addWebSearch(into: { shape?: WebSearchShape }, body: Record<string, any>, system: readonly string[]): string | undefined {
+  const content = body.messages?.[0]?.content;
+  const text = typeof content === "string" ? content : Array.isArray(content) && content.length === 1 ? String(content[0]?.text) : undefined;
+  if (body.messages?.length !== 1 || text === undefined || !text.endsWith(WEB_SEARCH_QUERY)) return `a web search request whose one user message does not end with the recorder's query: ${JSON.stringify(body.messages)?.slice(0, 200)}`;
+  if (system.length !== 3) return `a web search request with ${system.length} system blocks, not the billing line, the preamble and its own text`;
+  const shape: WebSearchShape = { system: system[2]!, tools: body.tools, toolChoice: body.tool_choice, bodyFields: Object.keys(body).sort(), promptPrefix: text.slice(0, text.length - WEB_SEARCH_QUERY.length) };
+  if (into.shape && !isDeepStrictEqual(into.shape, shape)) return "two web search requests of different shapes";
+  into.shape = shape;
+  return undefined;
+}
 
 const realpathOr = (path: string) => {
   try {

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
 import { parseCapabilities } from "../../src/claude-code/capabilities.js";
-import { bashLaunchFor, bashPermission, requireSandbox, withBash } from "../../src/claude-code/capabilities-bash.js";
+import { bashLaunchFor, bashPermission, requireSandbox } from "../../src/claude-code/capabilities-bash.js";
+import { capabilityTools } from "../../src/claude-code/capability-tools.js";
 import { buildCliArgs, checkInit } from "../../src/claude-code/checks/isolation.js";
 import { launchKey } from "../../src/claude-code/pool/pool-keys.js";
 import { InvalidInputError, SandboxUnavailableError } from "../../src/errors/index.js";
@@ -78,8 +79,8 @@ describe("capabilities.bash", () => {
   it("the init check expects Bash besides the other built-in tools", () => {
     const init = { type: "system", subtype: "init", tools: ["Bash", "Read"], mcp_servers: [], cwd: "/p" } as unknown as SystemInitMessage;
     const expected = { toolIds: [], structuredOutput: false, apiKeyAllowed: false, cwd: "/p" };
-    expect(checkInit(init, { ...expected, builtinTools: withBash({ builtinTools: ["Read"], bash: bashLaunchFor({}) }) })).toEqual([]);
-    expect(checkInit(init, { ...expected, builtinTools: withBash({ builtinTools: ["Read"] }) })[0]).toMatch(/tools were \["Bash","Read"\], expected \["Read"\]/);
+    expect(checkInit(init, { ...expected, builtinTools: capabilityTools({ builtinTools: ["Read"], bash: bashLaunchFor({}) }) })).toEqual([]);
+    expect(checkInit(init, { ...expected, builtinTools: capabilityTools({ builtinTools: ["Read"] }) })[0]).toMatch(/tools were \["Bash","Read"\], expected \["Read"\]/);
   });
 
   it("answers a permission request for a refused command (each subcommand) with a denial, and leaves others to the mode", () => {

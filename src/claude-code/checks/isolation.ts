@@ -11,6 +11,8 @@ import { ORGANISATION_PLUGIN_ADVICE, isOrganisationPlugin } from "./managed-poli
 import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
 import { builtinAllowRules } from "../capabilities.js";
 import { type BashLaunch, bashDenyRules, bashKey, bashSandboxSettings } from "../capabilities-bash.js";
+import { WEB_SEARCH_TOOL } from "../capabilities-web-search.js";
+import { capabilityTools } from "../capability-tools.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
 
@@ -30,6 +32,8 @@ export interface SurfaceSpec {
   builtinTools?: readonly string[];
   /** The Bash tool (`capabilities.bash`), resolved; absent without it. */
   bash?: BashLaunch;
+  /** The WebSearch tool (`capabilities.webSearch`). */
+  webSearch?: boolean;
 }
 
 /**
@@ -39,7 +43,7 @@ export interface SurfaceSpec {
 export function cliArgsFor(spec: SurfaceSpec): readonly string[] {
   let memo = argsMemo.get(spec.facts);
   if (!memo) argsMemo.set(spec.facts, (memo = new Map()));
-  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}\n${bashKey(spec.bash)}`;
+  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}\n${bashKey(spec.bash)}\n${spec.webSearch === true}`;
   let args = memo.get(key);
   if (!args) {
     if (memo.size >= ARGS_MEMO_SIZE) memo.clear();
@@ -54,7 +58,7 @@ const argsMemo = new WeakMap<CliVersionFacts, Map<string, readonly string[]>>();
 /** Value flags are written `--flag=value`: an empty value or one starting with `-` stays one argument. */
 export function buildCliArgs(spec: SurfaceSpec): string[] {
   const { facts, toolIds } = spec;
-  const builtin = [...(spec.builtinTools ?? []), ...(spec.bash ? ["Bash"] : [])];
+  const builtin = [...(capabilityTools(spec) ?? [])];
   const args = [
     "-p",
     "--output-format=stream-json",
@@ -87,7 +91,7 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
   }
   // Pre-approved tools never reach a prompt: a mode that asks must leave them out (permissions.ts). An opted-in
   // file tool is allowed only under the project dir; the permission answers scope it again (capabilities.ts).
-  const allowed = [...(spec.preApprove !== false ? toolIds : []), ...builtinAllowRules(spec.builtinTools ?? []), ...(spec.bash ? ["Bash"] : [])];
+  const allowed = [...(spec.preApprove !== false ? toolIds : []), ...builtinAllowRules(spec.builtinTools ?? []), ...(spec.bash ? ["Bash"] : []), ...(spec.webSearch ? [WEB_SEARCH_TOOL] : [])];
   if (allowed.length > 0) args.push(`--allowedTools=${allowed.join(",")}`);
   return args;
 }

@@ -19,7 +19,8 @@ import { type AuthOption, authProvider, authVariableNames } from "../../transpor
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
 import { cliArgsFor } from "../checks/isolation.js";
 import { builtinPermission } from "../capabilities.js";
-import { type BashLaunch, bashPermission, withBash } from "../capabilities-bash.js";
+import { type BashLaunch, bashPermission } from "../capabilities-bash.js";
+import { capabilityTools } from "../capability-tools.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -112,6 +113,8 @@ export interface RunSpec {
   builtinTools?: readonly string[];
   /** The Bash tool (`capabilities.bash`, capabilities-bash.ts): in the launch, the init and wire checks and the permission answers. */
   bash?: BashLaunch;
+  /** The WebSearch tool (`capabilities.webSearch`): in the launch, the init check, and the wire check's web search requests. */
+  webSearch?: boolean;
 }
 
 /**
@@ -216,6 +219,7 @@ export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProces
       includePartialMessages: spec.includePartialMessages,
       builtinTools: spec.builtinTools,
       bash: spec.bash,
+      webSearch: spec.webSearch,
       ...(spec.permissions ? { permissionMode: cliPermissionMode(spec.permissions.launch), preApprove: preApproves(spec.permissions.launch) } : {}),
     }),
     cwd: spec.projectDir,
@@ -236,7 +240,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     cwd: spec.projectDir,
     requireSubscription: spec.requireSubscription,
     permissionMode: spec.permissions ? cliPermissionMode(spec.permissions.mode, spec.permissions.launch) : "dontAsk",
-    builtinTools: withBash(spec),
+    builtinTools: capabilityTools(spec),
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));

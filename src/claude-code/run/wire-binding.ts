@@ -10,7 +10,7 @@ import type { PooledProcess } from "../../session/pooled-process.js";
 import { interceptedEnv } from "../../transport/env.js";
 import type { CliProcessOptions } from "../../transport/process.js";
 import type { CallExpectation } from "../wire/check.js";
-import { withBash } from "../capabilities-bash.js";
+import { capabilityTools } from "../capability-tools.js";
 import type { HostWireSession, InterceptorProcess } from "../wire/interceptor-process.js";
 import type { RunSpec } from "./run.js";
 
@@ -21,8 +21,8 @@ const sessions = new WeakMap<PooledProcess, HostWireSession>();
  * `continues`: the call is a later turn of a conversation on the process it held before (its request
  * carries the earlier turns, which the interceptor saw).
  */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "bash">, continues = false): CallExpectation {
-  const builtinTools = withBash(spec);
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "bash" | "webSearch">, continues = false): CallExpectation {
+  const builtinTools = capabilityTools(spec);
   return {
     model: spec.model,
     system: spec.system,
@@ -32,6 +32,7 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     cwd: projectDirs(spec.projectDir),
     ...(continues ? { continues: true } : {}),
     ...(builtinTools && builtinTools.length > 0 ? { builtinTools } : {}),
+    ...(spec.webSearch ? { webSearch: true } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import { isDeepStrictEqual } from "node:util";
 import { checkMessages, type ResponseContent } from "./check-turns.js";
 import type { WireShape } from "./shape.js";
 import { credentialDifferences, isCredentialHeader } from "./account-variants.js";
+import { checkWebSearchRequest, isWebSearchRequest } from "./check-web-search.js";
 
 export { REMINDER_TAG, type ResponseContent } from "./check-turns.js";
 
@@ -41,6 +42,8 @@ export interface CallExpectation {
   continues?: boolean;
   /** Built-in tools opted into (`capabilities.builtinTools`): their definitions must be the version's recorded ones. */
   builtinTools?: readonly string[];
+  /** `capabilities.webSearch`: the CLI's own web search requests are admitted, in their recorded shape (check-web-search.ts). */
+  webSearch?: boolean;
 }
 
 /** What the interceptor saw of the call so far: the model responses it forwarded, in order. */
@@ -100,6 +103,8 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
 
   const body = request.body;
   if (!isObject(body)) return [...differences, "the body is not a JSON object"];
+  // The CLI's own web search request (capabilities.webSearch) has a shape of its own, recorded apart.
+  if (isWebSearchRequest(body)) return [...differences, ...checkWebSearchRequest(body, expected, shape, seen.responses)];
   for (const name of Object.keys(body)) if (!shape.bodyFields.has(name)) differences.push(`body field ${quote(name)} is not one the CLI version sends`);
   if (body.model !== expected.model) differences.push(`model was ${quote(String(body.model))}, not the role's ${quote(expected.model)}`);
   differences.push(...checkSystem(body.system, expected, shape));
@@ -210,7 +215,7 @@ const WORD = /^[A-Za-z0-9_.:-]{0,100}$/;
  * gave, so every string in them must be a word (no sentence fits), except `output_config.format`, which
  * must be the call's own schema when there is one, and `metadata.user_id`, a JSON object of words.
  */
-function checkFieldValues(body: Record<string, unknown>, expected: CallExpectation): string[] {
+export function checkFieldValues(body: Record<string, unknown>, expected: CallExpectation): string[] {
   const differences: string[] = [];
   for (const [name, value] of Object.entries(body)) {
     if (["model", "system", "tools", "messages"].includes(name)) continue;

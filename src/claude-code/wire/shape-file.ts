@@ -67,6 +67,20 @@ export interface WireShapeFile {
    * into them (recorded from the "built-in tools" call kind); absent: the capability cannot be checked on this version.
    */
   builtinTools?: Array<{ name: string; description: string; inputSchema: unknown }>;
+  /**
+   * The CLI's own web search request (`capabilities.webSearch`, check-web-search.ts), recorded from the "web
+   * search" call kind: its system text, server tools and tool choice whole, its body fields, and the text before
+   * the model's query in its one user message. Absent: the capability is refused behind the interceptor.
+   */
+  webSearch?: WebSearchShape;
+}
+
+export interface WebSearchShape {
+  system: string;
+  tools: unknown[];
+  toolChoice: unknown;
+  bodyFields: string[];
+  promptPrefix: string;
 }
 
 /** What check.ts applies: the file with its templates made regexes. */
@@ -98,6 +112,8 @@ export interface WireShape {
   cliTools: ReadonlyMap<string, string>;
   /** The built-in file tools' definitions, by name (empty: none recorded, `capabilities.builtinTools` is refused behind the interceptor). */
   builtinTools: ReadonlyMap<string, { description: string; inputSchema: unknown }>;
+  /** The CLI's own web search request, when recorded. */
+  webSearch?: WebSearchShape;
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -185,7 +201,7 @@ function exactKeys(value: unknown, keys: readonly string[], where: string, optio
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools"]);
+  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", "webSearch"]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -229,6 +245,13 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
       need(typeof tool.name === "string" && typeof tool.description === "string" && isObject(tool.inputSchema), `builtinTools[${index}] needs a name, a description and an input schema object`);
     }
   }
+  if (data.webSearch !== undefined) {
+    exactKeys(data.webSearch, ["system", "tools", "toolChoice", "bodyFields", "promptPrefix"], "webSearch");
+    const search = data.webSearch as Record<string, unknown>;
+    need(typeof search.system === "string" && typeof search.promptPrefix === "string" && search.promptPrefix !== "", "webSearch needs a system text and a prompt prefix");
+    need(Array.isArray(search.tools) && search.tools.length > 0 && search.tools.every(isObject), "webSearch.tools is not a list of tool objects");
+    need(isStrings(search.bodyFields), "webSearch.bodyFields is not a list of strings");
+  }
   return data as unknown as WireShapeFile;
 }
 
@@ -263,5 +286,6 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     hosts: file.hosts,
     cliTools: new Map((file.cliTools ?? []).map((tool) => [tool.name, tool.description])),
     builtinTools: new Map((file.builtinTools ?? []).map((tool) => [tool.name, { description: tool.description, inputSchema: tool.inputSchema }])),
+    ...(file.webSearch ? { webSearch: file.webSearch } : {}),
   };
 }
