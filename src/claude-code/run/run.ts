@@ -124,6 +124,8 @@ export interface RunSpec {
  */
 export interface Conversation {
   entry?: PoolEntry;
+  /** The process running the conversation's current turn, while one runs (a mid-turn `setPermissionMode` goes to it). */
+  running?: PooledProcess;
   firstUuid?: string;
   /** The user line of its latest turn still in the conversation. */
   lastUuid?: string;
@@ -281,6 +283,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       throw error;
     }
     const callStarted = performance.now();
+    if (conversation) conversation.running = proc;
     const end = await proc.call({
       initialize: initializeRequest({ systemPrompt: spec.system, jsonSchema: spec.jsonSchema, mcpServers: tools.bridge ? [KTX_MCP_SERVER_NAME] : [] }),
       prompt: spec.prompt,
@@ -346,6 +349,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     throw failure;
   } finally {
     unbind();
+    if (conversation?.running === proc) conversation.running = undefined;
     // A call that failed still reports what its requests carried, when the interceptor can say.
     wireEnd ??= await session?.endCall().catch(() => undefined);
     // A call the usage limit stopped keeps its process (rewound) for its retry after the reset.
