@@ -10,6 +10,7 @@ import type { CliVersionFacts } from "../binary/versions.js";
 import { InvalidInputError } from "../errors/index.js";
 import { bashCapabilitySchema } from "./capabilities-bash.js";
 import { webSearchCapabilitySchema } from "./capabilities-web-search.js";
+import { subagentsCapabilitySchema } from "./capabilities-subagents.js";
 
 /**
  * The built-in tools a capability may name, each with the input field that holds its path (undefined: the
@@ -41,6 +42,8 @@ export const capabilitiesSchema = z
     bash: bashCapabilitySchema.optional(),
     /** The CLI's WebSearch tool: the API's server-side web search (capabilities-web-search.ts). */
     webSearch: webSearchCapabilitySchema.optional(),
+    /** Named agent definitions the model may hand tasks to with the Agent tool (capabilities-subagents.ts). */
+    subagents: subagentsCapabilitySchema.optional(),
   })
   .strict();
 

@@ -24,6 +24,7 @@ import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js"
 import { requireProjectDir } from "./checks/project-dir.js";
 import { type Capabilities, builtinToolsFor } from "./capabilities.js";
 import { bashLaunchFor, requireSandbox } from "./capabilities-bash.js";
+import { subagentsEnv, subagentsLaunchFor } from "./capabilities-subagents.js";
 import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
@@ -274,7 +275,9 @@ export class ClaudeCodeHost {
     // The wire check expects the built-in tools' definitions as recorded for the version (fixtures record-wire); without them it cannot check the requests.
     // Bash's is recorded unsandboxed only ("Bash"): what a running sandbox adds to the request is unmeasured (no sandbox on the recording machine), so a sandboxed one is refused here until recorded.
     const webSearch = call.capabilities?.webSearch === true;
-    const checked = [...builtinTools, ...(bash ? [bash.sandbox ? "Bash (sandboxed)" : "Bash"] : []), ...(webSearch ? ["WebSearch"] : [])];
+    const subagents = subagentsLaunchFor(call.capabilities?.subagents, [...builtinTools, ...(bash ? ["Bash"] : []), ...(webSearch ? ["WebSearch"] : [])]);
+    // Subagents' own requests have no recorded shape yet: behind the interceptor they are refused before a process starts.
+    const checked = [...builtinTools, ...(bash ? [bash.sandbox ? "Bash (sandboxed)" : "Bash"] : []), ...(webSearch ? ["WebSearch"] : []), ...(subagents ? ["Agent"] : [])];
     const unrecorded = wire ? checked.filter((name) => !wireShapeFor(cli.version)?.builtinTools.has(name)) : [];
     if (unrecorded.length > 0) {
       throw new IsolationError(
@@ -293,7 +296,7 @@ export class ClaudeCodeHost {
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
       passEnv: this.options.passEnv,
       telemetry: this.options.telemetry,
-      launchSettings: call.launchSettings,
+      launchSettings: subagents ? { ...call.launchSettings, ...subagentsEnv(subagents) } : call.launchSettings,
       auth,
     });
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
@@ -358,6 +361,7 @@ export class ClaudeCodeHost {
         builtinTools,
         bash,
         webSearch,
+        subagents,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

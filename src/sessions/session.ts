@@ -122,7 +122,7 @@ export class ClaudeCodeSession {
     parsePermissions(options.permissions, "session");
     this.launchMode = this.permissionMode = options.permissions?.mode ?? "deny";
     this.tools = (options.tools ? prepareToolSet(options.tools) : []).map((tool) => this.recorded(tool));
-    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 || this.capabilities?.builtinTools !== undefined || this.capabilities?.bash !== undefined || this.capabilities?.webSearch === true ? 10 : 1);
+    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 || this.capabilities?.builtinTools !== undefined || this.capabilities?.bash !== undefined || this.capabilities?.webSearch === true || this.capabilities?.subagents !== undefined ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
   }
 

@@ -13,6 +13,7 @@ import { builtinAllowRules } from "../capabilities.js";
 import { type BashLaunch, bashDenyRules, bashKey, bashSandboxSettings } from "../capabilities-bash.js";
 import { WEB_SEARCH_TOOL } from "../capabilities-web-search.js";
 import { capabilityTools } from "../capability-tools.js";
+import { type SubagentsLaunch, agentsFlag, agentsProblems, cliAgentDenyRules } from "../capabilities-subagents.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
 
@@ -34,6 +35,8 @@ export interface SurfaceSpec {
   bash?: BashLaunch;
   /** The WebSearch tool (`capabilities.webSearch`). */
   webSearch?: boolean;
+  /** The agent definitions (`capabilities.subagents`), resolved. */
+  subagents?: SubagentsLaunch;
 }
 
 /**
@@ -43,7 +46,7 @@ export interface SurfaceSpec {
 export function cliArgsFor(spec: SurfaceSpec): readonly string[] {
   let memo = argsMemo.get(spec.facts);
   if (!memo) argsMemo.set(spec.facts, (memo = new Map()));
-  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}\n${bashKey(spec.bash)}\n${spec.webSearch === true}`;
+  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}\n${bashKey(spec.bash)}\n${spec.webSearch === true}\n${spec.subagents ? agentsFlag(spec.subagents) : ""}`;
   let args = memo.get(key);
   if (!args) {
     if (memo.size >= ARGS_MEMO_SIZE) memo.clear();
@@ -72,7 +75,8 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
     "--no-session-persistence",
     // Every hook the CLI runs is announced on stdout, so one that still runs (managed policy) stops the run.
     "--include-hook-events",
-    `--disallowedTools=${[...facts.builtinTools.filter((name) => !builtin.includes(name)), ...bashDenyRules(spec.bash)].join(",")}`,
+    // Agent's other name ("Task") stays allowed with it; the CLI's own agents are denied by name.
+    `--disallowedTools=${[...facts.builtinTools.filter((name) => !builtin.includes(name) && !(spec.subagents && name === "Task")), ...bashDenyRules(spec.bash), ...cliAgentDenyRules(spec.subagents)].join(",")}`,
     `--max-turns=${spec.maxTurns}`,
     `--model=${spec.model}`,
   ];
@@ -86,12 +90,13 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
   // Bash's sandbox settings go in the flag settings, never a file (capabilities-bash.ts).
   if (spec.bash) settings.sandbox = bashSandboxSettings(spec.bash);
   args.push(`--settings=${JSON.stringify(settings)}`);
+  if (spec.subagents) args.push(`--agents=${agentsFlag(spec.subagents)}`);
   if (toolIds.length > 0) {
     args.push(`--mcp-config=${JSON.stringify({ mcpServers: { [KTX_MCP_SERVER_NAME]: { type: "sdk", name: KTX_MCP_SERVER_NAME } } })}`);
   }
   // Pre-approved tools never reach a prompt: a mode that asks must leave them out (permissions.ts). An opted-in
   // file tool is allowed only under the project dir; the permission answers scope it again (capabilities.ts).
-  const allowed = [...(spec.preApprove !== false ? toolIds : []), ...builtinAllowRules(spec.builtinTools ?? []), ...(spec.bash ? ["Bash"] : []), ...(spec.webSearch ? [WEB_SEARCH_TOOL] : [])];
+  const allowed = [...(spec.preApprove !== false ? toolIds : []), ...builtinAllowRules(spec.builtinTools ?? []), ...(spec.bash ? ["Bash"] : []), ...(spec.webSearch ? [WEB_SEARCH_TOOL] : []), ...(spec.subagents ? ["Agent"] : [])];
   if (allowed.length > 0) args.push(`--allowedTools=${allowed.join(",")}`);
   return args;
 }
@@ -113,6 +118,8 @@ export interface ExpectedSurface {
   permissionMode?: string;
   /** Built-in tools opted into (Bash included, with `capabilities.bash`): init must list exactly these besides the call's own. */
   builtinTools?: readonly string[];
+  /** The agent definitions asked for (`capabilities.subagents`): init must list them, and no agent but the CLI's own besides. */
+  subagents?: SubagentsLaunch;
 }
 
 export function expectedTools(expected: Pick<ExpectedSurface, "toolIds" | "structuredOutput" | "builtinTools">): string[] {
@@ -217,6 +224,7 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
   }
   const leak = credentialLeak(init.apiKeySource, expected);
   if (leak) differences.push(leak);
+  differences.push(...agentsProblems((init as { agents?: unknown[] }).agents?.map((agent) => (typeof agent === "string" ? agent : String((agent as { name?: unknown }).name ?? ""))), expected.subagents));
   // A mode that differs would approve (or deny) tool uses other than the caller asked for.
   if (expected.permissionMode !== undefined && init.permissionMode !== undefined && init.permissionMode !== expected.permissionMode) {
     differences.push(`permissionMode was ${JSON.stringify(init.permissionMode)}, expected ${JSON.stringify(expected.permissionMode)}`);

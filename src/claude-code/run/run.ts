@@ -21,6 +21,7 @@ import { cliArgsFor } from "../checks/isolation.js";
 import { builtinPermission } from "../capabilities.js";
 import { type BashLaunch, bashPermission } from "../capabilities-bash.js";
 import { capabilityTools } from "../capability-tools.js";
+import type { SubagentsLaunch } from "../capabilities-subagents.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -115,6 +116,8 @@ export interface RunSpec {
   bash?: BashLaunch;
   /** The WebSearch tool (`capabilities.webSearch`): in the launch, the init check, and the wire check's web search requests. */
   webSearch?: boolean;
+  /** The agent definitions (`capabilities.subagents`): in the launch and the init check. */
+  subagents?: SubagentsLaunch;
 }
 
 /**
@@ -222,6 +225,7 @@ export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProces
       builtinTools: spec.builtinTools,
       bash: spec.bash,
       webSearch: spec.webSearch,
+      subagents: spec.subagents,
       ...(spec.permissions ? { permissionMode: cliPermissionMode(spec.permissions.launch), preApprove: preApproves(spec.permissions.launch) } : {}),
     }),
     cwd: spec.projectDir,
@@ -242,7 +246,8 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     cwd: spec.projectDir,
     requireSubscription: spec.requireSubscription,
     permissionMode: spec.permissions ? cliPermissionMode(spec.permissions.mode, spec.permissions.launch) : "dontAsk",
-    builtinTools: capabilityTools(spec),
+    builtinTools: capabilityTools(spec, "init"),
+    subagents: spec.subagents,
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));

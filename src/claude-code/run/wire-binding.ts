@@ -21,7 +21,7 @@ const sessions = new WeakMap<PooledProcess, HostWireSession>();
  * `continues`: the call is a later turn of a conversation on the process it held before (its request
  * carries the earlier turns, which the interceptor saw).
  */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "bash" | "webSearch">, continues = false): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "bash" | "webSearch" | "subagents">, continues = false): CallExpectation {
   const builtinTools = capabilityTools(spec);
   return {
     model: spec.model,

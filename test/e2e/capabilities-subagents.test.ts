@@ -1,0 +1,127 @@
+/**
+ * `capabilities.subagents` on the real CLI (scripted API): the model hands a task to a named agent with the Agent
+ * tool; the subagent's request reaches the API in its own context (its prompt as system prompt, the task as its one
+ * message, none of the parent's conversation, only its own tools) and its report comes back to the parent as the
+ * tool's result; init lists the agent asked for. Behind the interceptor subagents are refused before any process
+ * starts (their requests are not recorded yet).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { ClaudeCodeHost, InvalidInputError, IsolationError } from "../../src/index.js";
+import { RateLimitGovernor } from "../../src/limits/governor.js";
+import type { RecordedRequest, ScriptedTurn } from "../../src/testing/scripted-api.js";
+import { turn } from "../../src/testing/scripted-api.js";
+import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyEnv, tempDir, testEnv, toolResultsIn } from "../support.js";
+
+afterEach(async () => {
+  await cleanup();
+});
+
+const PARENT_SECRET = "the parent's own line: budget code 7731";
+const REVIEWER_PROMPT = "You are the reviewer. You check one document's grain statement and report in one line.";
+const SUMMARIZER_PROMPT = "You are the summarizer. You write one sentence.";
+const TASK = "Check that the grain is one row per order line.";
+
+const systemText = (request: RecordedRequest) => JSON.stringify(request.body?.system ?? "");
+const isSubagent = (request: RecordedRequest) => systemText(request).includes("You are the reviewer") || systemText(request).includes("You are the summarizer");
+
+/** The parent hands TASK to the agent named in its prompt (`agent=<name>`); the subagent answers; the parent repeats the report. */
+function script(request: RecordedRequest): ScriptedTurn {
+  if (systemText(request).includes("You are the reviewer")) return turn.text("REVIEW: the grain holds.");
+  if (systemText(request).includes("You are the summarizer")) return turn.text("SUMMARY: one row per line.");
+  const messages: Array<{ role: string; content?: unknown }> = request.body?.messages ?? [];
+  const agent = /agent=([\w-]+)/.exec(JSON.stringify(messages[0]?.content ?? ""))?.[1] ?? "reviewer";
+  if (messages.filter((message) => message.role === "assistant").length === 0) {
+    return { toolCalls: [{ name: "Agent", input: { subagent_type: agent, description: "Check the grain", prompt: TASK }, id: "toolu_agent1" }] };
+  }
+  const [result] = toolResultsIn(request.body);
+  return turn.text(result?.is_error ? `refused: ${result.text}` : `parent got: ${result?.text ?? "(nothing)"}`);
+}
+
+const subagents = {
+  reviewer: { description: "Checks a document's grain statement.", prompt: REVIEWER_PROMPT },
+  summarizer: { description: "Summarises in one sentence.", prompt: SUMMARIZER_PROMPT, model: "haiku" as const },
+};
+
+function hostOn(api: { baseUrl: string }): ClaudeCodeHost {
+  return new ClaudeCodeHost({ projectDir: tempDir("agents-project"), env: testEnv(), passEnv: TEST_PASS_ENV, apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" }, ...cliOption(), idleTimeoutMs: 30_000, warm: false, rateLimitGovernor: new RateLimitGovernor() });
+}
+
+describe("capabilities: subagents", () => {
+  it("the subagent runs in its own context and its report comes back to the parent; init lists the agents asked for", { timeout: 180_000 }, async () => {
+    const api = await baseUrlApi(script);
+    const host = hostOn(api);
+    try {
+      const output = await host.run(
+        { model: "claude-sonnet-4-6", system: "You delegate.", prompt: `agent=reviewer ${PARENT_SECRET}`, maxTurns: 4, tools: [], capabilities: { subagents } },
+        host.limitsFor(undefined, host.logger),
+      );
+      expect(output.init.tools).toEqual(["Task"]);
+      expect(output.init.agents).toEqual(expect.arrayContaining(["reviewer", "summarizer"]));
+      expect(output.toolCalls.map((call) => [call.name, call.ok])).toEqual([["Agent", true]]);
+      // The parent's result carries the subagent's report.
+      expect(output.result.result).toMatch(/^parent got: [\s\S]*REVIEW: the grain holds\./);
+      const sub = api.messageRequests.filter(isSubagent);
+      expect(sub).toHaveLength(1);
+      const body = sub[0]!.body;
+      // Its own context: its prompt as the system prompt, the task as its first message, nothing of the parent's.
+      expect(systemText(sub[0]!)).toContain(REVIEWER_PROMPT);
+      expect(systemText(sub[0]!)).not.toContain("You delegate.");
+      expect(JSON.stringify(body.messages[0].content)).toContain(TASK);
+      expect(JSON.stringify(body)).not.toContain(PARENT_SECRET);
+      expect(body.tools ?? []).toEqual([]);
+      expect(body.system[0].text).toMatch(/cc_is_subagent=true/);
+      // The parent's requests offered Agent only, and listed only the caller's agents to the model.
+      const parent = api.messageRequests.filter((request) => !isSubagent(request));
+      expect(parent[0]!.body.tools.map((tool: { name: string }) => tool.name)).toEqual(["Agent"]);
+      const shown = JSON.stringify(parent[0]!.body.messages);
+      expect(shown).toContain("- reviewer: Checks a document's grain statement.");
+      expect(shown).not.toMatch(/- (general-purpose|claude|Explore|Plan|statusline-setup):/);
+      // The tool runs in the foreground: no background launch note reached the parent.
+      expect(JSON.stringify(parent.at(-1)!.body.messages)).not.toContain("Async agent launched");
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("an agent with its own model runs on it; the CLI's own agents are refused to the model", { timeout: 180_000 }, async () => {
+    const api = await baseUrlApi(script);
+    const host = hostOn(api);
+    try {
+      const session = host.createSession({ model: "sonnet", capabilities: { subagents } });
+      const summary = await session.send("agent=summarizer go").result;
+      expect(summary.text).toMatch(/SUMMARY: one row per line\./);
+      expect(api.messageRequests.filter(isSubagent).map((request) => request.body.model)).toEqual([expect.stringMatching(/haiku/)]);
+      await session.close();
+      const other = host.createSession({ model: "sonnet", capabilities: { subagents } });
+      const refused = await other.send("agent=general-purpose go").result;
+      // The CLI's own agent is denied by rule: an error the model sees, and no subagent request.
+      expect(refused.toolCalls.map((call) => [call.name, call.ok])).toEqual([["Agent", false]]);
+      expect(refused.text).toBe("refused: Agent type 'general-purpose' has been denied by permission rule 'Agent(general-purpose)' from cliArg.");
+      expect(api.messageRequests.filter(isSubagent)).toHaveLength(1);
+      await other.close();
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("refuses bad definitions before any process starts, and subagents behind the interceptor (not recorded)", async () => {
+    const api = await firstPartyApi(script);
+    const host = new ClaudeCodeHost({ projectDir: tempDir("agents-project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, wire: true, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    try {
+      expect(() => host.createSession({ model: "sonnet", capabilities: { subagents: { Reviewer: { description: "d", prompt: "p" } } } })).toThrow(InvalidInputError);
+      expect(() => host.createSession({ model: "sonnet", capabilities: { subagents: { reviewer: { description: "d", prompt: "p", color: "red" } as never } } })).toThrow(InvalidInputError);
+      const clash = await host.createSession({ model: "sonnet", capabilities: { subagents: { "general-purpose": { description: "d", prompt: "p" } } } }).send("go").result.catch((error: unknown) => error);
+      expect((clash as Error).message).toMatch(/one of the CLI's own agents/);
+      const tools = await host.createSession({ model: "sonnet", capabilities: { subagents: { reviewer: { description: "d", prompt: "p", tools: ["Read"] } } } }).send("go").result.catch((error: unknown) => error);
+      expect(tools).toBeInstanceOf(InvalidInputError);
+      expect((tools as Error).message).toMatch(/Read are not opted into by the call/);
+      const wired = await host.createSession({ model: "sonnet", capabilities: { subagents } }).send("agent=reviewer go").result.catch((error: unknown) => error);
+      expect(wired).toBeInstanceOf(IsolationError);
+      expect((wired as Error).message).toMatch(/none is recorded for Agent/);
+      expect(api.messageRequests).toHaveLength(0);
+      expect(host.reusePids).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+});
