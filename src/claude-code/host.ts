@@ -276,12 +276,15 @@ export class ClaudeCodeHost {
     // Bash's is recorded unsandboxed only ("Bash"): what a running sandbox adds to the request is unmeasured (no sandbox on the recording machine), so a sandboxed one is refused here until recorded.
     const webSearch = call.capabilities?.webSearch === true;
     const subagents = subagentsLaunchFor(call.capabilities?.subagents, [...builtinTools, ...(bash ? ["Bash"] : []), ...(webSearch ? ["WebSearch"] : [])]);
-    // Subagents' own requests have no recorded shape yet: behind the interceptor they are refused before a process starts.
     const checked = [...builtinTools, ...(bash ? [bash.sandbox ? "Bash (sandboxed)" : "Bash"] : []), ...(webSearch ? ["WebSearch"] : []), ...(subagents ? ["Agent"] : [])];
-    const unrecorded = wire ? checked.filter((name) => !wireShapeFor(cli.version)?.builtinTools.has(name)) : [];
+    const shape = wire ? wireShapeFor(cli.version) : undefined;
+    const unrecorded = wire ? checked.filter((name) => !shape?.builtinTools.has(name)) : [];
+    // A subagent's own request has a recorded shape of its own; without it the requests cannot be checked either.
+    if (wire && subagents && !shape?.subagents) unrecorded.push("a subagent's request");
+    if (wire && webSearch && !shape?.webSearch) unrecorded.push("the web search request");
     if (unrecorded.length > 0) {
       throw new IsolationError(
-        [`wire: capabilities.builtinTools and capabilities.bash add the CLI's own tool definitions to each request, and none is recorded for ${unrecorded.join(", ")} on Claude Code ${cli.version}, so the requests cannot be checked`],
+        [`wire: the capabilities add the CLI's own tools and requests, and none is recorded for ${unrecorded.join(", ")} on Claude Code ${cli.version}, so the requests cannot be checked`],
         "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
       );
     }

@@ -82,6 +82,11 @@ export const BUILTIN_TOOLS_CALL = "text, built-in file tools";
 export const BASH_CALL = "text, bash unsandboxed";
 /** The call kind that opts into web search (`capabilities.webSearch`): WebSearch's definition and the CLI's own search request become the shape's. */
 export const WEB_SEARCH_CALL = "text, web search";
+/** The call kind that opts into subagents (`capabilities.subagents`): the Agent tool's definition and the subagent's own request become the shape's. */
+export const SUBAGENTS_CALL = "text, subagent";
+/** The recorder's agent: its name, prompt and the task its model hands it. */
+export const RECORDER_AGENT = { name: "reviewer", description: "Reviews one statement.", prompt: "You are the recorder's reviewer. Answer in one line." } as const;
+export const RECORDER_AGENT_TASK = "Review the statement: one row per order line.";
 /** What the recorder's model searches for, and the scripted API's server-side results. */
 export const WEB_SEARCH_QUERY = "grain of an orders table";
 export const WEB_SEARCH_RESULTS = [{ url: "https://example.com/orders-grain", title: "The grain of an orders table" }] as const;
@@ -113,6 +118,11 @@ function answer(request: RecordedRequest): ScriptedTurn {
     // One Read of a file in the project dir, so what the CLI adds to a built-in tool's result is recorded too.
     if (results === 0) return turn.tools({ name: "Read", input: { file_path: builtinReadPath } });
     return turn.text("read");
+  }
+  if (JSON.stringify(body?.system ?? "").includes(RECORDER_AGENT.prompt)) return turn.text("Reviewed: it holds.");
+  if (tools.includes("Agent")) {
+    if (results === 0) return turn.tools({ name: "Agent", input: { subagent_type: RECORDER_AGENT.name, description: "Review it", prompt: RECORDER_AGENT_TASK } });
+    return turn.text("delegated");
   }
   if ((body?.tools ?? []).some((tool: any) => String(tool?.type ?? "").startsWith("web_search_"))) {
     // The CLI's own search request: the API runs the search server side.
@@ -287,6 +297,15 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         const model = resolveModelValue("sonnet")!.id;
         await call(WEB_SEARCH_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
           rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 3, tools: [], capabilities: { webSearch: true } }, rt.host.limitsFor(undefined, rt.host.logger)),
+        );
+        await rt.close();
+      }],
+      [SUBAGENTS_CALL, async () => {
+        const rt = runtime(mainHome);
+        const model = resolveModelValue("sonnet")!.id;
+        const subagents = { [RECORDER_AGENT.name]: { description: RECORDER_AGENT.description, prompt: RECORDER_AGENT.prompt } };
+        await call(SUBAGENTS_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
+          rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 3, tools: [], capabilities: { subagents } }, rt.host.limitsFor(undefined, rt.host.logger)),
         );
         await rt.close();
       }],

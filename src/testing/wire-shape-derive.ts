@@ -10,7 +10,7 @@ import { checkMessagesRequest } from "../claude-code/wire/check.js";
 import { isWebSearchRequest } from "../claude-code/wire/check-web-search.js";
 import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WebSearchShape, type WireShapeFile } from "../claude-code/wire/shape-file.js";
 import { FILE_TOOLS } from "../claude-code/capabilities.js";
-import { CHATTY, type RecordedWireRequest, RESENT, RESENT_STATUS, WEB_SEARCH_CALL, WEB_SEARCH_QUERY, type WireRecording } from "./wire-recorder.js";
+import { CHATTY, RECORDER_AGENT, RECORDER_AGENT_TASK, type RecordedWireRequest, RESENT, RESENT_STATUS, SUBAGENTS_CALL, WEB_SEARCH_CALL, WEB_SEARCH_QUERY, type WireRecording } from "./wire-recorder.js";
 
 /** A recording that cannot become a shape: names what the recorder could not explain. */
 export class WireRecordingError extends Error {
@@ -43,6 +43,8 @@ const REMINDER_KINDS: ReadonlyArray<[RegExp, string]> = [
   [/^<total_tokens>/, "token budget"],
   // With Bash (capabilities.bash), 2.1.330 tells the model how to attribute git commits and pull requests.
   [/^Attribution for git commits and pull requests /, "git attribution"],
+  // With subagents (capabilities.subagents), the agents the model may hand tasks to.
+  [/^Available agent types for the Agent tool:\n/, "agent types"],
 ];
 
 /** Parts whose text varies by machine, call or model: the label (group 1) stays, the rest (group 2) becomes the placeholder. */
@@ -56,6 +58,8 @@ const LABELLED: ReadonlyArray<[RegExp, string]> = [
   [/(<total_tokens>)(\d+)(?= tokens left<\/total_tokens>)/g, "count"],
   // The git attribution reminder (with Bash) names the model the call runs on.
   [/(Co-Authored-By: )(Claude [^<\n]+?)(?= <noreply@anthropic\.com>)/g, "modelName"],
+  // The agent types reminder lists the call's own agents: a slot bound to them when checked.
+  [/(Available agent types for the Agent tool:\n)(- [^\n]*(?:\n- [^\n]*)*)/g, "agents"],
 ];
 
 /** A text the CLI wrote as a template: machine, call and day values made placeholders (on the text itself, so a value never hits a placeholder's name). */
@@ -119,6 +123,8 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
   const queries = new Set<string>();
   /** The CLI's own web search request, recorded whole (each one must be the same). */
   const webSearch: { shape?: WebSearchShape } = {};
+  /** The text after the recorder's agent prompt in a subagent's system block. */
+  const subagentSuffix: { value?: string } = {};
 
   const addReminder = (text: string, values: Parameters<typeof templateOf>[1], where: string) => {
     const head = /^[^\n]*:\n(?=# \S+\n)/.exec(text)?.[0];
@@ -188,8 +194,15 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
       if (problem) problems.push(`${problem} (${where})`);
       continue;
     }
-    const own = system.slice(2);
-    if (JSON.stringify(own) !== JSON.stringify(call.system ? [call.system] : [])) problems.push(`the system blocks after the preamble were ${JSON.stringify(own)}, not the call's system prompt (${where})`);
+    // A subagent's request: its prompt, then the CLI's notes (recorded), then its task as the first user text.
+    const subagent = system[2]?.startsWith(RECORDER_AGENT.prompt) === true;
+    if (subagent) {
+      const suffix = system[2]!.slice(RECORDER_AGENT.prompt.length);
+      if (subagentSuffix.value !== undefined && subagentSuffix.value !== suffix) problems.push(`two subagent requests with different system notes (${where})`);
+      subagentSuffix.value = suffix;
+    }
+    const own = subagent ? [] : system.slice(2);
+    if (!subagent && JSON.stringify(own) !== JSON.stringify(call.system ? [call.system] : [])) problems.push(`the system blocks after the preamble were ${JSON.stringify(own)}, not the call's system prompt (${where})`);
     // user turns: reminders, the prompt, texts the CLI adds; reminders inside tool results too.
     for (const [index, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
       // A system turn (2.1.330 on a model it does not know): its texts are reminders without the tags.
@@ -209,7 +222,7 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
         const text = String(block.text);
         const reminder = REMINDER.exec(text);
         if (reminder) addReminder(reminder[1]!, values, where);
-        else if (index === 0 && text === call.prompt) continue;
+        else if (index === 0 && text === (subagent ? RECORDER_AGENT_TASK : call.prompt)) continue;
         else if (index > 0) synthetic.add(text);
         else problems.push(`user turn ${index} held text that is neither the prompt nor a reminder (${where}): ${JSON.stringify(text.slice(0, 160))}`);
       }
@@ -257,6 +270,7 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
     cliTools: [...cliTools].sort(([a], [b]) => a.localeCompare(b)).map(([name, description]) => ({ name, description })),
     ...(builtinTools.size > 0 ? { builtinTools: [...builtinTools.values()].sort((a, b) => a.name.localeCompare(b.name)) } : {}),
     ...(webSearch.shape ? { webSearch: webSearch.shape } : {}),
+    ...(subagentSuffix.value !== undefined ? { subagents: { systemSuffix: subagentSuffix.value } } : {}),
     otherRequests: [...others.values()].sort((a, b) => `${a.host}${a.path}`.localeCompare(`${b.host}${b.path}`)),
   };
   // Nothing of this machine may stay literal: the shape must match any user's requests.
@@ -282,11 +296,12 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
         // The built-in tools are checked against the shape's own record of them, as a capability's call is.
         ...(tools.some((tool) => isCapabilityTool(tool.name)) ? { builtinTools: tools.filter((tool) => isCapabilityTool(tool.name)).map((tool) => tool.name) } : {}),
         ...(call.name === WEB_SEARCH_CALL ? { webSearch: true } : {}),
+        ...(call.name === SUBAGENTS_CALL ? { subagents: [{ name: RECORDER_AGENT.name, description: RECORDER_AGENT.description, prompt: RECORDER_AGENT.prompt, tools: [], model: "inherit" }] } : {}),
         cwd: [call.projectDir, realpathOr(call.projectDir)],
         toolOutputs: toolOutputsOf(body),
       },
       shape,
-      { responses: (isWebSearchRequest(body) ? callAssistantTurns(messages, request.call) : Array.isArray(body.messages) ? body.messages : []).filter((message: any) => message?.role === "assistant").map((message: any) => ({ content: Array.isArray(message.content) ? message.content : [] })) },
+      { responses: (isWebSearchRequest(body) || call.name === SUBAGENTS_CALL ? callAssistantTurns(messages, request.call) : Array.isArray(body.messages) ? body.messages : []).filter((message: any) => message?.role === "assistant").map((message: any) => ({ content: Array.isArray(message.content) ? message.content : [] })) },
     );
     if (differences.length > 0) problems.push(`call "${request.call}": ${differences.join("; ")}`);
   }
@@ -295,7 +310,7 @@ export function deriveWireShape(recording: WireRecording, now = new Date()): Wir
 }
 
 /** A built-in tool a capability opts into: the file tools (`builtinTools`), Bash (`bash`, recorded unsandboxed) and WebSearch (`webSearch`). */
-const isCapabilityTool = (name: string) => Object.hasOwn(FILE_TOOLS, name) || name === "Bash" || name === "WebSearch";
+const isCapabilityTool = (name: string) => Object.hasOwn(FILE_TOOLS, name) || name === "Bash" || name === "WebSearch" || name === "Agent";
 
 /** The assistant turns of a call's requests (what the model answered in it): a web search request's query comes from one. */
 function callAssistantTurns(messages: ReadonlyArray<{ call: string; body: unknown }>, call: string): any[] {

@@ -2,11 +2,11 @@
  * `capabilities.subagents` on the real CLI (scripted API): the model hands a task to a named agent with the Agent
  * tool; the subagent's request reaches the API in its own context (its prompt as system prompt, the task as its one
  * message, none of the parent's conversation, only its own tools) and its report comes back to the parent as the
- * tool's result; init lists the agent asked for. Behind the interceptor subagents are refused before any process
- * starts (their requests are not recorded yet).
+ * tool's result; init lists the agent asked for. Behind the interceptor the parent's and the subagent's requests
+ * pass the wire check in their recorded shapes.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { ClaudeCodeHost, InvalidInputError, IsolationError } from "../../src/index.js";
+import { ClaudeCodeHost, InvalidInputError } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import type { RecordedRequest, ScriptedTurn } from "../../src/testing/scripted-api.js";
 import { turn } from "../../src/testing/scripted-api.js";
@@ -104,7 +104,27 @@ describe("capabilities: subagents", () => {
     }
   });
 
-  it("refuses bad definitions before any process starts, and subagents behind the interceptor (not recorded)", async () => {
+  it("behind the interceptor (first-party path): the parent's and the subagent's requests pass the wire check in their recorded shapes", { timeout: 120_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const host = new ClaudeCodeHost({ projectDir: tempDir("agents-project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, wire: true, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    try {
+      expect(host.interceptor).toBe("on");
+      const output = await host.run(
+        { model: "claude-sonnet-4-6", system: "You delegate.", prompt: `agent=reviewer ${PARENT_SECRET}`, maxTurns: 4, tools: [], capabilities: { subagents: { reviewer: subagents.reviewer } }, transcript: { dir: tempDir("agents-transcripts") } },
+        host.limitsFor(undefined, host.logger),
+      );
+      expect(output.init.tools).toEqual(["Task"]);
+      expect(output.result.result).toMatch(/REVIEW: the grain holds\./);
+      // Three Messages requests went through the check: the parent's, the subagent's, the parent's again.
+      expect(api.messageRequests).toHaveLength(3);
+      expect(api.messageRequests.filter(isSubagent)).toHaveLength(1);
+      expect(JSON.stringify(api.messageRequests.filter(isSubagent)[0]!.body)).not.toContain(PARENT_SECRET);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("refuses bad definitions before any process starts", async () => {
     const api = await firstPartyApi(script);
     const host = new ClaudeCodeHost({ projectDir: tempDir("agents-project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, wire: true, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
     try {
@@ -115,9 +135,6 @@ describe("capabilities: subagents", () => {
       const tools = await host.createSession({ model: "sonnet", capabilities: { subagents: { reviewer: { description: "d", prompt: "p", tools: ["Read"] } } } }).send("go").result.catch((error: unknown) => error);
       expect(tools).toBeInstanceOf(InvalidInputError);
       expect((tools as Error).message).toMatch(/Read are not opted into by the call/);
-      const wired = await host.createSession({ model: "sonnet", capabilities: { subagents } }).send("agent=reviewer go").result.catch((error: unknown) => error);
-      expect(wired).toBeInstanceOf(IsolationError);
-      expect((wired as Error).message).toMatch(/none is recorded for Agent/);
       expect(api.messageRequests).toHaveLength(0);
       expect(host.reusePids).toEqual([]);
     } finally {

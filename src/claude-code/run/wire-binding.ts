@@ -33,6 +33,7 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     ...(continues ? { continues: true } : {}),
     ...(builtinTools && builtinTools.length > 0 ? { builtinTools } : {}),
     ...(spec.webSearch ? { webSearch: true } : {}),
+    ...(spec.subagents ? { subagents: spec.subagents } : {}),
   };
 }
 

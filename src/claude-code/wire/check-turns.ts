@@ -12,6 +12,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { CallExpectation, EarlierTurn } from "./check.js";
 import { cacheControlProblem, keyProblems } from "./check.js";
 import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
+import { agentLines } from "./check-subagents.js";
 import type { WireShape } from "./shape.js";
 
 /** One model response the interceptor forwarded: its message id and its content blocks, as the API sent them. */
@@ -55,7 +56,7 @@ const modelSwitchTexts = (model: string): string[] => [
 export function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape, responses: readonly ResponseContent[], earlier: readonly EarlierTurn[] = []): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
   const differences: string[] = [];
-  const bound = { ...MACHINE, cwd: expected.cwd };
+  const bound = { ...MACHINE, cwd: expected.cwd, agents: agentLines(expected.subagents) };
   const conversation = earlier.length > 0;
   // Each prompt and response block may be used once, in the order they were sent and received: a turn
   // of the conversation cannot be repeated, moved, or appear before the turn that produced it.

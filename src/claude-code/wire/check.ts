@@ -9,6 +9,8 @@ import { checkMessages, type ResponseContent } from "./check-turns.js";
 import type { WireShape } from "./shape.js";
 import { credentialDifferences, isCredentialHeader } from "./account-variants.js";
 import { checkWebSearchRequest, isWebSearchRequest } from "./check-web-search.js";
+import { subagentExpectation } from "./check-subagents.js";
+import type { SubagentsLaunch } from "../capabilities-subagents.js";
 
 export { REMINDER_TAG, type ResponseContent } from "./check-turns.js";
 
@@ -44,6 +46,8 @@ export interface CallExpectation {
   builtinTools?: readonly string[];
   /** `capabilities.webSearch`: the CLI's own web search requests are admitted, in their recorded shape (check-web-search.ts). */
   webSearch?: boolean;
+  /** `capabilities.subagents`: the agents' own requests are admitted in their recorded shape, and the parent's requests may list them (check-subagents.ts). */
+  subagents?: SubagentsLaunch;
 }
 
 /** What the interceptor saw of the call so far: the model responses it forwarded, in order. */
@@ -87,7 +91,7 @@ const quote = (text: string, max = 120) => JSON.stringify(text.length > max ? `$
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Differences between a Messages request and the call's expectation; empty when it may be forwarded. */
-export function checkMessagesRequest(request: WireRequest, expected: CallExpectation, shape: WireShape, seen: CallSeen = { responses: [] }): string[] {
+export function checkMessagesRequest(request: WireRequest, call: CallExpectation, shape: WireShape, seen: CallSeen = { responses: [] }): string[] {
   const differences: string[] = [];
   if (request.method !== "POST" || request.path !== "/v1/messages" || request.host !== "api.anthropic.com") {
     differences.push(`the request was ${request.method} ${request.host}${request.path}, not POST api.anthropic.com/v1/messages`);
@@ -104,7 +108,11 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
   const body = request.body;
   if (!isObject(body)) return [...differences, "the body is not a JSON object"];
   // The CLI's own web search request (capabilities.webSearch) has a shape of its own, recorded apart.
-  if (isWebSearchRequest(body)) return [...differences, ...checkWebSearchRequest(body, expected, shape, seen.responses)];
+  if (isWebSearchRequest(body)) return [...differences, ...checkWebSearchRequest(body, call, shape, seen.responses)];
+  // A subagent's own request (capabilities.subagents) is checked as a call of its own: its prompt, its task, its tools.
+  const subagent = subagentExpectation(body, call, shape, seen.responses);
+  if (typeof subagent === "string") return [...differences, subagent];
+  const expected = subagent ?? call;
   for (const name of Object.keys(body)) if (!shape.bodyFields.has(name)) differences.push(`body field ${quote(name)} is not one the CLI version sends`);
   if (body.model !== expected.model) differences.push(`model was ${quote(String(body.model))}, not the role's ${quote(expected.model)}`);
   differences.push(...checkSystem(body.system, expected, shape));
