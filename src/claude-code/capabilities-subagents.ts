@@ -17,6 +17,7 @@
  */
 import { z } from "zod";
 import { InvalidInputError } from "../errors/index.js";
+import { resolveModelValue } from "./models.js";
 
 /** The CLI's own agents (2.1.330), kept from the model by deny rules; a definition may not take their names. */
 export const CLI_AGENTS = ["claude", "general-purpose", "statusline-setup", "Explore", "Plan", "fork"] as const;
@@ -32,7 +33,7 @@ const agentSchema = z
     prompt: z.string().min(1).max(50_000),
     /** Its tools, each one the call opts into as well; none by default. */
     tools: z.array(z.enum(SUBAGENT_TOOLS)).readonly().optional(),
-    /** Its model: an alias, or "inherit" (the default: the call's). */
+    /** Its model: an alias (resolved as the call's are, to a full id), or "inherit" (the default: the call's). */
     model: z.enum(["sonnet", "opus", "haiku", "inherit"]).optional(),
   })
   .strict();
@@ -58,7 +59,9 @@ export function subagentsLaunchFor(subagents: SubagentsCapability | undefined, c
       const tools = [...new Set(agent.tools ?? [])].sort();
       const missing = tools.filter((tool) => !callTools.includes(tool));
       if (missing.length > 0) refuse(name, `its tools ${missing.join(", ")} are not opted into by the call (capabilities.builtinTools, bash or webSearch): a subagent gets no tool its caller does not have`);
-      return { name, description: agent.description, prompt: agent.prompt, tools, model: agent.model ?? "inherit" };
+      // An alias is resolved as the library resolves the call's (the CLI's own alias may name a newer model than the verified one).
+      const model = agent.model === undefined || agent.model === "inherit" ? "inherit" : (resolveModelValue(agent.model)?.id ?? agent.model);
+      return { name, description: agent.description, prompt: agent.prompt, tools, model };
     });
 }
 

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaudeCodeHost, InvalidInputError } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
+import { resolveModelValue } from "../../src/claude-code/models.js";
 import type { RecordedRequest, ScriptedTurn } from "../../src/testing/scripted-api.js";
 import { turn } from "../../src/testing/scripted-api.js";
 import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyEnv, tempDir, testEnv, toolResultsIn } from "../support.js";
@@ -90,7 +91,8 @@ describe("capabilities: subagents", () => {
       const session = host.createSession({ model: "sonnet", capabilities: { subagents } });
       const summary = await session.send("agent=summarizer go").result;
       expect(summary.text).toMatch(/SUMMARY: one row per line\./);
-      expect(api.messageRequests.filter(isSubagent).map((request) => request.body.model)).toEqual([expect.stringMatching(/haiku/)]);
+      // The alias is resolved as the library resolves the call's, to a full id (the CLI's own "haiku" names a newer model).
+      expect(api.messageRequests.filter(isSubagent).map((request) => request.body.model)).toEqual([resolveModelValue("haiku")!.id]);
       await session.close();
       const other = host.createSession({ model: "sonnet", capabilities: { subagents } });
       const refused = await other.send("agent=general-purpose go").result;
@@ -119,6 +121,13 @@ describe("capabilities: subagents", () => {
       expect(api.messageRequests).toHaveLength(3);
       expect(api.messageRequests.filter(isSubagent)).toHaveLength(1);
       expect(JSON.stringify(api.messageRequests.filter(isSubagent)[0]!.body)).not.toContain(PARENT_SECRET);
+      // Two agents, one on its own model: the list shows both, the haiku agent's request names its model.
+      const both = await host.run(
+        { model: "claude-sonnet-4-6", system: "", prompt: "agent=summarizer go", maxTurns: 4, tools: [], capabilities: { subagents } },
+        host.limitsFor(undefined, host.logger),
+      );
+      expect(both.result.result).toMatch(/SUMMARY: one row per line\./);
+      expect(api.messageRequests.filter(isSubagent).at(-1)!.body.model).toBe(resolveModelValue("haiku")!.id);
     } finally {
       await host.close();
     }

@@ -7,6 +7,7 @@ import { VERIFIED_CLI_VERSIONS } from "../../src/binary/versions.js";
 import { parseCapabilities } from "../../src/claude-code/capabilities.js";
 import { CLI_AGENTS, agentsProblems, subagentsEnv, subagentsLaunchFor } from "../../src/claude-code/capabilities-subagents.js";
 import { capabilityTools } from "../../src/claude-code/capability-tools.js";
+import { resolveModelValue } from "../../src/claude-code/models.js";
 import { buildCliArgs, checkInit } from "../../src/claude-code/checks/isolation.js";
 import { launchKey } from "../../src/claude-code/pool/pool-keys.js";
 import { InvalidInputError } from "../../src/errors/index.js";
@@ -33,6 +34,9 @@ describe("capabilities.subagents", () => {
       { name: "b", description: "d", prompt: "p", tools: ["Grep", "Read"], model: "inherit" },
     ]);
     expect(() => subagentsLaunchFor({ a: { description: "d", prompt: "p", tools: ["Bash"] } }, ["Read"])).toThrow(/Bash are not opted into/);
+    // An alias becomes the full id the library resolves it to; "inherit" stays.
+    expect(subagentsLaunchFor({ a: { description: "d", prompt: "p", model: "haiku" } }, [])![0]!.model).toBe(resolveModelValue("haiku")!.id);
+    expect(subagentsLaunchFor({ a: { description: "d", prompt: "p", model: "inherit" } }, [])![0]!.model).toBe("inherit");
     expect(() => subagentsLaunchFor({ "general-purpose": { description: "d", prompt: "p" } }, [])).toThrow(/one of the CLI's own agents/);
   });
 

@@ -7,7 +7,6 @@
  * its model the agent's (or the call's, for "inherit").
  */
 import type { SubagentsLaunch } from "../capabilities-subagents.js";
-import { resolveModelValue } from "../models.js";
 import type { CallExpectation, ResponseContent } from "./check.js";
 import type { WireShape } from "./shape.js";
 
@@ -37,7 +36,8 @@ function firstUserText(body: Record<string, unknown>): string | undefined {
 export function subagentExpectation(body: Record<string, unknown>, expected: CallExpectation, shape: WireShape, responses: readonly ResponseContent[]): CallExpectation | string | undefined {
   const system = Array.isArray(body.system) ? body.system.map((block) => (isObject(block) && typeof block.text === "string" ? block.text : "")) : [];
   const marked = /(?:^|; )cc_is_subagent=true;/.test(system[0] ?? "");
-  const agent = expected.subagents?.find((candidate) => system[2]?.startsWith(candidate.prompt));
+  // The longest prompt that fits, should one agent's prompt begin another's.
+  const agent = expected.subagents?.filter((candidate) => system[2]?.startsWith(candidate.prompt)).sort((a, b) => b.prompt.length - a.prompt.length)[0];
   if (!marked && !agent) return undefined;
   if (!expected.subagents) return "the request is a subagent's (cc_is_subagent=true), and the call did not opt into capabilities.subagents";
   if (!agent) return `the subagent request's system prompt is none of the call's agents': ${quote(system[2] ?? "(none)")}`;
@@ -47,7 +47,7 @@ export function subagentExpectation(body: Record<string, unknown>, expected: Cal
     response.content.some((block) => isObject(block) && block.type === "tool_use" && block.name === "Agent" && isObject(block.input) && block.input.subagent_type === agent.name && block.input.prompt === task),
   );
   if (!given) return `the subagent request's task ${quote(task ?? "(none)")} is no task the model gave ${agent.name} in an Agent call of this call`;
-  const model = agent.model === "inherit" ? expected.model : (resolveModelValue(agent.model)?.id ?? agent.model);
+  const model = agent.model === "inherit" ? expected.model : agent.model;
   return {
     model,
     system: `${agent.prompt}${shape.subagents.systemSuffix}`,
