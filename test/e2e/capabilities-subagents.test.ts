@@ -5,6 +5,8 @@
  * tool's result; init lists the agent asked for. Behind the interceptor the parent's and the subagent's requests
  * pass the wire check in their recorded shapes.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaudeCodeHost, InvalidInputError } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
@@ -128,6 +130,36 @@ describe("capabilities: subagents", () => {
       );
       expect(both.result.result).toMatch(/SUMMARY: one row per line\./);
       expect(api.messageRequests.filter(isSubagent).at(-1)!.body.model).toBe(resolveModelValue("haiku")!.id);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("behind the interceptor: an agent with Read reads a file under cwd with its own tool, the parent has Read too, both pass the wire check", { timeout: 120_000 }, async () => {
+    const projectDir = tempDir("agents-project");
+    writeFileSync(join(projectDir, "grain.md"), "GRAIN: one row per order line\n");
+    const api = await firstPartyApi((request) => {
+      const messages: Array<{ role: string }> = request.body?.messages ?? [];
+      const steps = messages.filter((message) => message.role === "assistant").length;
+      if (systemText(request).includes("You are the reader")) {
+        return steps === 0 ? turn.tools({ name: "Read", input: { file_path: join(projectDir, "grain.md") } }) : turn.text(`READER: ${toolResultsIn(request.body)[0]?.text ?? ""}`);
+      }
+      if (steps === 0) return turn.tools({ name: "Agent", input: { subagent_type: "reader", description: "Read it", prompt: "Read grain.md" } });
+      return turn.text("parent done");
+    });
+    const host = new ClaudeCodeHost({ projectDir, env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, wire: true, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    try {
+      const output = await host.run(
+        { model: "claude-sonnet-4-6", system: "", prompt: "go", maxTurns: 4, tools: [], capabilities: { builtinTools: ["Read"], subagents: { reader: { description: "Reads files.", prompt: "You are the reader.", tools: ["Read"] } } } },
+        host.limitsFor(undefined, host.logger),
+      );
+      expect(output.result.result).toBe("parent done");
+      const reader = api.messageRequests.filter((request) => systemText(request).includes("You are the reader"));
+      expect(reader).toHaveLength(2);
+      expect(reader[0]!.body.tools.map((tool: { name: string }) => tool.name)).toEqual(["Read"]);
+      expect(toolResultsIn(reader[1]!.body)[0]!.text).toContain("GRAIN: one row per order line");
+      // The parent's tool result is the subagent's hand-back.
+      expect(JSON.stringify(api.messageRequests.at(-1)!.body.messages)).toContain("[Subagent hand-back]");
     } finally {
       await host.close();
     }
