@@ -132,7 +132,9 @@ function subcommands(command: string): string[] {
 export function bashPermission(request: Record<string, unknown>, bash: BashLaunch | undefined): Record<string, unknown> | undefined {
   if (!bash || request.tool_name !== "Bash") return undefined;
   const command = String(((request.input ?? {}) as Record<string, unknown>).command ?? "");
-  const refused = bash.excludedCommands.find((prefix) => subcommands(command).some((part) => part === prefix || part.startsWith(`${prefix} `)));
+  // A path to the program counts as its name (`/bin/rm` is `rm`), as the CLI's rules take it.
+  const parts = subcommands(command).flatMap((part) => [part, part.replace(/^\S*\//, "")]);
+  const refused = bash.excludedCommands.find((prefix) => parts.some((part) => part === prefix || part.startsWith(`${prefix} `)));
   if (refused !== undefined) return { behavior: "deny", message: `Bash may not run ${JSON.stringify(refused)} commands here (capabilities.bash.excludedCommands).` };
   return undefined;
 }

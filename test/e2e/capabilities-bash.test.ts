@@ -68,7 +68,8 @@ describe("capabilities: bash", () => {
     const host = hostOn(api, projectDir);
     const target = join(projectDir, "data", "grain.txt");
     try {
-      for (const command of ["rm -f data/grain.txt", "echo first && rm -f data/grain.txt", "git push origin main"]) {
+      // Measured on 2.1.330: each subcommand is matched (after ;, &&, a pipe's xargs), and a path to the program too.
+      for (const command of ["rm -f data/grain.txt", "echo first && rm -f data/grain.txt", "ls data | xargs rm -f", "/bin/rm -f data/grain.txt", "git push origin main"]) {
         const session = host.createSession({ model: "sonnet", capabilities: { bash: { sandbox: false, excludedCommands: ["rm", "git push"] } } });
         const result = await session.send(`run: ${command}`).result;
         expect(result.toolCalls.map((call) => [call.name, call.ok])).toEqual([["Bash", false]]);

@@ -90,6 +90,7 @@ describe("capabilities.bash", () => {
     expect(ask("ls && rm x")).toMatchObject({ behavior: "deny" });
     expect(ask("echo a | rm x")).toMatchObject({ behavior: "deny" });
     expect(ask("git push origin main")).toMatchObject({ behavior: "deny" });
+    expect(ask("/bin/rm -f x")).toMatchObject({ behavior: "deny" });
     expect(ask("git status")).toBeUndefined();
     expect(ask("rmdir x")).toBeUndefined();
     expect(bashPermission({ tool_name: "Read", input: { file_path: "/x" } }, bash)).toBeUndefined();
