@@ -86,6 +86,42 @@ describe("capabilities: subagents", () => {
     }
   });
 
+  it("two agents called in one response both run, each in its own context, and both reports reach the parent", { timeout: 180_000 }, async () => {
+    const api = await baseUrlApi((request) => {
+      if (isSubagent(request)) return script(request);
+      const messages: Array<{ role: string }> = request.body?.messages ?? [];
+      if (messages.filter((message) => message.role === "assistant").length === 0) {
+        return {
+          toolCalls: [
+            { name: "Agent", input: { subagent_type: "reviewer", description: "Check the grain", prompt: TASK }, id: "toolu_r" },
+            { name: "Agent", input: { subagent_type: "summarizer", description: "Summarise it", prompt: "Summarise the grain." }, id: "toolu_s" },
+          ],
+        };
+      }
+      return turn.text(`parent got: ${toolResultsIn(request.body).map((result) => result.text).join(" || ")}`);
+    });
+    const host = hostOn(api);
+    try {
+      const session = host.createSession({ model: "sonnet", capabilities: { subagents } });
+      const result = await session.send(`both ${PARENT_SECRET}`).result;
+      expect(result.toolCalls.map((call) => [call.toolUseId, call.ok])).toEqual([["toolu_r", true], ["toolu_s", true]]);
+      expect(result.text).toContain("REVIEW: the grain holds.");
+      expect(result.text).toContain("SUMMARY: one row per line.");
+      const sub = api.messageRequests.filter(isSubagent);
+      expect(sub).toHaveLength(2);
+      // Each its own context: its own prompt, its own task, nothing of the parent's or the other agent's.
+      const reviewer = sub.find((request) => systemText(request).includes("You are the reviewer"))!;
+      const summarizer = sub.find((request) => systemText(request).includes("You are the summarizer"))!;
+      expect(JSON.stringify(reviewer.body.messages)).toContain(TASK);
+      expect(JSON.stringify(reviewer.body)).not.toContain("Summarise the grain.");
+      expect(JSON.stringify(summarizer.body)).not.toContain(TASK);
+      for (const request of sub) expect(JSON.stringify(request.body)).not.toContain(PARENT_SECRET);
+      await session.close();
+    } finally {
+      await host.close();
+    }
+  });
+
   it("an agent with its own model runs on it; the CLI's own agents are refused to the model", { timeout: 180_000 }, async () => {
     const api = await baseUrlApi(script);
     const host = hostOn(api);
