@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ClaudeCodeHost, type PermissionDecision, type PermissionRequest } from "../../src/index.js";
+import { ClaudeCodeHost, IsolationError, type PermissionDecision, type PermissionRequest } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
 import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyEnv, remainingChildren, tempDir, testEnv, toolResultsIn } from "../support.js";
@@ -117,6 +117,34 @@ describe("setPermissionMode during a turn", () => {
     expect(received).toEqual(["first", "second"]);
     expect(result.text).toBe("done; errors: none");
     expect(api.messageRequests).toHaveLength(3);
+    await session.close();
+    await host.close();
+  });
+
+  it('behind the interceptor: a switch to "plan" mid-turn fails that turn with IsolationError (plan adds unrecorded request parts); the session goes on in the mode set next', { timeout: 120_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    const received: string[] = [];
+    let planOnce = true;
+    const session = host.createSession({
+      model: "sonnet",
+      tools: toolsInto(received),
+      permissions: {
+        mode: "ask",
+        canUseTool: async () => {
+          if (planOnce) {
+            planOnce = false;
+            await session.setPermissionMode("plan");
+          }
+          return { behavior: "allow" };
+        },
+      },
+    });
+    await expect(session.send("look both up").result).rejects.toBeInstanceOf(IsolationError);
+    // The plan-mode request never left: only the turn's first request reached the API.
+    expect(api.messageRequests).toHaveLength(1);
+    await session.setPermissionMode("ask");
+    expect((await session.send("look both up").result).text).toBe("done; errors: none");
     await session.close();
     await host.close();
   });
