@@ -1,6 +1,7 @@
 /**
  * Named opt-in capabilities (issue 43): each relaxes KTX's isolation by exactly its own flags, and is checked.
- * Today: `builtinTools`, the CLI's own file tools, scoped to the project dir. Everything is off by default,
+ * Here: `builtinTools`, the CLI's own file tools, scoped to the project dir; `bash`, `webSearch` and `subagents`
+ * live in capabilities-bash.ts, capabilities-web-search.ts and capabilities-subagents.ts. Everything is off by default,
  * and a run without capabilities builds the same launch as before (docs/options.md, "Capabilities").
  */
 import { isAbsolute, relative, resolve, sep } from "node:path";
@@ -66,7 +67,7 @@ export function parseCapabilities(value: unknown): Capabilities | undefined {
     const unknown = tools.filter((name) => !Object.hasOwn(FILE_TOOLS, name));
     if (unknown.length > 0) {
       const error = new InvalidInputError(
-        `Invalid capabilities.builtinTools: ${unknown.map((name) => JSON.stringify(name)).join(", ")} cannot be opted into; the file tools can (${Object.keys(FILE_TOOLS).join(", ")}, or the sets "readonly" and "edit"). Bash is its own capability (capabilities.bash); web and agent tools are not offered yet. docs/options.md, "Capabilities".`,
+        `Invalid capabilities.builtinTools: ${unknown.map((name) => JSON.stringify(name)).join(", ")} cannot be opted into; the file tools can (${Object.keys(FILE_TOOLS).join(", ")}, or the sets "readonly" and "edit"). Bash, WebSearch and Agent are capabilities of their own (capabilities.bash, webSearch, subagents); other tools are not offered. docs/options.md, "Capabilities".`,
       );
       error.field = "capabilities.builtinTools";
       throw error;
