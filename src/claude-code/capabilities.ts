@@ -1,6 +1,7 @@
 /**
  * Named opt-in capabilities (issue 43): each relaxes KTX's isolation by exactly its own flags, and is checked.
- * Today: `builtinTools`, the CLI's own file tools, scoped to the project dir. Everything is off by default,
+ * Here: `builtinTools`, the CLI's own file tools, scoped to the project dir; `bash`, `webSearch` and `subagents`
+ * live in capabilities-bash.ts, capabilities-web-search.ts and capabilities-subagents.ts. Everything is off by default,
  * and a run without capabilities builds the same launch as before (docs/options.md, "Capabilities").
  */
 import { isAbsolute, relative, resolve, sep } from "node:path";
@@ -10,6 +11,9 @@ import type { CliVersionFacts } from "../binary/versions.js";
 import { InvalidInputError } from "../errors/index.js";
 import { mcpServersSchema } from "./capabilities/mcp-servers.js";
 import { telemetryCapabilitySchema } from "./capabilities/telemetry.js";
+import { bashCapabilitySchema } from "./capabilities-bash.js";
+import { webSearchCapabilitySchema } from "./capabilities-web-search.js";
+import { subagentsCapabilitySchema } from "./capabilities-subagents.js";
 
 /**
  * The built-in tools a capability may name, each with the input field that holds its path (undefined: the
@@ -43,6 +47,12 @@ export const capabilitiesSchema = z
     mcpServers: mcpServersSchema.optional(),
     /** The CLI's OpenTelemetry export for these calls (prompts and tool details off unless set); its collector's host is the only egress added (capabilities/telemetry.ts). */
     telemetry: telemetryCapabilitySchema.optional(),
+    /** The CLI's Bash tool, sandboxed unless `sandbox: false` (capabilities-bash.ts). */
+    bash: bashCapabilitySchema.optional(),
+    /** The CLI's WebSearch tool: the API's server-side web search (capabilities-web-search.ts). */
+    webSearch: webSearchCapabilitySchema.optional(),
+    /** Named agent definitions the model may hand tasks to with the Agent tool (capabilities-subagents.ts). */
+    subagents: subagentsCapabilitySchema.optional(),
   })
   .strict();
 
@@ -65,7 +75,7 @@ export function parseCapabilities(value: unknown): Capabilities | undefined {
     const unknown = tools.filter((name) => !Object.hasOwn(FILE_TOOLS, name));
     if (unknown.length > 0) {
       const error = new InvalidInputError(
-        `Invalid capabilities.builtinTools: ${unknown.map((name) => JSON.stringify(name)).join(", ")} cannot be opted into; the file tools can (${Object.keys(FILE_TOOLS).join(", ")}, or the sets "readonly" and "edit"). Bash, web and agent tools need capabilities of their own (not offered yet). docs/options.md, "Capabilities".`,
+        `Invalid capabilities.builtinTools: ${unknown.map((name) => JSON.stringify(name)).join(", ")} cannot be opted into; the file tools can (${Object.keys(FILE_TOOLS).join(", ")}, or the sets "readonly" and "edit"). Bash, WebSearch and Agent are capabilities of their own (capabilities.bash, webSearch, subagents); other tools are not offered. docs/options.md, "Capabilities".`,
       );
       error.field = "capabilities.builtinTools";
       throw error;

@@ -24,6 +24,8 @@ import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js"
 import { requireProjectDir } from "./checks/project-dir.js";
 import { type Capabilities, builtinToolsFor } from "./capabilities.js";
 import { checkProjectSources } from "./capabilities/project.js";
+import { bashLaunchFor, requireSandbox } from "./capabilities-bash.js";
+import { subagentsEnv, subagentsLaunchFor } from "./capabilities-subagents.js";
 import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
@@ -310,12 +312,23 @@ export class ClaudeCodeHost {
     this.startWire();
     const cli = await this.cli();
     const builtinTools = builtinToolsFor(call.capabilities, cli.facts);
+    const bash = bashLaunchFor(call.capabilities?.bash);
+    // A sandboxed Bash that cannot run here is refused before anything starts (never run unconfined).
+    requireSandbox(bash, (this.options.env ?? process.env).PATH ?? "");
     const wire = await this.wire(cli);
     // The wire check expects the built-in tools' definitions as recorded for the version (fixtures record-wire); without them it cannot check the requests.
-    const unrecorded = wire ? builtinTools.filter((name) => !wireShapeFor(cli.version)?.builtinTools.has(name)) : [];
+    // Bash's is recorded unsandboxed only ("Bash"): what a running sandbox adds to the request is unmeasured (no sandbox on the recording machine), so a sandboxed one is refused here until recorded.
+    const webSearch = call.capabilities?.webSearch === true;
+    const subagents = subagentsLaunchFor(call.capabilities?.subagents, [...builtinTools, ...(bash ? ["Bash"] : []), ...(webSearch ? ["WebSearch"] : [])]);
+    const checked = [...builtinTools, ...(bash ? [bash.sandbox ? "Bash (sandboxed)" : "Bash"] : []), ...(webSearch ? ["WebSearch"] : []), ...(subagents ? ["Agent"] : [])];
+    const shape = wire ? wireShapeFor(cli.version) : undefined;
+    const unrecorded = wire ? checked.filter((name) => !shape?.builtinTools.has(name)) : [];
+    // A subagent's own request has a recorded shape of its own; without it the requests cannot be checked either.
+    if (wire && subagents && !shape?.subagents) unrecorded.push("a subagent's request");
+    if (wire && webSearch && !shape?.webSearch) unrecorded.push("the web search request");
     if (unrecorded.length > 0) {
       throw new IsolationError(
-        [`wire: capabilities.builtinTools adds the CLI's own tool definitions to each request, and none is recorded for ${unrecorded.join(", ")} on Claude Code ${cli.version}, so the requests cannot be checked`],
+        [`wire: the capabilities add the CLI's own tools and requests, and none is recorded for ${unrecorded.join(", ")} on Claude Code ${cli.version}, so the requests cannot be checked`],
         "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
       );
     }
@@ -337,7 +350,7 @@ export class ClaudeCodeHost {
     const auth = this.options.auth;
     const explicitCredential = this.explicitCredential;
     // capabilities.telemetry: this call's export (its variables are in the launch, so the pool key); else the host's option.
-    const env = this.callEnv(call.launchSettings, call.capabilities?.telemetry);
+    const env = this.callEnv(subagents ? { ...call.launchSettings, ...subagentsEnv(subagents) } : call.launchSettings, call.capabilities?.telemetry);
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
     // A retry after a usage-limit reset has the slot its rejected attempt kept (retry-hold.ts).
@@ -399,6 +412,9 @@ export class ClaudeCodeHost {
         builtinTools,
         projectInstructions,
         mcpServers: call.capabilities?.mcpServers,
+        bash,
+        webSearch,
+        subagents,
       }, this.pool);
       void output.reaped.finally(release);
       await own?.close();

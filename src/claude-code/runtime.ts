@@ -202,7 +202,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
   protected async runText(input: KtxGenerateTextInput, signal: AbortSignal | undefined, clock: CallClock): Promise<TextOutcome> {
     if (input.temperature !== undefined) this.logger.debug("temperature is ignored: the Claude Code CLI has no temperature setting");
     const tools = input.tools ? prepareToolSet(input.tools) : [];
-    const maxTurns = input.maxTurns ?? (tools.length > 0 || this.capabilities?.builtinTools !== undefined || this.capabilities?.mcpServers !== undefined ? 10 : 1);
+    const maxTurns = input.maxTurns ?? (tools.length > 0 || this.capabilities?.builtinTools !== undefined || this.capabilities?.mcpServers !== undefined || this.capabilities?.bash !== undefined || this.capabilities?.webSearch === true || this.capabilities?.subagents !== undefined ? 10 : 1);
     const output = await this.call({
       ...input,
       signal,
@@ -220,7 +220,7 @@ export class ClaudeCodeRuntime extends PortRuntime {
     const plan = planObjectSchema(input.schema);
     const tools = input.tools ? prepareToolSet(input.tools) : [];
     // The model's answer plus the CLI's 5 schema retries and its one prose nudge.
-    const maxTurns = input.maxTurns ?? (tools.length > 0 || this.capabilities?.builtinTools !== undefined || this.capabilities?.mcpServers !== undefined ? 16 : 8);
+    const maxTurns = input.maxTurns ?? (tools.length > 0 || this.capabilities?.builtinTools !== undefined || this.capabilities?.mcpServers !== undefined || this.capabilities?.bash !== undefined || this.capabilities?.webSearch === true || this.capabilities?.subagents !== undefined ? 16 : 8);
     const output = await this.call({
       ...input,
       signal,

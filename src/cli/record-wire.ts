@@ -52,6 +52,7 @@ export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): s
   list("modelVariants", (before.modelVariants ?? []).map(variant), (after.modelVariants ?? []).map(variant));
   list("contextSuffix", before.contextSuffix ? [JSON.stringify(before.contextSuffix)] : [], after.contextSuffix ? [JSON.stringify(after.contextSuffix)] : []);
   list("worktree.reminders", (before.worktree?.reminders ?? []).map(reminder), (after.worktree?.reminders ?? []).map(reminder));
+  value("webSearch", JSON.stringify(before.webSearch ?? null), JSON.stringify(after.webSearch ?? null));
   return changes;
 }
 

@@ -414,3 +414,18 @@ export class MaxTurnsError extends ClaudeCodeError {
     super(`The call used all ${maxTurns ? `${maxTurns} ` : ""}model turns it was allowed without finishing; raise maxTurns if the model needs more tool calls.`, details);
   }
 }
+
+/**
+ * `capabilities.bash` asked for the sandbox (its default) and it cannot run here: the programs it needs are
+ * missing, or the platform has none. Checked before any process starts; the CLI is never left to run Bash unsandboxed.
+ */
+export class SandboxUnavailableError extends ClaudeCodeError {
+  override readonly code = "sandbox_unavailable";
+  constructor(
+    /** The programs not found on the child's PATH (`bwrap`, `socat`), or the platform when it has no sandbox. */
+    readonly missing: readonly string[],
+    message: string,
+  ) {
+    super(message);
+  }
+}

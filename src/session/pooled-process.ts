@@ -47,6 +47,8 @@ export class PooledProcess {
   private calls = 0;
   private readonly cost = new ProcessCost();
   private active: ActiveCall | undefined;
+  /** The running call's preparation (initialize, model and mode switches), until its prompt is out. */
+  private preparing: Promise<unknown> = Promise.resolve();
   private retiredBecause: string | undefined;
   private anomaly: string | undefined;
   private settling: Promise<boolean> = Promise.resolve(true);
@@ -132,7 +134,7 @@ export class PooledProcess {
     try {
       // A process initialized and on the call's model (a reused one, the usual case) has nothing to prepare.
       if (!this.initialized || (call.model !== undefined && call.model !== this.model) || (call.permissionMode !== undefined && call.permissionMode !== this.permissionMode)) {
-        const prepared = this.prepare(active).then(
+        const prepared = (this.preparing = this.prepare(active)).then(
           () => true,
           (error: unknown) => {
             this.failActive(asClaudeCodeError(error));
@@ -217,6 +219,21 @@ export class PooledProcess {
       await this.requests.send({ subtype: "set_permission_mode", mode: call.permissionMode }, this.controlTimeoutMs);
       this.permissionMode = call.permissionMode;
     }
+  }
+
+  /**
+   * Switches the running call's CLI permission mode now (`set_permission_mode` while the turn runs, after its
+   * preparation): a tool use the CLI decides after the answer follows the new mode. False when no call runs
+   * (the next call's preparation switches it then).
+   */
+  async switchPermissionMode(mode: string): Promise<boolean> {
+    if (!this.active || this.active.failure || this.retired) return false;
+    await this.preparing.catch(() => {});
+    if (!this.active || this.active.failure) return false;
+    if (this.permissionMode === mode) return true;
+    await this.requests.send({ subtype: "set_permission_mode", mode }, this.controlTimeoutMs);
+    this.permissionMode = mode;
+    return true;
   }
 
   /** A single-use process, or one that may not be kept: stdin EOF now, settled once it has exited. */

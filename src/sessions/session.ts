@@ -15,7 +15,7 @@ import { resolveModelValue } from "../claude-code/models.js";
 import { type Capabilities, parseCapabilities } from "../claude-code/capabilities.js";
 import type { Conversation } from "../claude-code/run/run.js";
 import { runUsage } from "../claude-code/run/call-output.js";
-import { type PermissionMode, type PermissionsOption, PERMISSION_MODES, checkModeAgainst, parsePermissions } from "../claude-code/permissions.js";
+import { type CallPermissions, type PermissionMode, type PermissionsOption, PERMISSION_MODES, checkModeAgainst, cliPermissionMode, parsePermissions } from "../claude-code/permissions.js";
 import { type RunLoopStopReason, mapStopReason } from "../claude-code/run/stop-reason.js";
 import type { SessionTranscript, TurnEnd } from "../transcripts/recorder.js";
 import { checkTranscriptName } from "../transcripts/recorder.js";
@@ -110,7 +110,7 @@ export class ClaudeCodeSession {
   private permissionMode: PermissionMode;
   private conversation: Conversation = {};
   private readonly turns: SessionTurnRecord[] = [];
-  private running: { controller: AbortController; queue: EventQueue; done: Promise<unknown> } | undefined;
+  private running: { controller: AbortController; queue: EventQueue; done: Promise<unknown>; permissions: CallPermissions } | undefined;
   private closed = false;
   /** The failure that ended the session's process while it held the conversation; the next turn replays it. */
   private lost: ClaudeCodeError | undefined;
@@ -131,7 +131,7 @@ export class ClaudeCodeSession {
     parsePermissions(options.permissions, "session");
     this.launchMode = this.permissionMode = options.permissions?.mode ?? "deny";
     this.tools = (options.tools ? prepareToolSet(options.tools) : []).map((tool) => this.recorded(tool));
-    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 || this.capabilities?.builtinTools !== undefined || this.capabilities?.mcpServers !== undefined ? 10 : 1);
+    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 || this.capabilities?.builtinTools !== undefined || this.capabilities?.mcpServers !== undefined || this.capabilities?.bash !== undefined || this.capabilities?.webSearch === true || this.capabilities?.subagents !== undefined ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
     if (options.transcript && options.transcript.name !== undefined) checkTranscriptName(options.transcript.name);
   }
@@ -193,6 +193,8 @@ export class ClaudeCodeSession {
     const detach = this.host.attach(() => controller.abort(new Error("the host was closed")));
     const started = performance.now();
     const number = this.turns.length;
+    // One object for the turn: a mid-turn setPermissionMode changes its mode, which the permission answers read per request.
+    const permissions: CallPermissions = { mode: this.permissionMode, launch: this.launchMode, canUseTool: this.options.permissions?.canUseTool };
     let file: SessionTranscript | undefined;
     const result = this.recording()
       .then((opened) => {
@@ -209,7 +211,7 @@ export class ClaudeCodeSession {
           signal: controller.signal,
           logger: this.options.logger,
           conversation: this.conversation,
-          permissions: { mode: this.permissionMode, launch: this.launchMode, canUseTool: this.options.permissions?.canUseTool },
+          permissions,
           capabilities: this.capabilities,
           ...(file ? { recordInto: { path: file.path, observer: file.observerFor(number) } } : {}),
         },
@@ -252,7 +254,7 @@ export class ClaudeCodeSession {
         settle();
       },
     );
-    this.running = { controller, queue, done };
+    this.running = { controller, queue, done, permissions };
     // Iterating alone must not leave the failure unhandled; awaiting `result` still sees it.
     result.catch(() => {});
     return { result, [Symbol.asyncIterator]: () => queue.iterator() };
@@ -264,13 +266,15 @@ export class ClaudeCodeSession {
   }
 
   /**
-   * Switches the permission mode for the next turns (the CLI's `set_permission_mode`, sent as the next turn
-   * starts). Between turns only (`SessionBusyError` while one runs). A session created with "deny" or
-   * "acceptAll" pre-approves its tools at launch and can switch only between those two.
+   * Switches the permission mode, between turns or during one. Between turns it applies from the next turn (the
+   * CLI's `set_permission_mode`, sent as that turn starts). During a turn it applies at once: the permission
+   * answers follow the new mode from now on, and the CLI is sent `set_permission_mode` while the turn runs, so a
+   * tool use it decides after its answer (the returned promise) follows the new mode; a tool use already being
+   * decided keeps the old one. A session created with "deny" or "acceptAll" pre-approves its tools at launch and
+   * can switch only between those two.
    */
-  setPermissionMode(mode: PermissionMode): void {
+  setPermissionMode(mode: PermissionMode): Promise<void> {
     if (this.closed) throw new SessionClosedError();
-    if (this.running) throw new SessionBusyError();
     if (!PERMISSION_MODES.includes(mode)) {
       const error = new InvalidInputError(`Invalid permission mode ${JSON.stringify(mode)}; use one of ${PERMISSION_MODES.join(", ")}.`);
       error.field = "mode";
@@ -278,6 +282,13 @@ export class ClaudeCodeSession {
     }
     checkModeAgainst(mode, this.launchMode, this.options.permissions?.canUseTool !== undefined, "session");
     this.permissionMode = mode;
+    if (!this.running) return Promise.resolve();
+    this.running.permissions.mode = mode;
+    const proc = this.conversation.running;
+    const switched = proc ? proc.switchPermissionMode(cliPermissionMode(mode, this.launchMode)).then(() => undefined) : Promise.resolve();
+    // A caller that does not await it must not see an unhandled rejection (a CLI that refuses or does not answer the switch rejects it).
+    switched.catch(() => {});
+    return switched;
   }
 
   /** A session tool whose outputs are kept (as the model saw them) for a replay. */

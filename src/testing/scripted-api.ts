@@ -176,7 +176,8 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
       block.type === "tool_use" && options.ids ? { ...block, id: block.id.replace(new RegExp(`^toolu_scripted_${index}_`), `toolu_${idPrefix}_${idNumber}_`) } : block,
     );
     const stopReason = blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
-    const usage = { input_tokens: roughTokens(request.body?.messages), output_tokens: 0 };
+    const searches = blocks.filter((block) => block.type === "server_tool_use").length;
+    const usage = { input_tokens: roughTokens(request.body?.messages), output_tokens: 0, ...(searches > 0 ? { server_tool_use: { web_search_requests: searches } } : {}) };
 
     if (request.body?.stream !== true) {
       const message = JSON.stringify({ id, type: "message", role: "assistant", model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage: { ...usage, output_tokens: 5 } });
@@ -223,8 +224,10 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
       if (block.type === "text") {
         if (!(await event("content_block_start", { index: position, content_block: { type: "text", text: "" } }))) return;
         for (const text of pieces(block.text)) if (!(await event("content_block_delta", { index: position, delta: { type: "text_delta", text } }))) return;
+      } else if (block.type === "web_search_tool_result") {
+        if (!(await event("content_block_start", { index: position, content_block: block }))) return;
       } else {
-        if (!(await event("content_block_start", { index: position, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } }))) return;
+        if (!(await event("content_block_start", { index: position, content_block: { type: block.type, id: block.id, name: block.name, input: {} } }))) return;
         for (const partial_json of pieces(JSON.stringify(block.input))) {
           if (!(await event("content_block_delta", { index: position, delta: { type: "input_json_delta", partial_json } }))) return;
         }

@@ -31,8 +31,18 @@ export interface ScriptedError {
   headers?: Record<string, string>;
 }
 
+/**
+ * The API's server-side web search as a response carries it: a `server_tool_use` block (`web_search`), then a
+ * `web_search_tool_result` block with these results, before the turn's text (the CLI's WebSearch tool asks for it).
+ */
+export interface ScriptedWebSearch {
+  query: string;
+  results: ReadonlyArray<{ url: string; title: string }>;
+  id?: string;
+}
+
 export type ScriptedTurn =
-  | ({ text: string } & Pacing)
+  | ({ text: string; webSearch?: ScriptedWebSearch } & Pacing)
   /** Text (if any) first, then one tool_use block per call; stop_reason "tool_use". */
   | ({ toolCalls: ScriptedToolCall[]; text?: string } & Pacing)
   | { error: ScriptedError; delayMs?: number; rateLimit?: ScriptedRateLimit }
@@ -42,6 +52,8 @@ export type ScriptedTurn =
 /** Builders for common turns. */
 export const turn = {
   text: (text: string): ScriptedTurn => ({ text }),
+  /** The API ran its web search for `query` (server side) and answers with `text` after the results. */
+  webSearch: (query: string, results: ScriptedWebSearch["results"], text: string): ScriptedTurn => ({ text, webSearch: { query, results } }),
   tools: (...calls: ScriptedToolCall[]): ScriptedTurn => ({ toolCalls: calls }),
   /** The model answering a structured-output call (the CLI's StructuredOutput tool). */
   object: (value: unknown): ScriptedTurn => ({ toolCalls: [{ name: "StructuredOutput", input: value }] }),
@@ -71,13 +83,27 @@ export const ERROR_TYPES: Record<number, string> = {
   529: "overloaded_error",
 };
 
-export type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: unknown };
+export type Block =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown }
+  | { type: "server_tool_use"; id: string; name: "web_search"; input: { query: string } }
+  | { type: "web_search_tool_result"; tool_use_id: string; content: Array<{ type: "web_search_result"; url: string; title: string; encrypted_content: string; page_age: null }> };
 
 export function blocksOf(scripted: ScriptedTurn, turnIndex: number): Block[] {
   if ("toolCalls" in scripted) {
     // Ids depend only on the turn and position, so recordings of the same script are comparable.
     const calls = scripted.toolCalls.map((call, position): Block => ({ type: "tool_use", id: call.id ?? `toolu_scripted_${turnIndex}_${position}`, name: call.name, input: call.input ?? {} }));
     return scripted.text ? [{ type: "text", text: scripted.text }, ...calls] : calls;
+  }
+  if ("webSearch" in scripted && scripted.webSearch) {
+    const search = scripted.webSearch;
+    const id = search.id ?? `srvtoolu_scripted_${turnIndex}`;
+    return [
+      { type: "server_tool_use", id, name: "web_search", input: { query: search.query } },
+      // The real API's encrypted_content is opaque; a fixed word stands in.
+      { type: "web_search_tool_result", tool_use_id: id, content: search.results.map((result) => ({ type: "web_search_result", url: result.url, title: result.title, encrypted_content: "scripted", page_age: null })) },
+      { type: "text", text: scripted.text },
+    ];
   }
   if ("text" in scripted && scripted.text !== undefined) return [{ type: "text", text: scripted.text }];
   return [];

@@ -83,6 +83,18 @@ export const RESENT = "text, 503 once";
 export const RESENT_STATUS = 503;
 /** The call kind that opts into the built-in file tools (`capabilities.builtinTools: "edit"`): their definitions become the shape's `builtinTools`. */
 export const BUILTIN_TOOLS_CALL = "text, built-in file tools";
+/** The call kind that opts into Bash unsandboxed (`capabilities.bash: { sandbox: false }`): its definition becomes the shape's `builtinTools` entry "Bash". */
+export const BASH_CALL = "text, bash unsandboxed";
+/** The call kind that opts into web search (`capabilities.webSearch`): WebSearch's definition and the CLI's own search request become the shape's. */
+export const WEB_SEARCH_CALL = "text, web search";
+/** The call kind that opts into subagents (`capabilities.subagents`): the Agent tool's definition and the subagent's own request become the shape's. */
+export const SUBAGENTS_CALL = "text, subagent";
+/** The recorder's agent: its name, prompt and the task its model hands it. */
+export const RECORDER_AGENT = { name: "reviewer", description: "Reviews one statement.", prompt: "You are the recorder's reviewer. Answer in one line." } as const;
+export const RECORDER_AGENT_TASK = "Review the statement: one row per order line.";
+/** What the recorder's model searches for, and the scripted API's server-side results. */
+export const WEB_SEARCH_QUERY = "grain of an orders table";
+export const WEB_SEARCH_RESULTS = [{ url: "https://example.com/orders-grain", title: "The grain of an orders table" }] as const;
 
 const toolResults = (body: any): number =>
   (body?.messages ?? []).reduce((sum: number, message: any) => sum + (Array.isArray(message.content) ? message.content.filter((block: any) => block.type === "tool_result").length : 0), 0);
@@ -191,6 +203,24 @@ function answer(request: RecordedRequest): ScriptedTurn {
     // One Read of a file in the project dir, so what the CLI adds to a built-in tool's result is recorded too.
     if (results === 0) return turn.tools({ name: "Read", input: { file_path: builtinReadPath } });
     return turn.text("read");
+  }
+  if (JSON.stringify(body?.system ?? "").includes(RECORDER_AGENT.prompt)) return turn.text("Reviewed: it holds.");
+  if (tools.includes("Agent")) {
+    if (results === 0) return turn.tools({ name: "Agent", input: { subagent_type: RECORDER_AGENT.name, description: "Review it", prompt: RECORDER_AGENT_TASK } });
+    return turn.text("delegated");
+  }
+  if ((body?.tools ?? []).some((tool: any) => String(tool?.type ?? "").startsWith("web_search_"))) {
+    // The CLI's own search request: the API runs the search server side.
+    return turn.webSearch(WEB_SEARCH_QUERY, WEB_SEARCH_RESULTS, "One row per order line.");
+  }
+  if (tools.includes("WebSearch")) {
+    if (results === 0) return turn.tools({ name: "WebSearch", input: { query: WEB_SEARCH_QUERY } });
+    return turn.text("searched");
+  }
+  if (tools.includes("Bash")) {
+    // One command in the project dir, so what the CLI adds to Bash's result is recorded too.
+    if (results === 0) return turn.tools({ name: "Bash", input: { command: "pwd", description: "Print the working directory" } });
+    return turn.text("ran");
   }
   if (tools.includes("mcp__ktx__wait")) return results === 0 ? turn.tools({ name: "mcp__ktx__wait", input: { ms: MIDNIGHT_WAIT_MS } }) : turn.text("after midnight");
   if (tools.includes("mcp__ktx__echo") && firstUserText(body) === SILENT_PROMPT) return results < SILENT_STEPS ? turn.tools({ name: "mcp__ktx__echo", input: { text: String(results) } }) : turn.text("loop done");
@@ -401,6 +431,31 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         writeFileSync(wrapper, `#!/bin/sh\nexport TZ=UTC ${CLOCK_OFFSET_VAR}=${offset} LD_PRELOAD='${library}'\nexec '${options.cliPath.replace(/'/g, "'\\''")}' "$@"\n`, { mode: 0o755 });
         const rt = runtime(mainHome, { cliPath: wrapper });
         await call(MIDNIGHT_CALL, rt, "sonnet", LOOP_SYSTEM, MIDNIGHT_PROMPT, () => rt.runAgentLoop({ modelRole: "default", systemPrompt: LOOP_SYSTEM, userPrompt: MIDNIGHT_PROMPT, toolSet: { wait }, stepBudget: 3, telemetryTags: {} }));
+        await rt.close();
+      }],
+      [BASH_CALL, async () => {
+        const rt = runtime(mainHome);
+        const model = resolveModelValue("sonnet")!.id;
+        await call(BASH_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
+          rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 3, tools: [], capabilities: { bash: { sandbox: false } } }, rt.host.limitsFor(undefined, rt.host.logger)),
+        );
+        await rt.close();
+      }],
+      [WEB_SEARCH_CALL, async () => {
+        const rt = runtime(mainHome);
+        const model = resolveModelValue("sonnet")!.id;
+        await call(WEB_SEARCH_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
+          rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 3, tools: [], capabilities: { webSearch: true } }, rt.host.limitsFor(undefined, rt.host.logger)),
+        );
+        await rt.close();
+      }],
+      [SUBAGENTS_CALL, async () => {
+        const rt = runtime(mainHome);
+        const model = resolveModelValue("sonnet")!.id;
+        const subagents = { [RECORDER_AGENT.name]: { description: RECORDER_AGENT.description, prompt: RECORDER_AGENT.prompt } };
+        await call(SUBAGENTS_CALL, rt, model, RECORDER_SYSTEM, "Say hi", () =>
+          rt.host.run({ model, system: RECORDER_SYSTEM, prompt: "Say hi", maxTurns: 3, tools: [], capabilities: { subagents } }, rt.host.limitsFor(undefined, rt.host.logger)),
+        );
         await rt.close();
       }],
       [CHATTY, async () => {

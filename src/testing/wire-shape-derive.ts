@@ -7,9 +7,10 @@ import { realpathSync } from "node:fs";
 import { hostname, release, tmpdir } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { checkMessagesRequest } from "../claude-code/wire/check.js";
-import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WireShapeFile } from "../claude-code/wire/shape-file.js";
+import { isWebSearchRequest } from "../claude-code/wire/check-web-search.js";
+import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WebSearchShape, type WireShapeFile } from "../claude-code/wire/shape-file.js";
 import { FILE_TOOLS } from "../claude-code/capabilities.js";
-import { CHATTY, isVariantCall, PROJECT_INSTRUCTIONS_CALL, type RecordedWireRequest, RESENT, RESENT_STATUS, type WireRecording } from "./wire-recorder.js";
+import { CHATTY, isVariantCall, PROJECT_INSTRUCTIONS_CALL, RECORDER_AGENT, RECORDER_AGENT_TASK, type RecordedWireRequest, RESENT, RESENT_STATUS, SUBAGENTS_CALL, WEB_SEARCH_CALL, WEB_SEARCH_QUERY, type WireRecording } from "./wire-recorder.js";
 import { type InstructionsFormat, type InstructionFile, isInstructionsReminder } from "../claude-code/capabilities/project.js";
 import { deriveWithVariants } from "./wire-variants-derive.js";
 
@@ -48,6 +49,10 @@ const REMINDER_KINDS: ReadonlyArray<[RegExp, string]> = [
   [/^First privately list what you need next;/, "batching"],
   // 2.1.330's bundle: the `date_change` attachment of a call that runs across midnight.
   [/^The date has changed\./, "date change"],
+  // With Bash (capabilities.bash), 2.1.330 tells the model how to attribute git commits and pull requests.
+  [/^Attribution for git commits and pull requests /, "git attribution"],
+  // With subagents (capabilities.subagents), the agents the model may hand tasks to.
+  [/^Available agent types for the Agent tool:\n/, "agent types"],
 ];
 
 /** Parts whose text varies by machine, call or model: the label (group 1) stays, the rest (group 2) becomes the placeholder. */
@@ -61,6 +66,10 @@ const LABELLED: ReadonlyArray<[RegExp, string]> = [
   [/(<total_tokens>)(\d+)(?= tokens left<\/total_tokens>)/g, "count"],
   // The date-change reminder's new date (the recorder's MIDNIGHT_CALL runs on a shifted clock: not today's date).
   [/(Today's date is now )(\d{4}-\d{2}-\d{2})(?=\.)/g, "date"],
+  // The git attribution reminder (with Bash) names the model the call runs on.
+  [/(Co-Authored-By: )(Claude [^<\n]+?)(?= <noreply@anthropic\.com>)/g, "modelName"],
+  // The agent types reminder lists the call's own agents: a slot bound to them when checked.
+  [/(Available agent types for the Agent tool:\n)(- [^\n]*(?:\n- [^\n]*)*)/g, "agents"],
 ];
 
 /** A text the CLI wrote as a template: machine, call and day values made placeholders (on the text itself, so a value never hits a placeholder's name). */
@@ -135,6 +144,10 @@ export function deriveBaseWireShape(recording: WireRecording, now = new Date()):
   const queries = new Set<string>();
   /** How the CLI wrote the project's instruction files (the project instructions call kind), as JSON (one format expected). */
   const instructionFormats = new Set<string>();
+  /** The CLI's own web search request, recorded whole (each one must be the same). */
+  const webSearch: { shape?: WebSearchShape } = {};
+  /** The text after the recorder's agent prompt in a subagent's system block. */
+  const subagentSuffix: { value?: string } = {};
 
   const addReminder = (text: string, values: Parameters<typeof templateOf>[1], where: string) => {
     const head = /^[^\n]*:\n(?=# \S+\n)/.exec(text)?.[0];
@@ -174,11 +187,13 @@ export function deriveBaseWireShape(recording: WireRecording, now = new Date()):
       problems.push(`a Messages request whose body is not JSON (${where})`);
       continue;
     }
-    for (const field of Object.keys(body)) bodyFields.add(field);
-    for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    // The CLI's own web search request (capabilities.webSearch) is recorded apart: its fields, tools and texts are its own.
+    const search = isWebSearchRequest(body);
+    if (!search) for (const field of Object.keys(body)) bodyFields.add(field);
+    for (const tool of search ? [] : Array.isArray(body.tools) ? body.tools : []) {
       if (typeof tool?.name !== "string" || tool.name.startsWith("mcp__")) continue;
       const description = typeof tool.description === "string" ? tool.description : "";
-      if (Object.hasOwn(FILE_TOOLS, tool.name)) {
+      if (isCapabilityTool(tool.name)) {
         const seen = builtinTools.get(tool.name);
         if (seen && !isDeepStrictEqual(seen, { name: tool.name, description, inputSchema: tool.input_schema })) problems.push(`the built-in tool ${tool.name} had two definitions (${where})`);
         builtinTools.set(tool.name, { name: tool.name, description, inputSchema: tool.input_schema });
@@ -199,8 +214,20 @@ export function deriveBaseWireShape(recording: WireRecording, now = new Date()):
       for (const pair of billing[4]!.matchAll(/ ([A-Za-z0-9_]+)=/g)) billingFields.add(pair[1]!);
     }
     if (system[1] !== undefined) preambles.add(system[1]);
-    const own = system.slice(2);
-    if (JSON.stringify(own) !== JSON.stringify(call.system ? [call.system] : [])) problems.push(`the system blocks after the preamble were ${JSON.stringify(own)}, not the call's system prompt (${where})`);
+    if (search) {
+      const problem = addWebSearch(webSearch, body, system);
+      if (problem) problems.push(`${problem} (${where})`);
+      continue;
+    }
+    // A subagent's request: its prompt, then the CLI's notes (recorded), then its task as the first user text.
+    const subagent = system[2]?.startsWith(RECORDER_AGENT.prompt) === true;
+    if (subagent) {
+      const suffix = system[2]!.slice(RECORDER_AGENT.prompt.length);
+      if (subagentSuffix.value !== undefined && subagentSuffix.value !== suffix) problems.push(`two subagent requests with different system notes (${where})`);
+      subagentSuffix.value = suffix;
+    }
+    const own = subagent ? [] : system.slice(2);
+    if (!subagent && JSON.stringify(own) !== JSON.stringify(call.system ? [call.system] : [])) problems.push(`the system blocks after the preamble were ${JSON.stringify(own)}, not the call's system prompt (${where})`);
     // user turns: reminders, the prompt, texts the CLI adds; reminders inside tool results too.
     for (const [index, message] of (Array.isArray(body.messages) ? body.messages : []).entries()) {
       // A system turn (2.1.330 on a model it does not know): its texts are reminders without the tags.
@@ -223,7 +250,7 @@ export function deriveBaseWireShape(recording: WireRecording, now = new Date()):
         const format = reminder && call.instructions ? instructionsFormatOf(reminder[1]!, call.instructions) : undefined;
         if (format) instructionFormats.add(JSON.stringify(format));
         else if (reminder) addReminder(reminder[1]!, values, where);
-        else if (index === 0 && text === call.prompt) continue;
+        else if (index === 0 && text === (subagent ? RECORDER_AGENT_TASK : call.prompt)) continue;
         else if (index > 0) synthetic.add(text);
         else problems.push(`user turn ${index} held text that is neither the prompt nor a reminder (${where}): ${JSON.stringify(text.slice(0, 160))}`);
       }
@@ -271,6 +298,8 @@ export function deriveBaseWireShape(recording: WireRecording, now = new Date()):
     cliTools: [...cliTools].sort(([a], [b]) => a.localeCompare(b)).map(([name, description]) => ({ name, description })),
     ...(builtinTools.size > 0 ? { builtinTools: [...builtinTools.values()].sort((a, b) => a.name.localeCompare(b.name)) } : {}),
     ...(instructionFormats.size > 0 ? { projectInstructions: JSON.parse([...instructionFormats][0]!) as InstructionsFormat } : {}),
+    ...(webSearch.shape ? { webSearch: webSearch.shape } : {}),
+    ...(subagentSuffix.value !== undefined ? { subagents: { systemSuffix: subagentSuffix.value } } : {}),
     otherRequests: [...others.values()].sort((a, b) => `${a.host}${a.path}`.localeCompare(`${b.host}${b.path}`)),
   };
   // Nothing of this machine may stay literal: the shape must match any user's requests.
@@ -307,16 +336,18 @@ export function ownRequestProblems(file: WireShapeFile, recording: WireRecording
         system: call.system,
         prompt: call.prompt,
         // The call's own tools are the runtime's (mcp__…); any other the CLI adds must be in the shape.
-        tools: tools.filter((tool) => tool !== structured && !Object.hasOwn(FILE_TOOLS, tool.name) && tool.name.startsWith("mcp__")).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
+        tools: tools.filter((tool) => tool !== structured && !isCapabilityTool(tool.name) && tool.name.startsWith("mcp__")).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema })),
         ...(structured ? { jsonSchema: structured.input_schema } : {}),
         // The built-in tools are checked against the shape's own record of them, as a capability's call is.
-        ...(tools.some((tool) => Object.hasOwn(FILE_TOOLS, tool.name)) ? { builtinTools: tools.filter((tool) => Object.hasOwn(FILE_TOOLS, tool.name)).map((tool) => tool.name) } : {}),
+        ...(tools.some((tool) => isCapabilityTool(tool.name)) ? { builtinTools: tools.filter((tool) => isCapabilityTool(tool.name)).map((tool) => tool.name) } : {}),
+        ...(call.name === WEB_SEARCH_CALL ? { webSearch: true } : {}),
+        ...(call.name === SUBAGENTS_CALL ? { subagents: [{ name: RECORDER_AGENT.name, description: RECORDER_AGENT.description, prompt: RECORDER_AGENT.prompt, tools: [], model: "inherit" }] } : {}),
         cwd: [call.projectDir, realpathOr(call.projectDir)],
         toolOutputs: toolOutputsOf(body),
         ...(call.instructions ? { projectInstructions: call.instructions } : {}),
       },
       shape,
-      { responses: (Array.isArray(body.messages) ? body.messages : []).filter((message: any) => message?.role === "assistant").map((message: any) => ({ content: Array.isArray(message.content) ? message.content : [] })) },
+      { responses: (isWebSearchRequest(body) || call.name === SUBAGENTS_CALL ? callAssistantTurns(messages, request.call) : Array.isArray(body.messages) ? body.messages : []).filter((message: any) => message?.role === "assistant").map((message: any) => ({ content: Array.isArray(message.content) ? message.content : [] })) },
     );
     if (differences.length > 0) problems.push(`call "${request.call}": ${differences.join("; ")}`);
   }
@@ -324,6 +355,31 @@ export function ownRequestProblems(file: WireShapeFile, recording: WireRecording
 }
 
 type RecordedCallOf = WireRecording["calls"][number];
+/** A built-in tool a capability opts into: the file tools (`builtinTools`), Bash (`bash`, recorded unsandboxed) and WebSearch (`webSearch`). */
+const isCapabilityTool = (name: string) => Object.hasOwn(FILE_TOOLS, name) || name === "Bash" || name === "WebSearch" || name === "Agent";
+
+/** The assistant turns of a call's requests (what the model answered in it): a web search request's query comes from one. */
+function callAssistantTurns(messages: ReadonlyArray<{ call: string; body: unknown }>, call: string): any[] {
+  return messages.filter((request) => request.call === call).flatMap((request) => {
+    const body = request.body as Record<string, any> | undefined;
+    return Array.isArray(body?.messages) ? body.messages : [];
+  });
+}
+
+/**
+ * Records the CLI's web search request: the text after the preamble, the server tools and tool choice whole, the
+ * body fields, and the text before the recorder's query in its one user message. Returns a problem, if any.
+ */
+function addWebSearch(into: { shape?: WebSearchShape }, body: Record<string, any>, system: readonly string[]): string | undefined {
+  const content = body.messages?.[0]?.content;
+  const text = typeof content === "string" ? content : Array.isArray(content) && content.length === 1 ? String(content[0]?.text) : undefined;
+  if (body.messages?.length !== 1 || text === undefined || !text.endsWith(WEB_SEARCH_QUERY)) return `a web search request whose one user message does not end with the recorder's query: ${JSON.stringify(body.messages)?.slice(0, 200)}`;
+  if (system.length !== 3) return `a web search request with ${system.length} system blocks, not the billing line, the preamble and its own text`;
+  const shape: WebSearchShape = { system: system[2]!, tools: body.tools, toolChoice: body.tool_choice, bodyFields: Object.keys(body).sort(), promptPrefix: text.slice(0, text.length - WEB_SEARCH_QUERY.length) };
+  if (into.shape && !isDeepStrictEqual(into.shape, shape)) return "two web search requests of different shapes";
+  into.shape = shape;
+  return undefined;
+}
 
 const realpathOr = (path: string) => {
   try {

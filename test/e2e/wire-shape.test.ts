@@ -10,14 +10,14 @@ import { describe, expect, it } from "vitest";
 import { wireShapeChanges } from "../../src/cli/record-wire.js";
 import { wireShapePath } from "../../src/claude-code/wire/shape.js";
 import { validateWireShapeFile } from "../../src/claude-code/wire/shape-file.js";
-import { BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL, recordWire } from "../../src/testing/wire-recorder.js";
+import { BASH_CALL, BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL, SUBAGENTS_CALL, WEB_SEARCH_CALL, recordWire } from "../../src/testing/wire-recorder.js";
 import { deriveWireShape } from "../../src/testing/wire-shape-derive.js";
 import { realCli } from "../support.js";
 
 describe("the recorded first-party shape", () => {
-  it("a recording of the CLI in use (a text call, a nudged object, a 2-tool loop, the built-in file tools, the project instructions) adds nothing to its committed shape", async () => {
-    const recording = await recordWire({ cliPath: realCli(), only: ["object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL] });
-    expect(recording.calls.map((call) => call.name)).toEqual(["text, fresh login", "object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL]);
+  it("a recording of the CLI in use (a text call, a nudged object, a 2-tool loop, the built-in file tools, the project instructions, Bash, web search, a subagent) adds nothing to its committed shape", async () => {
+    const recording = await recordWire({ cliPath: realCli(), only: ["object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL, BASH_CALL, WEB_SEARCH_CALL, SUBAGENTS_CALL] });
+    expect(recording.calls.map((call) => call.name)).toEqual(["text, fresh login", "object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL, BASH_CALL, WEB_SEARCH_CALL, SUBAGENTS_CALL]);
     const partial = deriveWireShape(recording);
     const committed = validateWireShapeFile(JSON.parse(readFileSync(wireShapePath(recording.version), "utf8")), recording.version);
     // A partial recording may lack what other call kinds add (REMOVED); anything it adds or changes is drift.
@@ -25,11 +25,14 @@ describe("the recorded first-party shape", () => {
     expect(partial.preamble).toBe(committed.preamble);
     expect(partial.billingLine.template).toBe(committed.billingLine.template);
     expect(partial.context.head === "" || partial.context.head === committed.context.head).toBe(true);
-    // The built-in tools' definitions, recorded whole, are the committed ones.
+    // The built-in tools' definitions (Bash's too), recorded whole, are the committed ones.
     expect(partial.builtinTools).toEqual(committed.builtinTools);
     // So is the format of the project instructions reminder (capabilities.projectInstructions).
     expect(partial.projectInstructions).toEqual(committed.projectInstructions);
-    // Five CLI starts (measured: docs/isolation.md, "The recorded shapes").
+    // So is the CLI's own web search request.
+    expect(partial.webSearch).toEqual(committed.webSearch);
+    expect(partial.subagents).toEqual(committed.subagents);
+    // Eight CLI starts (measured: docs/isolation.md, "The recorded shapes").
   }, 180_000);
 
   it("fixtures record-wire: --help, and exit 2 with one line for wrong arguments or a missing binary", async () => {

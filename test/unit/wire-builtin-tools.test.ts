@@ -39,8 +39,11 @@ function check(tools: unknown[], expected: CallExpectation, result?: string): st
 }
 
 describe("the wire check with builtinTools", () => {
-  it("2.1.330's shape records the six file tools it offers", () => {
-    expect([...shape.builtinTools.keys()]).toEqual(["Edit", "Glob", "Grep", "NotebookEdit", "Read", "Write"]);
+  it("2.1.330's shape records the six file tools it offers, Bash (capabilities.bash, unsandboxed), WebSearch and Agent", () => {
+    expect([...shape.builtinTools.keys()]).toEqual(["Agent", "Bash", "Edit", "Glob", "Grep", "NotebookEdit", "Read", "WebSearch", "Write"]);
+    expect(shape.builtinTools.get("Bash")!.description).toMatch(/^Executes a given bash command/);
+    // No sandboxed definition is recorded (no sandbox on the recording machine): a sandboxed Bash is refused behind the interceptor.
+    expect(shape.builtinTools.has("Bash (sandboxed)")).toBe(false);
     expect(read.description).toMatch(/^Reads a file from the local filesystem/);
   });
 

@@ -12,6 +12,10 @@ import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
 import { builtinAllowRules } from "../capabilities.js";
 import { PROJECT_FLAG_SETTINGS } from "../capabilities/project.js";
 import { type McpServers, isServerTool, mcpAllowRules, mcpConfigEntries, mcpServerNames } from "../capabilities/mcp-servers.js";
+import { type BashLaunch, bashDenyRules, bashKey, bashSandboxSettings } from "../capabilities-bash.js";
+import { WEB_SEARCH_TOOL } from "../capabilities-web-search.js";
+import { capabilityTools } from "../capability-tools.js";
+import { type SubagentsLaunch, agentsFlag, agentsProblems, cliAgentDenyRules } from "../capabilities-subagents.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
 
@@ -33,6 +37,12 @@ export interface SurfaceSpec {
   projectInstructions?: boolean;
   /** `capabilities.mcpServers`: servers the CLI runs, beside the library's own (capabilities/mcp-servers.ts). */
   mcpServers?: McpServers;
+  /** The Bash tool (`capabilities.bash`), resolved; absent without it. */
+  bash?: BashLaunch;
+  /** The WebSearch tool (`capabilities.webSearch`). */
+  webSearch?: boolean;
+  /** The agent definitions (`capabilities.subagents`), resolved. */
+  subagents?: SubagentsLaunch;
 }
 
 /**
@@ -42,7 +52,7 @@ export interface SurfaceSpec {
 export function cliArgsFor(spec: SurfaceSpec): readonly string[] {
   let memo = argsMemo.get(spec.facts);
   if (!memo) argsMemo.set(spec.facts, (memo = new Map()));
-  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}\n${spec.projectInstructions === true}\n${spec.mcpServers ? JSON.stringify(spec.mcpServers) : ""}`;
+  const key = `${spec.model}\n${spec.maxTurns}\n${spec.structuredOutput}\n${spec.includePartialMessages === true}\n${spec.permissionMode ?? ""}\n${spec.preApprove !== false}\n${spec.toolIds.join(",")}\n${(spec.builtinTools ?? []).join(",")}\n${spec.projectInstructions === true}\n${spec.mcpServers ? JSON.stringify(spec.mcpServers) : ""}\n${bashKey(spec.bash)}\n${spec.webSearch === true}\n${spec.subagents ? agentsFlag(spec.subagents) : ""}`;
   let args = memo.get(key);
   if (!args) {
     if (memo.size >= ARGS_MEMO_SIZE) memo.clear();
@@ -57,7 +67,7 @@ const argsMemo = new WeakMap<CliVersionFacts, Map<string, readonly string[]>>();
 /** Value flags are written `--flag=value`: an empty value or one starting with `-` stays one argument. */
 export function buildCliArgs(spec: SurfaceSpec): string[] {
   const { facts, toolIds } = spec;
-  const builtin = spec.builtinTools ?? [];
+  const builtin = [...(capabilityTools(spec) ?? [])];
   const args = [
     "-p",
     "--output-format=stream-json",
@@ -72,7 +82,8 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
     "--no-session-persistence",
     // Every hook the CLI runs is announced on stdout, so one that still runs (managed policy) stops the run.
     "--include-hook-events",
-    `--disallowedTools=${facts.builtinTools.filter((name) => !builtin.includes(name)).join(",")}`,
+    // Agent's other name ("Task") stays allowed with it; the CLI's own agents are denied by name.
+    `--disallowedTools=${[...facts.builtinTools.filter((name) => !builtin.includes(name) && !(spec.subagents && name === "Task")), ...bashDenyRules(spec.bash), ...cliAgentDenyRules(spec.subagents)].join(",")}`,
     `--max-turns=${spec.maxTurns}`,
     `--model=${spec.model}`,
   ];
@@ -83,7 +94,10 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
   if (facts.builtinPlugins.length > 0) {
     settings.enabledPlugins = Object.fromEntries(facts.builtinPlugins.map((name) => [`${name}@builtin`, false]));
   }
+  // Bash's sandbox settings go in the flag settings, never a file (capabilities-bash.ts).
+  if (spec.bash) settings.sandbox = bashSandboxSettings(spec.bash);
   args.push(`--settings=${JSON.stringify(settings)}`);
+  if (spec.subagents) args.push(`--agents=${agentsFlag(spec.subagents)}`);
   const servers = mcpConfigEntries(spec.mcpServers);
   if (toolIds.length > 0 || Object.keys(servers).length > 0) {
     const own = toolIds.length > 0 ? { [KTX_MCP_SERVER_NAME]: { type: "sdk", name: KTX_MCP_SERVER_NAME } } : {};
@@ -92,7 +106,7 @@ export function buildCliArgs(spec: SurfaceSpec): string[] {
   // Pre-approved tools never reach a prompt: a mode that asks must leave them out (permissions.ts). An opted-in
   // file tool is allowed only under the project dir; the permission answers scope it again (capabilities.ts).
   const userServers = mcpServerNames(spec.mcpServers);
-  const allowed = [...(spec.preApprove !== false ? [...toolIds, ...mcpAllowRules(userServers)] : []), ...builtinAllowRules(builtin)];
+  const allowed = [...(spec.preApprove !== false ? [...toolIds, ...mcpAllowRules(userServers)] : []), ...builtinAllowRules(spec.builtinTools ?? []), ...(spec.bash ? ["Bash"] : []), ...(spec.webSearch ? [WEB_SEARCH_TOOL] : []), ...(spec.subagents ? ["Agent"] : [])];
   if (allowed.length > 0) args.push(`--allowedTools=${allowed.join(",")}`);
   return args;
 }
@@ -112,12 +126,14 @@ export interface ExpectedSurface {
   cwd: string;
   /** The CLI permission mode `init` must report (permissions.ts); unchecked when absent. */
   permissionMode?: string;
-  /** Built-in tools opted into: init must list exactly these besides the call's own. */
+  /** Built-in tools opted into (Bash included, with `capabilities.bash`): init must list exactly these besides the call's own. */
   builtinTools?: readonly string[];
   /** `capabilities.projectInstructions`: init must report the default output style and no skills. */
   projectInstructions?: boolean;
   /** `capabilities.mcpServers` names: init must list exactly these (and ktx with tools), connected, and only their tools besides the call's. */
   mcpServers?: readonly string[];
+  /** The agent definitions asked for (`capabilities.subagents`): init must list them, and no agent but the CLI's own besides. */
+  subagents?: SubagentsLaunch;
 }
 
 export function expectedTools(expected: Pick<ExpectedSurface, "toolIds" | "structuredOutput" | "builtinTools">): string[] {
@@ -230,6 +246,7 @@ export function checkInit(init: SystemInitMessage, expected: ExpectedSurface): s
   }
   const leak = credentialLeak(init.apiKeySource, expected);
   if (leak) differences.push(leak);
+  differences.push(...agentsProblems((init as { agents?: unknown[] }).agents?.map((agent) => (typeof agent === "string" ? agent : String((agent as { name?: unknown }).name ?? ""))), expected.subagents));
   // A mode that differs would approve (or deny) tool uses other than the caller asked for.
   if (expected.permissionMode !== undefined && init.permissionMode !== undefined && init.permissionMode !== expected.permissionMode) {
     differences.push(`permissionMode was ${JSON.stringify(init.permissionMode)}, expected ${JSON.stringify(expected.permissionMode)}`);

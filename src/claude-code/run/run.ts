@@ -20,6 +20,9 @@ import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../c
 import { cliArgsFor } from "../checks/isolation.js";
 import { builtinPermission } from "../capabilities.js";
 import { type McpServers, isServerTool, mcpServerNames } from "../capabilities/mcp-servers.js";
+import { type BashLaunch, bashPermission } from "../capabilities-bash.js";
+import { capabilityTools } from "../capability-tools.js";
+import type { SubagentsLaunch } from "../capabilities-subagents.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -114,6 +117,12 @@ export interface RunSpec {
   projectInstructions?: boolean;
   /** `capabilities.mcpServers` (capabilities/mcp-servers.ts): in the launch, the init check and the wire check. */
   mcpServers?: McpServers;
+  /** The Bash tool (`capabilities.bash`, capabilities-bash.ts): in the launch, the init and wire checks and the permission answers. */
+  bash?: BashLaunch;
+  /** The WebSearch tool (`capabilities.webSearch`): in the launch, the init check, and the wire check's web search requests. */
+  webSearch?: boolean;
+  /** The agent definitions (`capabilities.subagents`): in the launch and the init check. */
+  subagents?: SubagentsLaunch;
 }
 
 /**
@@ -123,6 +132,8 @@ export interface RunSpec {
  */
 export interface Conversation {
   entry?: PoolEntry;
+  /** The process running the conversation's current turn, while one runs (a mid-turn `setPermissionMode` goes to it). */
+  running?: PooledProcess;
   firstUuid?: string;
   /** The user line of its latest turn still in the conversation. */
   lastUuid?: string;
@@ -219,6 +230,9 @@ export function launchSpec(spec: RunSpec, toolIds: readonly string[]): CliProces
       builtinTools: spec.builtinTools,
       projectInstructions: spec.projectInstructions,
       mcpServers: spec.mcpServers,
+      bash: spec.bash,
+      webSearch: spec.webSearch,
+      subagents: spec.subagents,
       ...(spec.permissions ? { permissionMode: cliPermissionMode(spec.permissions.launch), preApprove: preApproves(spec.permissions.launch) } : {}),
     }),
     cwd: spec.projectDir,
@@ -240,9 +254,10 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     cwd: spec.projectDir,
     requireSubscription: spec.requireSubscription,
     permissionMode: spec.permissions ? cliPermissionMode(spec.permissions.mode, spec.permissions.launch) : "dontAsk",
-    builtinTools: spec.builtinTools,
+    builtinTools: capabilityTools(spec, "init"),
     projectInstructions: spec.projectInstructions,
     mcpServers: userServers,
+    subagents: spec.subagents,
     ...(spec.auth && spec.auth.kind !== "login" ? { auth: { kind: spec.auth.kind, provider: authProvider(spec.auth), variables: authVariableNames(spec.auth) } } : {}),
   };
   const tools = (entry.tools ??= new ToolSwitch(spec.tools, spec.toolTimeoutMs, spec.logger));
@@ -283,6 +298,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
       throw error;
     }
     const callStarted = performance.now();
+    if (conversation) conversation.running = proc;
     const end = await proc.call({
       initialize: initializeRequest({ systemPrompt: spec.system, jsonSchema: spec.jsonSchema, mcpServers: tools.bridge ? [KTX_MCP_SERVER_NAME] : [] }),
       prompt: spec.prompt,
@@ -298,6 +314,9 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
           // An opted-in built-in tool: allowed under the project dir (capabilities.ts), whatever the mode.
           const builtin = builtinPermission(request, spec.builtinTools ?? [], spec.projectDir);
           if (builtin) return Promise.resolve(builtin);
+          // A refused Bash command that reaches the prompt anyway (the CLI's deny rules refuse it first).
+          const bash = bashPermission(request, spec.bash);
+          if (bash) return Promise.resolve(bash);
           // A tool of an opted-in MCP server the CLI runs is answered like the call's own (capabilities/mcp-servers.ts).
           const serverTool = isServerTool(String(request.tool_name), userServers);
           const answer = answerPermission(request, signal, { permissions: spec.permissions, allowed: serverTool ? new Set([...allowed, String(request.tool_name)]) : allowed, toolIds, deniedTools, logger: spec.logger });
@@ -349,6 +368,7 @@ async function runOn(spec: RunSpec, pool: ProcessPool, entry: PoolEntry, source:
     throw failure;
   } finally {
     unbind();
+    if (conversation?.running === proc) conversation.running = undefined;
     // A call that failed still reports what its requests carried, when the interceptor can say.
     wireEnd ??= await session?.endCall().catch(() => undefined);
     // A call the usage limit stopped keeps its process (rewound) for its retry after the reset.
@@ -425,3 +445,4 @@ export function isBudget(result: ResultMessage): boolean {
 export function isClaudeCodeError(error: unknown): error is ClaudeCodeError {
   return ClaudeCodeError.isInstance(error);
 }
+

@@ -10,6 +10,7 @@ import type { PooledProcess } from "../../session/pooled-process.js";
 import { interceptedEnv } from "../../transport/env.js";
 import type { CliProcessOptions } from "../../transport/process.js";
 import type { CallExpectation } from "../wire/check.js";
+import { capabilityTools } from "../capability-tools.js";
 import type { HostWireSession, InterceptorProcess } from "../wire/interceptor-process.js";
 import type { RunSpec } from "./run.js";
 import { projectInstructionFiles } from "../capabilities/project.js";
@@ -22,7 +23,8 @@ const sessions = new WeakMap<PooledProcess, HostWireSession>();
  * `continues`: the call is a later turn of a conversation on the process it held before (its request
  * carries the earlier turns, which the interceptor saw).
  */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "projectInstructions" | "mcpServers">, continues = false): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "projectInstructions" | "mcpServers" | "bash" | "webSearch" | "subagents">, continues = false): CallExpectation {
+  const builtinTools = capabilityTools(spec);
   return {
     model: spec.model,
     system: spec.system,
@@ -31,7 +33,9 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     ...(spec.jsonSchema !== undefined ? { jsonSchema: spec.jsonSchema } : {}),
     cwd: projectDirs(spec.projectDir),
     ...(continues ? { continues: true } : {}),
-    ...(spec.builtinTools && spec.builtinTools.length > 0 ? { builtinTools: spec.builtinTools } : {}),
+    ...(builtinTools && builtinTools.length > 0 ? { builtinTools } : {}),
+    ...(spec.webSearch ? { webSearch: true } : {}),
+    ...(spec.subagents ? { subagents: spec.subagents } : {}),
     // The instruction files as they are now: a file changed since the process started no longer fits, and the request is refused.
     ...(spec.projectInstructions ? { projectInstructions: projectInstructionFiles(spec.projectDir) } : {}),
     ...(spec.mcpServers && Object.keys(spec.mcpServers).length > 0 ? { mcpServers: mcpServerNames(spec.mcpServers) } : {}),

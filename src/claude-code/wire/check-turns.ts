@@ -14,6 +14,7 @@ import { cacheControlProblem, keyProblems, wordsOnly } from "./check.js";
 import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
 import { isInstructionsReminder } from "../capabilities/project.js";
 import { isServerTool } from "../capabilities/mcp-servers.js";
+import { agentLines } from "./check-subagents.js";
 import type { WireShape } from "./shape.js";
 
 /** One model response the interceptor forwarded: its message id and its content blocks, as the API sent them. */
@@ -57,7 +58,7 @@ const modelSwitchTexts = (model: string): string[] => [
 export function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape, responses: readonly ResponseContent[], earlier: readonly EarlierTurn[] = []): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
   const differences: string[] = [];
-  const bound = { ...MACHINE, cwd: expected.cwd };
+  const bound = { ...MACHINE, cwd: expected.cwd, agents: agentLines(expected.subagents) };
   const conversation = earlier.length > 0;
   // Each prompt and response block may be used once, in the order they were sent and received: a turn
   // of the conversation cannot be repeated, moved, or appear before the turn that produced it.

@@ -11,6 +11,9 @@ import { credentialDifferences, isCredentialHeader } from "./account-variants.js
 import type { InstructionFile } from "../capabilities/project.js";
 import { isServerTool } from "../capabilities/mcp-servers.js";
 import { shapeForCall } from "./shape-variants.js";
+import { checkWebSearchRequest, isWebSearchRequest } from "./check-web-search.js";
+import { subagentExpectation } from "./check-subagents.js";
+import type { SubagentsLaunch } from "../capabilities-subagents.js";
 
 export { REMINDER_TAG, type ResponseContent } from "./check-turns.js";
 
@@ -52,6 +55,10 @@ export interface CallExpectation {
   mcpTools?: readonly string[];
   /** The project dir is in a linked git worktree (run/wire-binding.ts): the environment reminder recorded for one is admitted. */
   worktree?: boolean;
+  /** `capabilities.webSearch`: the CLI's own web search requests are admitted, in their recorded shape (check-web-search.ts). */
+  webSearch?: boolean;
+  /** `capabilities.subagents`: the agents' own requests are admitted in their recorded shape, and the parent's requests may list them (check-subagents.ts). */
+  subagents?: SubagentsLaunch;
 }
 
 /** What the interceptor saw of the call so far: the model responses it forwarded, in order. */
@@ -95,10 +102,10 @@ const quote = (text: string, max = 120) => JSON.stringify(text.length > max ? `$
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Differences between a Messages request and the call's expectation; empty when it may be forwarded. */
-export function checkMessagesRequest(request: WireRequest, expected: CallExpectation, baseShape: WireShape, seen: CallSeen = { responses: [] }): string[] {
+export function checkMessagesRequest(request: WireRequest, call: CallExpectation, baseShape: WireShape, seen: CallSeen = { responses: [] }): string[] {
   const differences: string[] = [];
   // The base shape, plus what was recorded for this role's model, a [1m] id or a worktree, if that is this call's case (shape-variants.ts).
-  const { bodyModel, shape } = shapeForCall(baseShape, expected.model, expected.worktree);
+  const { shape } = shapeForCall(baseShape, call.model, call.worktree);
   if (request.method !== "POST" || request.path !== "/v1/messages" || request.host !== "api.anthropic.com") {
     differences.push(`the request was ${request.method} ${request.host}${request.path}, not POST api.anthropic.com/v1/messages`);
   }
@@ -113,6 +120,14 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
 
   const body = request.body;
   if (!isObject(body)) return [...differences, "the body is not a JSON object"];
+  // The CLI's own web search request (capabilities.webSearch) has a shape of its own, recorded apart.
+  if (isWebSearchRequest(body)) return [...differences, ...checkWebSearchRequest(body, call, shape, seen.responses)];
+  // A subagent's own request (capabilities.subagents) is checked as a call of its own: its prompt, its task, its tools.
+  const subagent = subagentExpectation(body, call, shape, seen.responses);
+  if (typeof subagent === "string") return [...differences, subagent];
+  const expected = subagent ?? call;
+  // A subagent may run on a model of its own: the body's model is that model's as the CLI sends it (a [1m] suffix stripped).
+  const { bodyModel } = shapeForCall(baseShape, expected.model, call.worktree);
   for (const name of Object.keys(body)) if (!shape.bodyFields.has(name)) differences.push(`body field ${quote(name)} is not one the CLI version sends`);
   if (body.model !== bodyModel) differences.push(`model was ${quote(String(body.model))}, not the role's ${quote(expected.model)}${bodyModel === expected.model ? "" : ` (sent as ${quote(bodyModel)})`}`);
   differences.push(...checkSystem(body.system, expected, shape));
@@ -241,7 +256,7 @@ const WORD = /^[A-Za-z0-9_.:-]{0,100}$/;
  * gave, so every string in them must be a word (no sentence fits), except `output_config.format`, which
  * must be the call's own schema when there is one, and `metadata.user_id`, a JSON object of words.
  */
-function checkFieldValues(body: Record<string, unknown>, expected: CallExpectation): string[] {
+export function checkFieldValues(body: Record<string, unknown>, expected: CallExpectation): string[] {
   const differences: string[] = [];
   for (const [name, value] of Object.entries(body)) {
     if (["model", "system", "tools", "messages"].includes(name)) continue;

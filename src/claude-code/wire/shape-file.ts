@@ -34,6 +34,8 @@ export const PLACEHOLDERS: Readonly<Record<string, { pattern: string; what: stri
   email: { pattern: "[^\\s]+", what: "the account's email address" },
   hex: { pattern: "[0-9a-f]+", what: "hexadecimal digits (the build suffix of cc_version)" },
   count: { pattern: "\\d+", what: "a number" },
+  // Bound to the call's own agents when checked (check-subagents.ts); this pattern only reads recordings.
+  agents: { pattern: "- [a-z][a-z0-9-]*: [^\\n]*(?:\\n- [a-z][a-z0-9-]*: [^\\n]*)*", what: "the call's agents as the CLI lists them (capabilities.subagents)" },
 };
 
 /** The file, as written and reviewed. */
@@ -75,6 +77,25 @@ export interface WireShapeFile extends ShapeVariantsFile {
    * the capability cannot be checked on this version.
    */
   projectInstructions?: { head: string; file: string; separator: string };
+  /**
+   * The CLI's own web search request (`capabilities.webSearch`, check-web-search.ts), recorded from the "web
+   * search" call kind: its system text, server tools and tool choice whole, its body fields, and the text before
+   * the model's query in its one user message. Absent: the capability is refused behind the interceptor.
+   */
+  webSearch?: WebSearchShape;
+  /**
+   * A subagent's own request (`capabilities.subagents`, check-subagents.ts), recorded from the "subagent" call kind:
+   * the text the CLI puts after the agent's prompt in its system block. Absent: subagents are refused behind the interceptor.
+   */
+  subagents?: { systemSuffix: string };
+}
+
+export interface WebSearchShape {
+  system: string;
+  tools: unknown[];
+  toolChoice: unknown;
+  bodyFields: string[];
+  promptPrefix: string;
 }
 
 /** What check.ts applies: the file with its templates made regexes. */
@@ -114,6 +135,10 @@ export interface WireShape {
   turnKeys?: ReadonlySet<string>;
   /** A call's case only: tools the CLI adds, by name, each whole. */
   addedTools?: ReadonlyMap<string, Record<string, unknown>>;
+  /** The CLI's own web search request, when recorded. */
+  webSearch?: WebSearchShape;
+  /** A subagent's request, when recorded. */
+  subagents?: { systemSuffix: string };
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -161,13 +186,14 @@ export function templateSource(template: string, bound: Readonly<Record<string, 
     .map((part) => {
       if ("literal" in part) return escapeRegExp(part.literal);
       const values = Object.hasOwn(bound, part.placeholder) ? bound[part.placeholder]! : undefined;
-      return values ? `(?:${values.map(escapeRegExp).join("|")})` : PLACEHOLDERS[part.placeholder]!.pattern;
+      // A bound slot with no value matches nothing (a call without agents admits no agent list).
+      return values ? (values.length === 0 ? "(?!)" : `(?:${values.map(escapeRegExp).join("|")})`) : PLACEHOLDERS[part.placeholder]!.pattern;
     })
     .join("");
 }
 
 /** Placeholders the check binds to the call or the machine (check.ts), not to their patterns. */
-export const BOUND_PLACEHOLDERS: readonly string[] = ["cwd", "platform", "osVersion"];
+export const BOUND_PLACEHOLDERS: readonly string[] = ["cwd", "platform", "osVersion", "agents"];
 
 /** A whole-text regex of a template. */
 export function templateRegExp(template: string): RegExp {
@@ -201,7 +227,7 @@ function exactKeys(value: unknown, keys: readonly string[], where: string, optio
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", "projectInstructions", ...VARIANT_KEYS]);
+  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", "projectInstructions", "webSearch", "subagents", ...VARIANT_KEYS]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -254,6 +280,17 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
   }
   const variants = variantsProblem(data);
   need(variants === undefined, variants ?? "");
+  if (data.webSearch !== undefined) {
+    exactKeys(data.webSearch, ["system", "tools", "toolChoice", "bodyFields", "promptPrefix"], "webSearch");
+    const search = data.webSearch as Record<string, unknown>;
+    need(typeof search.system === "string" && typeof search.promptPrefix === "string" && search.promptPrefix !== "", "webSearch needs a system text and a prompt prefix");
+    need(Array.isArray(search.tools) && search.tools.length > 0 && search.tools.every(isObject), "webSearch.tools is not a list of tool objects");
+    need(isStrings(search.bodyFields), "webSearch.bodyFields is not a list of strings");
+  }
+  if (data.subagents !== undefined) {
+    exactKeys(data.subagents, ["systemSuffix"], "subagents");
+    need(typeof (data.subagents as Record<string, unknown>).systemSuffix === "string", "subagents.systemSuffix is not a string");
+  }
   return data as unknown as WireShapeFile;
 }
 
@@ -290,5 +327,7 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     builtinTools: new Map((file.builtinTools ?? []).map((tool) => [tool.name, { description: tool.description, inputSchema: tool.inputSchema }])),
     ...(file.projectInstructions ? { projectInstructions: file.projectInstructions } : {}),
     ...(VARIANT_KEYS.some((key) => file[key] !== undefined) ? { variants: loadVariants(file, regex, file.reminders) } : {}),
+    ...(file.webSearch ? { webSearch: file.webSearch } : {}),
+    ...(file.subagents ? { subagents: file.subagents } : {}),
   };
 }
