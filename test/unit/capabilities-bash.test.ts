@@ -44,7 +44,7 @@ describe("capabilities.bash", () => {
     expect(field({ bash: { sandbox: false, allowUnsandboxed: ["git"] } })).toBe("capabilities.bash.allowUnsandboxed");
     expect(field({ bash: { sandbox: "yes" } })).toBe("capabilities.bash.sandbox");
     expect(() => parseCapabilities({ bash: true })).toThrow(/capabilities\.bash/);
-    expect(() => parseCapabilities({ bashh: {} })).toThrow(/known: builtinTools, bash/);
+    expect(() => parseCapabilities({ bashh: {} })).toThrow(/known: builtinTools, .*bash, webSearch, subagents/);
   });
 
   it("adds exactly Bash, its deny rules, its allow rule and the sandbox settings to the launch; without it nothing changes", () => {
