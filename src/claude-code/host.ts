@@ -45,6 +45,8 @@ export interface HostCall {
   jsonSchema?: Record<string, unknown>;
   /** Variables the caller adds to the CLI's launch (its `thinking`); part of the pool key, as the launch is. */
   launchSettings?: Record<string, string>;
+  /** The CLI's auto-compaction (a session's `compaction`); part of the launch and so of the pool key. Off when absent. */
+  compaction?: { windowTokens?: number };
   /** Ask the CLI for `stream_event` lines (the caller's `text_delta` events); part of the pool key. */
   includePartialMessages?: boolean;
   signal?: AbortSignal;
@@ -287,6 +289,7 @@ export class ClaudeCodeHost {
       passEnv: this.options.passEnv,
       telemetry: this.options.telemetry,
       launchSettings: call.launchSettings,
+      compaction: call.compaction,
       auth,
     });
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
@@ -349,6 +352,7 @@ export class ClaudeCodeHost {
         conversation: call.conversation,
         permissions: call.permissions,
         builtinTools,
+        compaction: call.compaction !== undefined,
       }, this.pool);
       void output.reaped.finally(release);
       await transcript?.close();

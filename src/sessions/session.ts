@@ -33,6 +33,11 @@ export interface SessionOptions {
   logger?: Logger;
   /** Opt-in capabilities, all off by default (docs/options.md, "Capabilities"); fixed for the session. */
   capabilities?: Capabilities;
+  /**
+   * The CLI's own compaction near the context limit (docs/guides/sessions.md, "Compaction"): `"auto"` (the
+   * default), `"off"`, or `{ windowTokens }` to compact once a response's usage nears that many tokens.
+   */
+  compaction?: "auto" | "off" | { windowTokens: number };
 }
 
 /** What a turn reports while it runs. */
@@ -41,6 +46,8 @@ export type SessionEvent =
   | { type: "tool_call"; toolUseId: string; name: string; input: unknown }
   | { type: "tool_result"; toolUseId: string; name: string; ok: boolean; durationMs: number; error?: string }
   | { type: "step"; stepIndex: number }
+  /** The CLI compacted the conversation: its summary stands for the turns before from now on. */
+  | { type: "compact"; trigger: "auto" | "manual"; preTokens?: number; postTokens?: number }
   /** Anything else the limits say about the turn: governor waits, retries (docs/guides/rate-limits.md). */
   | { type: "progress"; event: KtxProgressEvent };
 
@@ -98,6 +105,7 @@ export class ClaudeCodeSession {
   private readonly tools: PreparedTool[];
   private readonly maxTurns: number;
   private readonly capabilities: Capabilities | undefined;
+  private readonly compaction: { windowTokens?: number } | undefined;
   private readonly limits: CallLimits;
   /** The mode the session's process is launched for (fixed) and the one its turns run in (`setPermissionMode`). */
   private readonly launchMode: PermissionMode;
@@ -118,6 +126,7 @@ export class ClaudeCodeSession {
     const model = typeof options?.model === "string" ? resolveModelValue(options.model) : undefined;
     if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
     this.capabilities = parseCapabilities(options.capabilities);
+    this.compaction = parseCompaction(options.compaction);
     this.model = model.id;
     parsePermissions(options.permissions, "session");
     this.launchMode = this.permissionMode = options.permissions?.mode ?? "deny";
@@ -179,6 +188,7 @@ export class ClaudeCodeSession {
           conversation: this.conversation,
           permissions: { mode: this.permissionMode, launch: this.launchMode, canUseTool: this.options.permissions?.canUseTool },
           capabilities: this.capabilities,
+          compaction: this.compaction,
         },
         this.limits,
       )
@@ -291,9 +301,22 @@ function toSessionEvent(event: KtxProgressEvent): SessionEvent {
       return { type: "tool_result", toolUseId: event.toolUseId, name: event.name, ok: event.ok, durationMs: event.durationMs, ...(event.error !== undefined ? { error: event.error } : {}) };
     case "step_finished":
       return { type: "step", stepIndex: event.stepIndex };
+    case "compacted":
+      return { type: "compact", trigger: event.trigger, ...(event.preTokens !== undefined ? { preTokens: event.preTokens } : {}), ...(event.postTokens !== undefined ? { postTokens: event.postTokens } : {}) };
     default:
       return { type: "progress", event };
   }
+}
+
+/** The session's `compaction` as the launch takes it: undefined for off. */
+function parseCompaction(value: SessionOptions["compaction"]): { windowTokens?: number } | undefined {
+  if (value === undefined || value === "auto") return {};
+  if (value === "off") return undefined;
+  const windowTokens = (value as { windowTokens?: unknown } | null)?.windowTokens;
+  if (typeof windowTokens === "number" && Number.isInteger(windowTokens) && windowTokens >= 1_000) return { windowTokens };
+  const error = new InvalidInputError(`Invalid session option compaction ${JSON.stringify(value)}: use "auto", "off" or { windowTokens: <an integer of at least 1000> }.`);
+  error.field = "compaction";
+  throw error;
 }
 
 /** A turn's events for one reader: pushed as they come, read in order, ended with the turn. */

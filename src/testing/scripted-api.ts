@@ -176,7 +176,7 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
       block.type === "tool_use" && options.ids ? { ...block, id: block.id.replace(new RegExp(`^toolu_scripted_${index}_`), `toolu_${idPrefix}_${idNumber}_`) } : block,
     );
     const stopReason = blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
-    const usage = { input_tokens: roughTokens(request.body?.messages), output_tokens: 0 };
+    const usage = { input_tokens: roughTokens(request.body?.messages), output_tokens: 0, ...("usage" in scripted ? scripted.usage : {}) };
 
     if (request.body?.stream !== true) {
       const message = JSON.stringify({ id, type: "message", role: "assistant", model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage: { ...usage, output_tokens: 5 } });
@@ -231,7 +231,7 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
       }
       if (!(await event("content_block_stop", { index: position }))) return;
     }
-    if (!(await event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5 } }))) return;
+    if (!(await event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5, ...("usage" in scripted ? scripted.usage : {}) } }))) return;
     if (!(await event("message_stop", {})) || !(await flush())) return;
     response.end();
   };

@@ -109,6 +109,8 @@ export interface RunSpec {
   permissions?: CallPermissions;
   /** Built-in tools opted into (capabilities.ts, resolved for the CLI version): in the launch, the init check and the permission answers. */
   builtinTools?: readonly string[];
+  /** The process runs with the CLI's auto-compaction (a session's `compaction`): the wire check admits its summary requests. */
+  compaction?: boolean;
 }
 
 /**

@@ -20,7 +20,7 @@ const sessions = new WeakMap<PooledProcess, HostWireSession>();
  * `continues`: the call is a later turn of a conversation on the process it held before (its request
  * carries the earlier turns, which the interceptor saw).
  */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools">, continues = false): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "compaction">, continues = false): CallExpectation {
   return {
     model: spec.model,
     system: spec.system,
@@ -30,6 +30,7 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     cwd: projectDirs(spec.projectDir),
     ...(continues ? { continues: true } : {}),
     ...(spec.builtinTools && spec.builtinTools.length > 0 ? { builtinTools: spec.builtinTools } : {}),
+    ...(spec.compaction ? { compaction: true } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { CallExpectation, EarlierTurn } from "./check.js";
 import { cacheControlProblem, keyProblems } from "./check.js";
 import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
+import { COMPACTION_TRUNCATED, continuationProblem, isCompactionRequest } from "./compaction.js";
 import type { WireShape } from "./shape.js";
 
 /** One model response the interceptor forwarded: its message id and its content blocks, as the API sent them. */
@@ -52,8 +53,18 @@ const modelSwitchTexts = (model: string): string[] => [
   `<local-command-stdout>Set model to \`${model}\`</local-command-stdout>`,
 ];
 
-export function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape, responses: readonly ResponseContent[], earlier: readonly EarlierTurn[] = []): string[] {
+export function checkMessages(
+  messages: unknown,
+  expected: CallExpectation,
+  shape: WireShape,
+  responses: readonly ResponseContent[],
+  earlier: readonly EarlierTurn[] = [],
+  summaries: readonly string[] = [],
+): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
+  // A conversation's summary request (compaction.ts): its turns before the instructions are checked as any request's, its prompt need not be among them.
+  const compaction = expected.continues === true && expected.compaction === true && isCompactionRequest(messages);
+  const toolNames = [...expected.tools.map((tool) => tool.name), ...(expected.builtinTools ?? [])];
   const differences: string[] = [];
   const bound = { ...MACHINE, cwd: expected.cwd };
   const conversation = earlier.length > 0;
@@ -74,6 +85,7 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
   let promptSeen = false;
   const whose = conversation ? "this conversation" : "this call";
   for (const [index, message] of (messages as unknown[]).entries()) {
+    if (compaction && index === messages.length - 1) continue;
     if (!isObject(message) || !["user", "assistant", "system"].includes(message.role as string)) {
       differences.push(`turn ${index} is not a user, assistant or system turn`);
       continue;
@@ -130,10 +142,17 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
         continue;
       }
       if (index > 0 && shape.syntheticUserTexts.includes(text)) continue;
+      if (compaction && index === 0 && text === COMPACTION_TRUNCATED) continue;
+      const continuation = conversation || summaries.length > 0 ? continuationProblem(text, summaries, toolNames) : null;
+      if (continuation === undefined) continue;
+      if (continuation !== null) {
+        differences.push(`user turn ${index} held ${continuation}`);
+        continue;
+      }
       differences.push(`user turn ${index} held text the ${conversation ? "conversation" : "call"} did not give${conversation ? " there" : ""}: ${quote(text)}`);
     }
   }
-  if (!promptSeen) differences.push(conversation ? "the call's prompt was not in the request after the conversation's earlier turns" : "the call's prompt was not the first user turn's text");
+  if (!promptSeen && !compaction) differences.push(conversation ? "the call's prompt was not in the request after the conversation's earlier turns" : "the call's prompt was not the first user turn's text");
   return differences;
 }
 

@@ -17,6 +17,7 @@ import type { IssuedLeaves } from "./ca.js";
 import { interceptorCaOptions } from "./ca-options.js";
 import { isAccountRequest, wireRefusal } from "./account-variants.js";
 import { checkMessagesRequest, WIRE_ADVICE, type WireRequest } from "./check.js";
+import { isCompactionRequest, summariesOf } from "./compaction.js";
 import { callerCaPem, newWireSecret, sessionEnv, sessionPassword } from "./credentials.js";
 import { issuedCa } from "./issued.js";
 import { RequestMeter } from "./records.js";
@@ -225,8 +226,11 @@ export class WireInterceptor {
       return refuse(request.response, "the request differs from what the library built for the call");
     }
     call.forwarded += 1;
+    // A summary request's answer is no turn of the conversation: later requests hold it as the continuation text's summary.
+    const compaction = call.expectation.continues === true && call.expectation.compaction === true && isCompactionRequest((body as { messages?: unknown } | undefined)?.messages);
     const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (endsTurn, response) => {
-      if (response) call.responses.push(response);
+      if (response && compaction) call.summaries.push(...summariesOf(response));
+      else if (response) call.responses.push(response);
       session.recorded(call, endsTurn);
     });
     call.records.push(meter.record);

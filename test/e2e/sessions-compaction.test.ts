@@ -1,0 +1,127 @@
+/**
+ * A session's compaction on the real CLI (scripted API, first-party path behind the interceptor): a
+ * response whose usage nears the session's auto-compact window makes the CLI summarise the conversation
+ * before the next turn; the summary request passes the wire check, the turn reports a `compact` event, and
+ * the next requests carry the summary in place of the earlier turns.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ClaudeCodeHost, type ClaudeCodeHostOptions, type SessionEvent, type SessionTurn } from "../../src/index.js";
+import { RateLimitGovernor } from "../../src/limits/governor.js";
+import { COMPACTION_PROMPTS, isCompactionRequest } from "../../src/claude-code/wire/compaction.js";
+import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
+import { TEST_PASS_ENV, cleanup, cliOption, firstPartyApi, firstPartyEnv, tempDir } from "../support.js";
+
+afterEach(async () => {
+  await cleanup();
+});
+
+const SUMMARY = "The user greeted the assistant (case=t1) and asked about grain; the lookup tool said it is the level of detail of one row.";
+
+const textsOf = (request: RecordedRequest): string[] =>
+  (request.body?.messages ?? []).flatMap((message: { content?: unknown }) =>
+    typeof message.content === "string" ? [message.content] : ((message.content ?? []) as Array<{ type?: string; text?: string }>).filter((block) => block.type === "text").map((block) => block.text ?? ""),
+  );
+const lastText = (request: RecordedRequest): string => textsOf(request).at(-1) ?? "";
+// The instructions exactly as measured (compaction.ts): the CLI's, not the check's own test of them.
+const isSummaryRequest = (request: RecordedRequest) => COMPACTION_PROMPTS.includes(lastText(request)) && isCompactionRequest(request.body?.messages);
+
+function script(request: RecordedRequest): ScriptedTurn {
+  if (isSummaryRequest(request)) return turn.text(`<analysis>Two turns so far.</analysis>\n\n<summary>\n${SUMMARY}\n</summary>`);
+  const texts = textsOf(request).join("\n");
+  const last = [...texts.matchAll(/case=(\w+)/g)].at(-1)?.[1];
+  const toolDone = (request.body?.messages ?? []).some((message: { content?: unknown }) => Array.isArray(message.content) && message.content.some((block: { type?: string }) => block.type === "tool_result"));
+  switch (last) {
+    case "t1":
+      return turn.text("one");
+    case "t2":
+      // The second step's usage nears the session's window (100k): the CLI compacts before the next turn.
+      return toolDone ? { text: "two", usage: { input_tokens: 190_000 } } : { toolCalls: [{ name: "mcp__ktx__lookup", input: { term: "grain" }, id: "toolu_c2" }] };
+    case "t3":
+      return turn.text("three");
+    case "t4":
+      return turn.text("four");
+    default:
+      return turn.text(`unexpected ${last}`);
+  }
+}
+
+const tools = {
+  lookup: { description: "Look a term up.", inputSchema: z.object({ term: z.string() }), execute: async ({ term }: { term: string }) => `${term}: the level of detail of one row` },
+};
+
+async function drain(turnRun: SessionTurn): Promise<SessionEvent[]> {
+  const events: SessionEvent[] = [];
+  for await (const event of turnRun) events.push(event);
+  return events;
+}
+
+describe("session compaction", () => {
+  it("compacts near the window: the summary request passes the wire check, a compact event, and the next turns carry the summary instead of the earlier turns", { timeout: 240_000 }, async () => {
+    const api = await firstPartyApi(script);
+    const options: ClaudeCodeHostOptions = {
+      projectDir: tempDir("project"),
+      env: firstPartyEnv(api),
+      passEnv: TEST_PASS_ENV,
+      ...cliOption(),
+      idleTimeoutMs: 30_000,
+      warm: false,
+      rateLimitGovernor: new RateLimitGovernor(),
+      transcript: { dir: tempDir("transcripts") },
+    };
+    const host = new ClaudeCodeHost(options);
+    expect(host.interceptor).toBe("on");
+    const session = host.createSession({ model: "sonnet", system: "You are a chat assistant.", tools, compaction: { windowTokens: 100_000 } });
+    try {
+      expect((await session.send("case=t1 hello").result).text).toBe("one");
+      const [pid] = host.reusePids;
+      const second = session.send("case=t2 what is grain?");
+      const secondEvents = await drain(second);
+      expect((await second.result).text).toBe("two");
+      expect(secondEvents.some((event) => event.type === "compact")).toBe(false);
+
+      // Turn 3: the CLI summarises first (the summary request, checked and forwarded), then sends the turn.
+      const third = session.send("case=t3 and now?");
+      const thirdEvents = await drain(third);
+      const thirdResult = await third.result;
+      expect(thirdResult.text).toBe("three");
+      const compact = thirdEvents.find((event) => event.type === "compact");
+      expect(compact).toMatchObject({ type: "compact", trigger: "auto" });
+      expect((compact as { preTokens?: number }).preTokens).toBeGreaterThan(100_000);
+      expect(host.reusePids).toEqual([pid]);
+
+      const summaryRequests = api.messageRequests.filter(isSummaryRequest);
+      expect(summaryRequests).toHaveLength(1);
+      // The summary request: the conversation so far (turns 1 and 2 with the tool's result), then the instructions.
+      const summaryTexts = textsOf(summaryRequests[0]!).join("\n");
+      expect(summaryTexts).toContain("case=t1 hello");
+      expect(summaryTexts).toContain("case=t2 what is grain?");
+      expect(summaryTexts).not.toContain("case=t3");
+      // Same model, system and tools as the turns' requests.
+      const turnRequest = api.messageRequests.at(-1)!;
+      expect(summaryRequests[0]!.body.model).toBe(turnRequest.body.model);
+      expect(summaryRequests[0]!.body.tools).toEqual(turnRequest.body.tools);
+
+      // Turn 3's request: the summary in place of turns 1 and 2.
+      const turn3Texts = textsOf(turnRequest).join("\n");
+      expect(turn3Texts).toContain(`Summary:\n${SUMMARY}`);
+      expect(turn3Texts).toContain("case=t3 and now?");
+      expect(turn3Texts).not.toContain("case=t1 hello");
+      expect(turn3Texts).not.toContain("case=t2 what is grain?");
+      expect(JSON.stringify(turnRequest.body.messages)).not.toContain("toolu_c2");
+
+      // Turn 4 goes on from the summary: it carries the summary, turn 3 and its answer, and passes the check too.
+      const fourth = session.send("case=t4 last one");
+      expect((await fourth.result).text).toBe("four");
+      const turn4Texts = textsOf(api.messageRequests.at(-1)!).join("\n");
+      expect(turn4Texts).toContain(`Summary:\n${SUMMARY}`);
+      expect(turn4Texts).toContain("case=t3 and now?");
+      expect(turn4Texts).not.toContain("case=t1 hello");
+      expect(api.messageRequests.filter(isSummaryRequest)).toHaveLength(1);
+      expect(host.reusePids).toEqual([pid]);
+    } finally {
+      await session.close();
+      await host.close();
+    }
+  });
+});
