@@ -4,13 +4,16 @@
  * before the next turn; the summary request passes the wire check, the turn reports a `compact` event, and
  * the next requests carry the summary in place of the earlier turns.
  */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ClaudeCodeHost, type ClaudeCodeHostOptions, type SessionEvent, type SessionTurn } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import { COMPACTION_PROMPTS, isCompactionRequest } from "../../src/claude-code/wire/compaction.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
-import { TEST_PASS_ENV, cleanup, cliOption, firstPartyApi, firstPartyEnv, tempDir } from "../support.js";
+import { TEST_PASS_ENV, callRecords, cleanup, cliOption, firstPartyApi, firstPartyEnv, remainingChildren, tempDir } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -119,9 +122,24 @@ describe("session compaction", () => {
       expect(turn4Texts).not.toContain("case=t1 hello");
       expect(api.messageRequests.filter(isSummaryRequest)).toHaveLength(1);
       expect(host.reusePids).toEqual([pid]);
+
+      // One transcript per turn: turn 3's holds the compaction (its line, and the summary request among the call's requests, marked).
+      const dir = options.transcript!.dir;
+      const files = readdirSync(dir).sort().map((file) => join(dir, file));
+      expect(files).toHaveLength(4);
+      const compacting = callRecords(files[2]!).at(-1);
+      expect(compacting.requests.map((request: { status?: number; compaction?: boolean }) => [request.status, request.compaction ?? false])).toEqual([
+        [200, true],
+        [200, false],
+      ]);
+      expect(compacting.refused).toEqual([]);
+      expect(callRecords(files[3]!).at(-1).requests.map((request: { compaction?: boolean }) => request.compaction ?? false)).toEqual([false]);
+      const shown = await execa(process.execPath, ["dist/cli/main.js", "transcript", "show", files[2]!]);
+      expect(shown.stdout).toMatch(/COMPACTED the conversation \(auto\): \d+ -> \d+ tokens/);
     } finally {
       await session.close();
       await host.close();
     }
+    expect(await remainingChildren()).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { CallExpectation, EarlierTurn } from "./check.js";
 import { cacheControlProblem, keyProblems } from "./check.js";
 import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
-import { COMPACTION_TRUNCATED, continuationProblem, isCompactionRequest } from "./compaction.js";
+import { COMPACTION_TRUNCATED, CONTEXT_REREAD_HEAD, continuationProblem, isCompactionRequest } from "./compaction.js";
 import type { WireShape } from "./shape.js";
 
 /** One model response the interceptor forwarded: its message id and its content blocks, as the API sent them. */
@@ -130,7 +130,7 @@ export function checkMessages(
       const text = block.text;
       const reminder = REMINDER.exec(text);
       if (reminder) {
-        differences.push(...checkReminder(reminder[1]!, shape, bound));
+        differences.push(...checkReminder(reminder[1]!, shape, bound, summaries.length > 0));
         continue;
       }
       // A single call's prompt opens its first user turn; a conversation's prompts come each once, in their turns' order
@@ -286,7 +286,9 @@ function boundPattern(template: string, pattern: RegExp, bound: Record<string, r
   return regex;
 }
 
-function checkReminder(text: string, shape: WireShape, bound: Record<string, readonly string[]>): string[] {
+function checkReminder(text: string, shape: WireShape, bound: Record<string, readonly string[]>, compacted = false): string[] {
+  // After a compaction 2.1.330 announces the account context again under a head of its own (compaction.ts).
+  if (compacted && shape.context.head && text.startsWith(CONTEXT_REREAD_HEAD)) return checkReminder(shape.context.head + text.slice(CONTEXT_REREAD_HEAD.length), shape, bound);
   if (shape.reminders.some((reminder) => boundPattern(reminder.template, reminder.pattern, bound).test(text))) return [];
   const { head, tail } = shape.context;
   if (head && text.startsWith(head) && text.endsWith(tail) && text.length >= head.length + tail.length) {

@@ -47,6 +47,9 @@ export function compactedBilling(line: string, responses: readonly ResponseConte
   return line.slice(0, match.index);
 }
 
+/** The head of the account-context reminder the CLI sends again after a compaction, in place of the recorded one (its sections are checked as theirs). */
+export const CONTEXT_REREAD_HEAD = "The session context was re-read after the conversation was compacted; these values replace the earlier ones:\n";
+
 /** What stands for the turns a summary request after an API refusal (prompt too long) leaves out. */
 export const COMPACTION_TRUNCATED = "[earlier conversation truncated for compaction retry]";
 

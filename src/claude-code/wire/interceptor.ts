@@ -233,6 +233,7 @@ export class WireInterceptor {
       else if (response) call.responses.push(response);
       session.recorded(call, endsTurn);
     });
+    if (compaction) meter.record.compaction = true;
     call.records.push(meter.record);
     this.forward(request, meter);
   }
