@@ -142,4 +142,33 @@ describe("session compaction", () => {
     }
     expect(await remainingChildren()).toEqual([]);
   });
+
+  it("by default compacts when the API refuses a prompt too long, and the turn goes on from the summary", { timeout: 240_000 }, async () => {
+    const REACTIVE_SUMMARY = "The user said hello and got an answer.";
+    let refused = false;
+    const api = await firstPartyApi((request) => {
+      if (isSummaryRequest(request)) return turn.text(`<analysis>One turn so far.</analysis>\n<summary>\n${REACTIVE_SUMMARY}\n</summary>`);
+      const last = [...textsOf(request).join("\n").matchAll(/case=(\w+)/g)].at(-1)?.[1];
+      if (last === "t2" && !refused) {
+        refused = true;
+        return { error: { status: 400, type: "invalid_request_error", message: "prompt is too long: 250000 tokens > 200000 maximum" } };
+      }
+      return turn.text(last === "t1" ? "one" : last === "t2" ? "two" : `unexpected ${last}`);
+    });
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    const session = host.createSession({ model: "sonnet" });
+    try {
+      expect((await session.send("case=t1 hello").result).text).toBe("one");
+      const second = session.send("case=t2 go on");
+      const events = await drain(second);
+      expect((await second.result).text).toBe("two");
+      expect(events.find((event) => event.type === "compact")).toMatchObject({ type: "compact", trigger: "auto" });
+      // The refused request, the summary request (checked and forwarded), the turn again from the summary.
+      expect(api.messageRequests.map((request) => (isSummaryRequest(request) ? "summary" : (textsOf(request).join("\n").match(/case=\w+/g) ?? []).join("+")))).toEqual(["case=t1", "case=t1+case=t2", "summary", "case=t2"]);
+      expect(textsOf(api.messageRequests.at(-1)!).join("\n")).toContain(`Summary:\n${REACTIVE_SUMMARY}`);
+    } finally {
+      await session.close();
+      await host.close();
+    }
+  });
 });

@@ -27,10 +27,11 @@ export const COMPACTION_RETRY = "\n\nFor this reply only: write what the instruc
 
 /**
  * Headers only a summary request carries on the first-party path (2.1.330), each naming its trigger
- * (with `x-claude-code-request-class: compaction`, a header every request has).
+ * (`auto` near the window, `reactive` after the API refused a prompt too long, `manual`; with
+ * `x-claude-code-request-class: compaction`, a header every request has).
  */
 export const COMPACTION_HEADERS: readonly string[] = ["x-cc-compaction-request", "x-claude-code-compaction"];
-export const COMPACTION_TRIGGERS: readonly string[] = ["auto", "manual"];
+export const COMPACTION_TRIGGERS: readonly string[] = ["auto", "reactive", "manual"];
 
 /** Headers every request after a compaction carries (2.1.330, first-party path), naming its trigger. */
 export const COMPACTED_HEADERS: readonly string[] = ["x-cc-context-compacted", "x-claude-code-context-compacted"];
@@ -58,15 +59,18 @@ const TOOLS_END = "</tools-used-before-summary>\n</system-reminder>\n";
 /** The continuation's end, after a newline (and followed by one when the prompt shares its block: base URL). */
 const CONTINUATION_TAIL =
   "\nContinue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or similar. Pick up the last task as if the break never happened.\n\nThe messages after this summary are the most recent messages from before compaction, kept verbatim. The summary was written without seeing them, so something it says has not happened yet may already have happened in them.";
-const CONTINUATION_NOTE =
-  "\n\nNote: part of the earlier conversation was too large to include and is NOT covered by this summary (the full transcript mentioned above still has it). If the task turns out to depend on something from that part, say so plainly rather than guessing at it.";
+/** After a summary request that left turns out (`reactive`): with the transcript's mention when there is one (base URL), without under this library's launch. */
+const CONTINUATION_NOTES = [
+  "\n\nNote: part of the earlier conversation was too large to include and is NOT covered by this summary (the full transcript mentioned above still has it). If the task turns out to depend on something from that part, say so plainly rather than guessing at it.",
+  "\n\nNote: part of the earlier conversation was too large to include and is NOT covered by this summary. If the task turns out to depend on something from that part, say so plainly rather than guessing at it.",
+];
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /**
  * After the summary: where the CLI keeps the whole conversation (one path, a .jsonl; absent when it keeps
  * none, as under this library's launch), then optionally the note that a part was left out.
  */
 const CONTINUATION_MIDDLE = new RegExp(
-  `^(?:${escape("\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content you generated), read the full transcript at: ")}[^\\n<>]+\\.jsonl)?(?:${escape(CONTINUATION_NOTE)})?$`,
+  `^(?:${escape("\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content you generated), read the full transcript at: ")}[^\\n<>]+\\.jsonl)?(?:${CONTINUATION_NOTES.map(escape).join("|")})?$`,
 );
 
 const textOf = (content: unknown): string | undefined =>
