@@ -125,8 +125,8 @@ export class ClaudeCodeHost {
    * A multi-turn conversation on one process of this host's pool (sessions/session.ts): each `send` is
    * a turn that continues it; `close()` gives the process back to the pool, rewound to before the first turn.
    */
-  createSession(options: SessionOptions): ClaudeCodeSession {
-    return new ClaudeCodeSession(this, options);
+  createSession<T = unknown>(options: SessionOptions<T>): ClaudeCodeSession<T> {
+    return new ClaudeCodeSession<T>(this, options);
   }
 
   /** @internal A session's end: its process back to the pool, rewound to before its first turn; resolves once it is idle or retired. */

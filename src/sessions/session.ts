@@ -17,8 +17,10 @@ import type { Conversation } from "../claude-code/run/run.js";
 import { runUsage } from "../claude-code/run/call-output.js";
 import { type PermissionMode, type PermissionsOption, PERMISSION_MODES, checkModeAgainst, parsePermissions } from "../claude-code/permissions.js";
 import { type RunLoopStopReason, mapStopReason } from "../claude-code/run/stop-reason.js";
+import { type ObjectSchemaPlan, planObjectSchema, validateObject } from "../runtime/object-schema.js";
+import type { z } from "zod";
 
-export interface SessionOptions {
+export interface SessionOptions<T = unknown> {
   /** An alias (`sonnet`, `opus`, `haiku`) or a `claude-*` id, for every turn. */
   model: string;
   system?: string;
@@ -38,6 +40,11 @@ export interface SessionOptions {
    * default), `"off"`, or `{ windowTokens }` to compact once a response's usage nears that many tokens.
    */
   compaction?: "auto" | "off" | { windowTokens: number };
+  /**
+   * Every turn answers with an object of this schema (as `generateObject`): the CLI's StructuredOutput tool,
+   * its schema fixed for the session's process; each turn's `result.object` is validated with it.
+   */
+  schema?: z.ZodType<T>;
 }
 
 /** What a turn reports while it runs. */
@@ -52,8 +59,10 @@ export type SessionEvent =
   | { type: "progress"; event: KtxProgressEvent };
 
 /** A finished turn, backend-neutral. */
-export interface TurnResult {
+export interface TurnResult<T = unknown> {
   text: string;
+  /** The turn's object, validated with the session's `schema` (only a session with one). */
+  object?: T;
   toolCalls: ToolCallRecord[];
   usage: RunUsage;
   costUsd: number;
@@ -72,14 +81,14 @@ export interface TurnResult {
 }
 
 /** One turn: iterate it for its events (the iteration ends with the turn); `result` settles with it. */
-export interface SessionTurn extends AsyncIterable<SessionEvent> {
-  readonly result: Promise<TurnResult>;
+export interface SessionTurn<T = unknown> extends AsyncIterable<SessionEvent> {
+  readonly result: Promise<TurnResult<T>>;
 }
 
 /** A turn of `history`: its input and how it ended. */
-export interface SessionTurnRecord {
+export interface SessionTurnRecord<T = unknown> {
   input: string;
-  result?: TurnResult;
+  result?: TurnResult<T>;
   /** Set when the turn failed; an interrupted turn's is an `AbortError` (and the conversation goes on without it). */
   error?: ClaudeCodeError;
 }
@@ -100,7 +109,7 @@ export class SessionClosedError extends ClaudeCodeError {
   }
 }
 
-export class ClaudeCodeSession {
+export class ClaudeCodeSession<T = unknown> {
   private model: string;
   private readonly tools: PreparedTool[];
   private readonly maxTurns: number;
@@ -111,7 +120,9 @@ export class ClaudeCodeSession {
   private readonly launchMode: PermissionMode;
   private permissionMode: PermissionMode;
   private conversation: Conversation = {};
-  private readonly turns: SessionTurnRecord[] = [];
+  private readonly turns: SessionTurnRecord<T>[] = [];
+  /** The session's schema as the CLI takes it (`schema`), fixed for its process. */
+  private readonly objectPlan: ObjectSchemaPlan | undefined;
   private running: { controller: AbortController; queue: EventQueue; done: Promise<unknown> } | undefined;
   private closed = false;
   /** The failure that ended the session's process while it held the conversation; the next turn replays it. */
@@ -121,7 +132,7 @@ export class ClaudeCodeSession {
 
   constructor(
     private readonly host: ClaudeCodeHost,
-    private readonly options: SessionOptions,
+    private readonly options: SessionOptions<T>,
   ) {
     const model = typeof options?.model === "string" ? resolveModelValue(options.model) : undefined;
     if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
@@ -131,7 +142,10 @@ export class ClaudeCodeSession {
     parsePermissions(options.permissions, "session");
     this.launchMode = this.permissionMode = options.permissions?.mode ?? "deny";
     this.tools = (options.tools ? prepareToolSet(options.tools) : []).map((tool) => this.recorded(tool));
-    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 || this.capabilities?.builtinTools !== undefined ? 10 : 1);
+    this.objectPlan = options.schema !== undefined ? planObjectSchema(options.schema) : undefined;
+    const withTools = this.tools.length > 0 || this.capabilities?.builtinTools !== undefined;
+    // With a schema, as generateObject: the answer plus the CLI's 5 schema retries and its one prose nudge.
+    this.maxTurns = options.maxTurns ?? (this.objectPlan ? (withTools ? 16 : 8) : withTools ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
   }
 
@@ -150,7 +164,7 @@ export class ClaudeCodeSession {
   }
 
   /** The turns so far, oldest first. */
-  get history(): readonly SessionTurnRecord[] {
+  get history(): readonly SessionTurnRecord<T>[] {
     return this.turns;
   }
 
@@ -159,7 +173,7 @@ export class ClaudeCodeSession {
    * `close()`. After the session's process ended (a crash, a kill), the turn runs on another process with
    * the earlier turns written out before `input` (its result's `history` is `"replayed"`).
    */
-  send(input: string): SessionTurn {
+  send(input: string): SessionTurn<T> {
     if (this.closed) throw new SessionClosedError();
     if (this.running) throw new SessionBusyError();
     if (typeof input !== "string" || input.trim() === "") throw new InvalidInputError("A session turn needs a non-empty input string.");
@@ -170,7 +184,7 @@ export class ClaudeCodeSession {
     }
     const controller = new AbortController();
     const queue = new EventQueue();
-    const record: SessionTurnRecord = { input };
+    const record: SessionTurnRecord<T> = { input };
     this.turns.push(record);
     const detach = this.host.attach(() => controller.abort(new Error("the host was closed")));
     const started = performance.now();
@@ -189,11 +203,14 @@ export class ClaudeCodeSession {
           permissions: { mode: this.permissionMode, launch: this.launchMode, canUseTool: this.options.permissions?.canUseTool },
           capabilities: this.capabilities,
           compaction: this.compaction,
+          ...(this.objectPlan ? { jsonSchema: this.objectPlan.jsonSchema } : {}),
         },
         this.limits,
       )
-      .then((output): TurnResult => ({
+      .then((output): TurnResult<T> => ({
         text: output.result.result ?? output.lastText,
+        // A turn whose answer fails the schema fails (StructuredOutputError); the conversation goes on.
+        ...(this.objectPlan ? { object: validateObject(this.options.schema!, this.objectPlan, output.result.structured_output, output.result.result ?? output.lastText) } : {}),
         toolCalls: output.toolCalls,
         usage: runUsage(output.result),
         costUsd: output.result.total_cost_usd ?? 0,
@@ -263,7 +280,7 @@ export class ClaudeCodeSession {
    * outputs, and the answer. Failed and interrupted turns are left out, as the CLI leaves them out of its own
    * conversation. Undefined when no turn completed.
    */
-  private replayOf(turns: readonly SessionTurnRecord[]): string | undefined {
+  private replayOf(turns: readonly SessionTurnRecord<T>[]): string | undefined {
     const done = turns.filter((turn) => turn.result);
     if (done.length === 0) return undefined;
     const lines = done.flatMap((turn) => [

@@ -252,15 +252,16 @@ function cliAnswer(name: string, text: string, expected: CallExpectation): boole
   if (name !== "StructuredOutput" || expected.jsonSchema === undefined) return false;
   if (text === "Structured output provided successfully") return true;
   const prefix = "Output does not match required schema: ";
-  return text.startsWith(prefix) && text.slice(prefix.length).split(/, (?=root\b)/).every((item) => schemaError(item, JSON.stringify(expected.jsonSchema)));
+  return text.startsWith(prefix) && text.slice(prefix.length).split(/, (?=root\b|\/)/).every((item) => schemaError(item, JSON.stringify(expected.jsonSchema)));
 }
 
 /**
- * One of ajv's messages as the CLI writes them (`root/a/0: must be string`): every name or pattern it
+ * One of ajv's messages as the CLI writes them (`root/a/0: must be string`, `/a/0: must be string`): every name or pattern it
  * quotes must be in the call's schema, and the path's segments are names or indexes; nothing else fits.
  */
 function schemaError(item: string, schema: string): boolean {
-  const match = /^root((?:\/[\w$-]{1,64})*): must (.*)$/.exec(item);
+  // 2.1.330 names the root `root`, and a property's path without it (`/population: must be number`).
+  const match = /^root((?:\/[\w$-]{1,64})*): must (.*)$/.exec(item) ?? /^((?:\/[\w$-]{1,64})+): must (.*)$/.exec(item);
   if (!match) return false;
   const inSchema = (text: string) => schema.includes(JSON.stringify(text));
   const segments = match[1]!.split("/").filter(Boolean);
