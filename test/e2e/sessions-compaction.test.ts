@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ClaudeCodeHost, type ClaudeCodeHostOptions, type SessionEvent, type SessionTurn } from "../../src/index.js";
+import { ClaudeCodeApiError, ClaudeCodeHost, type ClaudeCodeHostOptions, InvalidInputError, type SessionEvent, type SessionTurn } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import { COMPACTION_PROMPTS, isCompactionRequest } from "../../src/claude-code/wire/compaction.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
@@ -166,6 +166,27 @@ describe("session compaction", () => {
       // The refused request, the summary request (checked and forwarded), the turn again from the summary.
       expect(api.messageRequests.map((request) => (isSummaryRequest(request) ? "summary" : (textsOf(request).join("\n").match(/case=\w+/g) ?? []).join("+")))).toEqual(["case=t1", "case=t1+case=t2", "summary", "case=t2"]);
       expect(textsOf(api.messageRequests.at(-1)!).join("\n")).toContain(`Summary:\n${REACTIVE_SUMMARY}`);
+    } finally {
+      await session.close();
+      await host.close();
+    }
+  });
+
+  it("with compaction off, a prompt too long fails the turn and nothing is summarised", { timeout: 240_000 }, async () => {
+    const api = await firstPartyApi((request) => {
+      const last = [...textsOf(request).join("\n").matchAll(/case=(\w+)/g)].at(-1)?.[1];
+      if (last === "t2") return { error: { status: 400, type: "invalid_request_error", message: "prompt is too long: 250000 tokens > 200000 maximum" } };
+      return turn.text(last === "t1" ? "one" : `unexpected ${last}`);
+    });
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    const session = host.createSession({ model: "sonnet", compaction: "off" });
+    try {
+      expect((await session.send("case=t1 hello").result).text).toBe("one");
+      const error = (await session.send("case=t2 go on").result.catch((thrown: unknown) => thrown)) as Error;
+      expect(error).toBeInstanceOf(ClaudeCodeApiError);
+      expect(error.message).toMatch(/too long/);
+      expect(api.messageRequests.filter(isSummaryRequest)).toEqual([]);
+      expect(() => host.createSession({ model: "sonnet", compaction: { windowTokens: 10 } })).toThrow(InvalidInputError);
     } finally {
       await session.close();
       await host.close();
