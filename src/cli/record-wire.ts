@@ -44,6 +44,18 @@ export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): s
   list("cliTools", (before.cliTools ?? []).map(cliTool), (after.cliTools ?? []).map(cliTool));
   const builtinTool = (entry: { name: string; description: string; inputSchema: unknown }) => `${entry.name}: ${entry.description} ${JSON.stringify(entry.inputSchema)}`;
   list("builtinTools", (before.builtinTools ?? []).map(builtinTool), (after.builtinTools ?? []).map(builtinTool));
+  // A session's compaction (wire/compaction.ts): each part as a line.
+  const compaction = (file: WireShapeFile) =>
+    file.compaction
+      ? [
+          ...file.compaction.prompts.map((prompt) => `prompt: ${prompt}`),
+          ...file.compaction.requestHeaders.map((name) => `request header: ${name}`),
+          ...file.compaction.compactedHeaders.map((name) => `header after: ${name}`),
+          ...file.compaction.billingFields.map((name) => `billing field after: ${name}`),
+          `continuation: ${JSON.stringify(file.compaction.continuation)}`,
+        ]
+      : [];
+  list("compaction", compaction(before), compaction(after));
   return changes;
 }
 

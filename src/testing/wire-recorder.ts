@@ -76,6 +76,18 @@ export const CHATTY = "text, non-essential traffic on";
 export const RESENT = "text, 503 once";
 /** The status of the recorder's scripted outage. */
 export const RESENT_STATUS = 503;
+/**
+ * The call kind that drives a session's compaction (two turns, the first answered with a usage past the
+ * session's auto-compact window): its summary request and the turn after it become the shape's `compaction`.
+ */
+export const COMPACTION_CALL = "session, compaction";
+/** The same after a tool call (2.1.330's instructions then hold one more rule). */
+export const COMPACTION_TOOL_CALL = "session, compaction after a tool call";
+export const COMPACTION_CALLS: readonly string[] = [COMPACTION_CALL, COMPACTION_TOOL_CALL];
+/** The first turn's prompt and the summary the recorder's model writes (wire-shape-derive.ts finds it in the continuation). */
+export const COMPACTION_PROMPT_1 = "Remember the number 7";
+export const COMPACTION_PROMPT_2 = "And now?";
+export const COMPACTION_SUMMARY = "The user asked to remember the number 7.";
 /** The call kind that opts into the built-in file tools (`capabilities.builtinTools: "edit"`): their definitions become the shape's `builtinTools`. */
 export const BUILTIN_TOOLS_CALL = "text, built-in file tools";
 
@@ -93,6 +105,12 @@ export const BUILTIN_READ_TEXT = "one row per order line\n";
 /** The scripted model: answers each request by what it carries, so every call kind gets the turns it needs on any version. */
 function answer(request: RecordedRequest): ScriptedTurn {
   const body = request.body;
+  if (request.headers["x-claude-code-request-class"] === "compaction") return turn.text(`<analysis>One turn.</analysis>\n\n<summary>\n${COMPACTION_SUMMARY}\n</summary>`);
+  // Past the session's window (100k): the CLI compacts before the next turn.
+  if (firstUserText(body) === COMPACTION_PROMPT_1 && (body?.messages?.length ?? 0) === 1) {
+    return (body?.tools ?? []).some((tool: any) => tool.name === "mcp__ktx__echo") ? turn.tools({ name: "mcp__ktx__echo", input: { text: "7" } }) : { text: "Noted.", usage: { input_tokens: 190_000 } };
+  }
+  if (firstUserText(body) === COMPACTION_PROMPT_1 && (body?.messages?.length ?? 0) === 3) return { text: "Noted.", usage: { input_tokens: 190_000 } };
   const tools: string[] = (body?.tools ?? []).map((tool: any) => tool.name);
   const results = toolResults(body);
   if (tools.includes("StructuredOutput")) {
@@ -254,6 +272,20 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         }
         await rt.close();
       }],
+      ...COMPACTION_CALLS.map((name): [string, () => Promise<unknown>] => [
+        name,
+        async () => {
+          const rt = runtime(mainHome);
+          const model = resolveModelValue("sonnet")!.id;
+          const session = rt.host.createSession({ model, system: RECORDER_SYSTEM, compaction: { windowTokens: 100_000 }, ...(name === COMPACTION_TOOL_CALL ? { tools: { echo } } : {}) });
+          await call(name, rt, model, RECORDER_SYSTEM, COMPACTION_PROMPT_2, async () => {
+            await session.send(COMPACTION_PROMPT_1).result;
+            await session.send(COMPACTION_PROMPT_2).result;
+          });
+          await session.close();
+          await rt.close();
+        },
+      ]),
       [CHATTY, async () => {
         // A wrapper turns non-essential traffic back on (as the CLI's cached feature flags may differ then): its
         // Messages requests count, its other requests (analytics, which the interceptor refuses) do not.

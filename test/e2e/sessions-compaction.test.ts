@@ -7,13 +7,13 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ClaudeCodeApiError, ClaudeCodeHost, type ClaudeCodeHostOptions, InvalidInputError, type SessionEvent, type SessionTurn } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
-import { COMPACTION_PROMPTS, isCompactionRequest } from "../../src/claude-code/wire/compaction.js";
+import { wireShapeFor } from "../../src/claude-code/wire/shape.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
-import { TEST_PASS_ENV, callRecords, cleanup, cliOption, firstPartyApi, firstPartyEnv, remainingChildren, tempDir } from "../support.js";
+import { TEST_PASS_ENV, callRecords, cleanup, cliOption, cliVersionInUse, firstPartyApi, firstPartyEnv, remainingChildren, tempDir } from "../support.js";
 
 afterEach(async () => {
   await cleanup();
@@ -26,8 +26,14 @@ const textsOf = (request: RecordedRequest): string[] =>
     typeof message.content === "string" ? [message.content] : ((message.content ?? []) as Array<{ type?: string; text?: string }>).filter((block) => block.type === "text").map((block) => block.text ?? ""),
   );
 const lastText = (request: RecordedRequest): string => textsOf(request).at(-1) ?? "";
-// The instructions exactly as measured (compaction.ts): the CLI's, not the check's own test of them.
-const isSummaryRequest = (request: RecordedRequest) => COMPACTION_PROMPTS.includes(lastText(request)) && isCompactionRequest(request.body?.messages);
+/** The version's summary instructions, as recorded in its shape (`fixtures record-wire`). */
+let prompts: readonly string[] = [];
+beforeAll(async () => {
+  prompts = wireShapeFor(await cliVersionInUse())?.compaction?.prompts ?? [];
+  expect(prompts.length).toBeGreaterThan(0);
+});
+// What the CLI classes a summary request, with the recorded instructions as its last user turn.
+const isSummaryRequest = (request: RecordedRequest) => request.headers["x-claude-code-request-class"] === "compaction" && prompts.includes(lastText(request));
 
 function script(request: RecordedRequest): ScriptedTurn {
   if (isSummaryRequest(request)) return turn.text(`<analysis>Two turns so far.</analysis>\n\n<summary>\n${SUMMARY}\n</summary>`);

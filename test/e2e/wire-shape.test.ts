@@ -10,14 +10,14 @@ import { describe, expect, it } from "vitest";
 import { wireShapeChanges } from "../../src/cli/record-wire.js";
 import { wireShapePath } from "../../src/claude-code/wire/shape.js";
 import { validateWireShapeFile } from "../../src/claude-code/wire/shape-file.js";
-import { BUILTIN_TOOLS_CALL, recordWire } from "../../src/testing/wire-recorder.js";
+import { BUILTIN_TOOLS_CALL, COMPACTION_CALLS, recordWire } from "../../src/testing/wire-recorder.js";
 import { deriveWireShape } from "../../src/testing/wire-shape-derive.js";
 import { realCli } from "../support.js";
 
 describe("the recorded first-party shape", () => {
-  it("a recording of the CLI in use (a text call, a nudged object, a 2-tool loop, the built-in file tools) adds nothing to its committed shape", async () => {
-    const recording = await recordWire({ cliPath: realCli(), only: ["object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL] });
-    expect(recording.calls.map((call) => call.name)).toEqual(["text, fresh login", "object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL]);
+  it("a recording of the CLI in use (a text call, a nudged object, a 2-tool loop, the built-in file tools, a session's compactions) adds nothing to its committed shape", async () => {
+    const recording = await recordWire({ cliPath: realCli(), only: ["object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, ...COMPACTION_CALLS] });
+    expect(recording.calls.map((call) => call.name)).toEqual(["text, fresh login", "object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, ...COMPACTION_CALLS]);
     const partial = deriveWireShape(recording);
     const committed = validateWireShapeFile(JSON.parse(readFileSync(wireShapePath(recording.version), "utf8")), recording.version);
     // A partial recording may lack what other call kinds add (REMOVED); anything it adds or changes is drift.
@@ -27,6 +27,8 @@ describe("the recorded first-party shape", () => {
     expect(partial.context.head === "" || partial.context.head === committed.context.head).toBe(true);
     // The built-in tools' definitions, recorded whole, are the committed ones.
     expect(partial.builtinTools).toEqual(committed.builtinTools);
+    // A session's compaction (its instructions, headers, billing fields, continuation text), recorded whole, is the committed one.
+    expect(partial.compaction).toEqual(committed.compaction);
     // Four CLI starts (measured: docs/isolation.md, "The recorded shapes").
   }, 180_000);
 

@@ -63,7 +63,7 @@ export function checkMessages(
 ): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
   // A conversation's summary request (compaction.ts): its turns before the instructions are checked as any request's, its prompt need not be among them.
-  const compaction = expected.continues === true && expected.compaction === true && isCompactionRequest(messages);
+  const compaction = expected.continues === true && expected.compaction === true && isCompactionRequest(messages, shape);
   const toolNames = [...expected.tools.map((tool) => tool.name), ...(expected.builtinTools ?? [])];
   const differences: string[] = [];
   const bound = { ...MACHINE, cwd: expected.cwd };
@@ -143,7 +143,7 @@ export function checkMessages(
       }
       if (index > 0 && shape.syntheticUserTexts.includes(text)) continue;
       if (compaction && index === 0 && text === COMPACTION_TRUNCATED) continue;
-      const continuation = conversation || summaries.length > 0 ? continuationProblem(text, summaries, toolNames) : null;
+      const continuation = conversation || summaries.length > 0 ? continuationProblem(text, summaries, toolNames, shape.compaction) : null;
       if (continuation === undefined) continue;
       if (continuation !== null) {
         differences.push(`user turn ${index} held ${continuation}`);

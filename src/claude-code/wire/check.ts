@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { checkMessages, type ResponseContent } from "./check-turns.js";
-import { COMPACTED_HEADERS, COMPACTION_HEADERS, COMPACTION_TRIGGERS, compactedBilling, isCompactionRequest } from "./compaction.js";
+import { COMPACTION_TRIGGERS, compactedBilling, isCompactionRequest } from "./compaction.js";
 import type { WireShape } from "./shape.js";
 import { credentialDifferences, isCredentialHeader } from "./account-variants.js";
 
@@ -96,10 +96,10 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
   }
   if (request.query && request.query !== "beta=true") differences.push(`the query was ${quote(request.query)}, not "beta=true"`);
   // A summary request of a session with compaction (compaction.ts) names its trigger in headers of its own.
-  const compaction = expected.continues === true && expected.compaction === true && isCompactionRequest(isObject(request.body) ? request.body.messages : undefined);
+  const compaction = expected.continues === true && expected.compaction === true && isCompactionRequest(isObject(request.body) ? request.body.messages : undefined, shape);
   for (const name of Object.keys(request.headers)) {
-    const compacted = (seen.summaries?.length ?? 0) > 0 && COMPACTED_HEADERS.includes(name.toLowerCase());
-    if ((compaction && COMPACTION_HEADERS.includes(name.toLowerCase())) || compacted) {
+    const compacted = (seen.summaries?.length ?? 0) > 0 && (shape.compaction?.compactedHeaders.includes(name.toLowerCase()) ?? false);
+    if ((compaction && shape.compaction!.requestHeaders.includes(name.toLowerCase())) || compacted) {
       if (!COMPACTION_TRIGGERS.includes(String(request.headers[name]))) differences.push(`header ${quote(name)} named a compaction trigger the CLI does not: ${quote(String(request.headers[name]))}`);
       continue;
     }
@@ -152,7 +152,7 @@ function checkSystem(system: unknown, expected: CallExpectation, shape: WireShap
   const texts = system.map((block) => (isObject(block) && block.type === "text" && typeof block.text === "string" ? block.text : undefined));
   const [line, ...rest] = texts;
   // After a compaction the line names the conversation's last response before it (compaction.ts).
-  const billing = line !== undefined && (seen.summaries?.length ?? 0) > 0 ? compactedBilling(line, [...(seen.earlier ?? []).flatMap((turn) => turn.responses), ...seen.responses]) : line;
+  const billing = line !== undefined && (seen.summaries?.length ?? 0) > 0 ? compactedBilling(line, [...(seen.earlier ?? []).flatMap((turn) => turn.responses), ...seen.responses], shape.compaction) : line;
   if (billing === undefined || !shape.billingLine.test(billing)) differences.push(`the first system block was ${quote(billing ?? "(missing)")}, not the version's billing line`);
   const want = [shape.preamble, ...(expected.system ? [expected.system] : [])];
   if (!isDeepStrictEqual(rest, want)) {

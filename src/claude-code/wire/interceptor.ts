@@ -227,7 +227,7 @@ export class WireInterceptor {
     }
     call.forwarded += 1;
     // A summary request's answer is no turn of the conversation: later requests hold it as the continuation text's summary.
-    const compaction = call.expectation.continues === true && call.expectation.compaction === true && isCompactionRequest((body as { messages?: unknown } | undefined)?.messages);
+    const compaction = call.expectation.continues === true && call.expectation.compaction === true && isCompactionRequest((body as { messages?: unknown } | undefined)?.messages, shape);
     const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (endsTurn, response) => {
       if (response && compaction) call.summaries.push(...summariesOf(response));
       else if (response) call.responses.push(response);

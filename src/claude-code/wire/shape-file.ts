@@ -67,6 +67,23 @@ export interface WireShapeFile {
    * into them (recorded from the "built-in tools" call kind); absent: the capability cannot be checked on this version.
    */
   builtinTools?: Array<{ name: string; description: string; inputSchema: unknown }>;
+  /** A session's compaction as the version does it (recorded from the "session, compaction" call kind); absent: refused behind the interceptor. */
+  compaction?: CompactionShape;
+}
+
+/**
+ * What a compaction adds to a conversation's requests (wire/compaction.ts): the summary request's last user
+ * turn (the instructions, whole, each wording) and the header names only it carries; after it, the header names and billing-line
+ * fields every request adds, and the continuation text around the tools used and the summary
+ * (`beforeTools` + tools + `afterTools` + summary + `afterSummary`).
+ */
+export interface CompactionShape {
+  /** The instructions as the version words them (one per wording recorded: 2.1.330 adds a rule after a tool call). */
+  prompts: string[];
+  requestHeaders: string[];
+  compactedHeaders: string[];
+  billingFields: string[];
+  continuation: { beforeTools: string; afterTools: string; afterSummary: string };
 }
 
 /** What check.ts applies: the file with its templates made regexes. */
@@ -98,6 +115,8 @@ export interface WireShape {
   cliTools: ReadonlyMap<string, string>;
   /** The built-in file tools' definitions, by name (empty: none recorded, `capabilities.builtinTools` is refused behind the interceptor). */
   builtinTools: ReadonlyMap<string, { description: string; inputSchema: unknown }>;
+  /** A session's compaction (undefined: none recorded, a summary request is refused). */
+  compaction?: CompactionShape;
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -185,7 +204,7 @@ function exactKeys(value: unknown, keys: readonly string[], where: string, optio
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools"]);
+  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", "compaction"]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -229,6 +248,16 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
       need(typeof tool.name === "string" && typeof tool.description === "string" && isObject(tool.inputSchema), `builtinTools[${index}] needs a name, a description and an input schema object`);
     }
   }
+  if (data.compaction !== undefined) {
+    const compaction = data.compaction;
+    exactKeys(compaction, ["prompts", "requestHeaders", "compactedHeaders", "billingFields", "continuation"], "compaction");
+    need(isStrings(compaction.prompts) && compaction.prompts.length > 0 && compaction.prompts.every((prompt) => prompt !== ""), "compaction.prompts is not a list of texts");
+    for (const key of ["requestHeaders", "compactedHeaders", "billingFields"] as const) need(isStrings(compaction[key]), `compaction.${key} is not a list of strings`);
+    need((compaction.requestHeaders as string[]).every((name) => name === name.toLowerCase()) && (compaction.compactedHeaders as string[]).every((name) => name === name.toLowerCase()), "compaction headers must be lower case");
+    need((compaction.billingFields as string[]).every((name) => /^[A-Za-z0-9_]+$/.test(name)), "compaction.billingFields holds something that is not a field name");
+    exactKeys(compaction.continuation, ["beforeTools", "afterTools", "afterSummary"], "compaction.continuation");
+    need(["beforeTools", "afterTools", "afterSummary"].every((key) => typeof (compaction.continuation as Record<string, unknown>)[key] === "string" && (compaction.continuation as Record<string, string>)[key] !== ""), "compaction.continuation needs three texts");
+  }
   return data as unknown as WireShapeFile;
 }
 
@@ -263,5 +292,6 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     hosts: file.hosts,
     cliTools: new Map((file.cliTools ?? []).map((tool) => [tool.name, tool.description])),
     builtinTools: new Map((file.builtinTools ?? []).map((tool) => [tool.name, { description: tool.description, inputSchema: tool.inputSchema }])),
+    ...(file.compaction ? { compaction: file.compaction } : {}),
   };
 }
