@@ -299,7 +299,9 @@ function deriveCompaction(
   const requestHeaders = new Set<string>();
   const compactedHeaders = new Set<string>();
   const fields = new Set<string>();
-  const continuations = new Map<string, CompactionShape["continuation"]>();
+  const continuations = new Map<string, { beforeTools: string; afterTools: string }>();
+  /** What follows the summary: with the note on the messages kept after it, or (nothing kept, inside a turn) without. */
+  const endings = new Set<string>();
   const names = (request: RecordedWireRequest) => Object.keys(request.headers).map((name) => name.toLowerCase()).filter((name) => !headers.has(name));
   for (const requests of calls) {
     const name = requests[0]?.call ?? COMPACTION_CALL;
@@ -311,8 +313,10 @@ function deriveCompaction(
       continue;
     }
     const last = (summary.body as any)?.messages?.at(-1);
-    const prompt = typeof last?.content === "string" ? last.content : Array.isArray(last?.content) && last.content.length === 1 ? String(last.content[0]?.text ?? "") : "";
-    if (last?.role !== "user" || prompt === "") problems.push(`call "${name}": the summary request did not end with the instructions as one user text`);
+    // The instructions end the last user turn (after a tool's result, in the same turn).
+    const block = Array.isArray(last?.content) ? last.content.at(-1) : undefined;
+    const prompt = typeof last?.content === "string" ? last.content : block?.type === "text" ? String(block.text ?? "") : "";
+    if (last?.role !== "user" || prompt === "") problems.push(`call "${name}": the summary request did not end with the instructions as a user text`);
     else prompts.add(prompt);
     for (const header of names(summary)) requestHeaders.add(header);
     for (const header of names(after)) compactedHeaders.add(header);
@@ -331,14 +335,15 @@ function deriveCompaction(
       continue;
     }
     // Whether a newline ends it depends on what follows it in its turn (the check admits both).
-    const continuation = { beforeTools: text.slice(0, toolsAt + "<tools-used-before-summary>".length), afterTools: text.slice(toolsEnd, reminderEnd), afterSummary: text.slice(summaryEnd).replace(/\n$/, "") };
+    const continuation = { beforeTools: text.slice(0, toolsAt + "<tools-used-before-summary>".length), afterTools: text.slice(toolsEnd, reminderEnd) };
     continuations.set(JSON.stringify(continuation), continuation);
+    endings.add(text.slice(summaryEnd).replace(/\n$/, ""));
   }
   if (continuations.size !== 1) {
-    if (continuations.size > 1) problems.push(`the compaction calls' continuation texts differ: ${JSON.stringify([...continuations.keys()])}`);
+    if (continuations.size > 1) problems.push(`the compaction calls' continuation texts differ before the summary: ${JSON.stringify([...continuations.keys()])}`);
     return undefined;
   }
-  return { prompts: sorted(prompts), requestHeaders: sorted(requestHeaders), compactedHeaders: sorted(compactedHeaders), billingFields: sorted(fields), continuation: [...continuations.values()][0]! };
+  return { prompts: sorted(prompts), requestHeaders: sorted(requestHeaders), compactedHeaders: sorted(compactedHeaders), billingFields: sorted(fields), continuation: { ...[...continuations.values()][0]!, afterSummary: sorted(endings) } };
 }
 
 const realpathOr = (path: string) => {

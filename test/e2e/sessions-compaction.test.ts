@@ -198,4 +198,37 @@ describe("session compaction", () => {
       await host.close();
     }
   });
+
+  it("compacts inside a session's first turn, between two model responses, and the turn goes on from the summary", { timeout: 240_000 }, async () => {
+    const FIRST_SUMMARY = "The user asked about grain; the lookup tool was called.";
+    const api = await firstPartyApi((request) => {
+      if (isSummaryRequest(request)) return turn.text(`<analysis>A tool call.</analysis>\n<summary>\n${FIRST_SUMMARY}\n</summary>`);
+      const toolDone = JSON.stringify(request.body?.messages ?? []).includes('"tool_result"') || textsOf(request).join("\n").includes(FIRST_SUMMARY);
+      // The tool call's response is past the window: the CLI compacts before it sends the tool's result.
+      return toolDone ? turn.text("grain is one row") : { toolCalls: [{ name: "mcp__ktx__lookup", input: { term: "grain" }, id: "toolu_f1" }], usage: { input_tokens: 190_000 } };
+    });
+    const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
+    const session = host.createSession({ model: "sonnet", tools, compaction: { windowTokens: 100_000 } });
+    try {
+      const first = session.send("case=f1 what is grain?");
+      const events = await drain(first);
+      const result = await first.result;
+      expect(result.text).toBe("grain is one row");
+      const kinds = events.map((event) => event.type);
+      expect(kinds.filter((type) => ["tool_call", "tool_result", "compact"].includes(type))).toEqual(["tool_call", "tool_result", "compact"]);
+      expect(events.find((event) => event.type === "compact")).toMatchObject({ trigger: "auto" });
+      expect(api.messageRequests.map((request) => (isSummaryRequest(request) ? "summary" : "turn"))).toEqual(["turn", "summary", "turn"]);
+      // The summary request carried the tool's result before the instructions; the next request only the summary, for the prompt and the tool's result.
+      expect(JSON.stringify(api.messageRequests[1]!.body.messages)).toContain("grain: the level of detail of one row");
+      const after = textsOf(api.messageRequests.at(-1)!).join("\n");
+      expect(after).toContain(`Summary:\n${FIRST_SUMMARY}`);
+      expect(after).not.toContain("case=f1");
+      expect(JSON.stringify(api.messageRequests.at(-1)!.body.messages)).not.toContain("tool_result");
+      // The turn's process goes on: a second turn from the summary.
+      expect((await session.send("case=f2 thanks").result).text).toBe("grain is one row");
+    } finally {
+      await session.close();
+      await host.close();
+    }
+  });
 });

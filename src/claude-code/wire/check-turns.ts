@@ -63,7 +63,7 @@ export function checkMessages(
 ): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
   // A conversation's summary request (compaction.ts): its turns before the instructions are checked as any request's, its prompt need not be among them.
-  const compaction = expected.continues === true && expected.compaction === true && isCompactionRequest(messages, shape);
+  const compaction = expected.compaction === true && isCompactionRequest(messages, shape);
   const toolNames = [...expected.tools.map((tool) => tool.name), ...(expected.builtinTools ?? [])];
   const differences: string[] = [];
   const bound = { ...MACHINE, cwd: expected.cwd };
@@ -83,15 +83,17 @@ export function checkMessages(
   let next = 0;
   const toolUses = new Map<string, string>();
   let promptSeen = false;
+  let continued = false;
   const whose = conversation ? "this conversation" : "this call";
   for (const [index, message] of (messages as unknown[]).entries()) {
-    if (compaction && index === messages.length - 1) continue;
     if (!isObject(message) || !["user", "assistant", "system"].includes(message.role as string)) {
       differences.push(`turn ${index} is not a user, assistant or system turn`);
       continue;
     }
     differences.push(...keyProblems(message, ["role", "content"], `turn ${index}`));
-    const blocks: unknown[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+    const content: unknown[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+    // A summary request's instructions end its last turn (compaction.ts); the rest of that turn is checked as any (a copy: the body is the request's).
+    const blocks = compaction && index === messages.length - 1 ? content.slice(0, -1) : content;
     if (!Array.isArray(message.content) && typeof message.content !== "string") differences.push(`turn ${index} has no content list`);
     for (const block of blocks) {
       if (!isObject(block)) {
@@ -144,7 +146,10 @@ export function checkMessages(
       if (index > 0 && shape.syntheticUserTexts.includes(text)) continue;
       if (compaction && index === 0 && text === COMPACTION_TRUNCATED) continue;
       const continuation = conversation || summaries.length > 0 ? continuationProblem(text, summaries, toolNames, shape.compaction) : null;
-      if (continuation === undefined) continue;
+      if (continuation === undefined) {
+        continued = true;
+        continue;
+      }
       if (continuation !== null) {
         differences.push(`user turn ${index} held ${continuation}`);
         continue;
@@ -152,7 +157,8 @@ export function checkMessages(
       differences.push(`user turn ${index} held text the ${conversation ? "conversation" : "call"} did not give${conversation ? " there" : ""}: ${quote(text)}`);
     }
   }
-  if (!promptSeen && !compaction) differences.push(conversation ? "the call's prompt was not in the request after the conversation's earlier turns" : "the call's prompt was not the first user turn's text");
+  // After a compaction inside the turn the summary stands for its prompt too.
+  if (!promptSeen && !compaction && !continued) differences.push(conversation ? "the call's prompt was not in the request after the conversation's earlier turns" : "the call's prompt was not the first user turn's text");
   return differences;
 }
 

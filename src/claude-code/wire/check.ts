@@ -96,7 +96,7 @@ export function checkMessagesRequest(request: WireRequest, expected: CallExpecta
   }
   if (request.query && request.query !== "beta=true") differences.push(`the query was ${quote(request.query)}, not "beta=true"`);
   // A summary request of a session with compaction (compaction.ts) names its trigger in headers of its own.
-  const compaction = expected.continues === true && expected.compaction === true && isCompactionRequest(isObject(request.body) ? request.body.messages : undefined, shape);
+  const compaction = expected.compaction === true && isCompactionRequest(isObject(request.body) ? request.body.messages : undefined, shape);
   for (const name of Object.keys(request.headers)) {
     const compacted = (seen.summaries?.length ?? 0) > 0 && (shape.compaction?.compactedHeaders.includes(name.toLowerCase()) ?? false);
     if ((compaction && shape.compaction!.requestHeaders.includes(name.toLowerCase())) || compacted) {

@@ -42,16 +42,20 @@ const CONTINUATION_MIDDLE = new RegExp(
   `^(?:${escape("\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content you generated), read the full transcript at: ")}[^\\n<>]+\\.jsonl)?(?:${CONTINUATION_NOTES.map(escape).join("|")})?$`,
 );
 
-const textOf = (content: unknown): string | undefined =>
-  typeof content === "string" ? content : Array.isArray(content) && content.length === 1 && (content[0] as { type?: unknown })?.type === "text" ? String((content[0] as { text?: unknown }).text) : undefined;
+/** The last text of a user turn: the whole turn when it is a string, else its last block when that is a text (after a tool's result the instructions share its turn). */
+const lastTextOf = (content: unknown): string | undefined => {
+  if (typeof content === "string") return content;
+  const last = Array.isArray(content) ? (content.at(-1) as { type?: unknown; text?: unknown } | undefined) : undefined;
+  return last?.type === "text" && typeof last.text === "string" ? last.text : undefined;
+};
 
-/** Whether a request is a summary request: its last turn the user's, exactly the version's instructions (or with the retry paragraph). */
+/** Whether a request is a summary request: its last turn the user's, ending with exactly the version's instructions (or with the retry paragraph). */
 export function isCompactionRequest(messages: unknown, shape: Pick<WireShape, "compaction"> | undefined): boolean {
   const prompts = shape?.compaction?.prompts;
   if (prompts === undefined || !Array.isArray(messages) || messages.length < 2) return false;
   const last = messages[messages.length - 1] as { role?: unknown; content?: unknown } | null;
   if (last?.role !== "user") return false;
-  const text = textOf(last.content);
+  const text = lastTextOf(last.content);
   return prompts.some((prompt) => text === prompt || text === prompt + COMPACTION_RETRY);
 }
 
@@ -75,8 +79,9 @@ export function summariesOf(response: ResponseContent): string[] {
  */
 export function continuationProblem(text: string, summaries: readonly string[], tools: readonly string[], compaction: CompactionShape | undefined): string | undefined | null {
   if (!compaction || !text.startsWith(compaction.continuation.beforeTools)) return null;
-  const { beforeTools, afterTools, afterSummary } = compaction.continuation;
-  const end = text.endsWith(`${afterSummary}\n`) ? text.length - afterSummary.length - 1 : text.endsWith(afterSummary) ? text.length - afterSummary.length : -1;
+  const { beforeTools, afterTools } = compaction.continuation;
+  const ending = compaction.continuation.afterSummary.flatMap((after) => [`${after}\n`, after]).find((after) => text.endsWith(after));
+  const end = ending === undefined ? -1 : text.length - ending.length;
   if (end < beforeTools.length) return "a compaction's continuation text that does not end as the CLI writes it";
   const body = text.slice(beforeTools.length, end);
   const close = body.indexOf(afterTools);

@@ -212,6 +212,12 @@ export class WireInterceptor {
     const { incoming, raw, method, host, path, query } = request;
     const shape = this.shape;
     const call = session.messages();
+    // The request after a summary request may come before that answer's record is complete (the CLI reads the
+    // answer's end from the stream before it ends here): it is checked once the summary is known.
+    if (call?.summarizing) {
+      void call.summarizing.then(() => this.checkMessages(request, session));
+      return;
+    }
     const parsed = parseStrictJson(raw);
     const body = "value" in parsed ? parsed.value : undefined;
     const differences = !shape
@@ -227,10 +233,15 @@ export class WireInterceptor {
     }
     call.forwarded += 1;
     // A summary request's answer is no turn of the conversation: later requests hold it as the continuation text's summary.
-    const compaction = call.expectation.continues === true && call.expectation.compaction === true && isCompactionRequest((body as { messages?: unknown } | undefined)?.messages, shape);
+    const compaction = call.expectation.compaction === true && isCompactionRequest((body as { messages?: unknown } | undefined)?.messages, shape);
+    let summarized: (() => void) | undefined;
+    if (compaction) call.summarizing = new Promise<void>((resolve) => (summarized = resolve));
     const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (endsTurn, response) => {
-      if (response && compaction) call.summaries.push(...summariesOf(response));
-      else if (response) call.responses.push(response);
+        if (compaction) {
+        if (response) call.summaries.push(...summariesOf(response));
+        call.summarizing = undefined;
+        summarized?.();
+      } else if (response) call.responses.push(response);
       session.recorded(call, endsTurn);
     });
     if (compaction) meter.record.compaction = true;

@@ -20,7 +20,7 @@ export interface SessionEvents {
  * `responses`: the model responses forwarded so far, which later requests' assistant turns must be made of;
  * `earlier`: the conversation's calls before this one on the process, when it continues one.
  */
-export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[]; told: number; responses: ResponseContent[]; earlier: readonly EarlierTurn[]; summaries: string[] };
+export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[]; told: number; responses: ResponseContent[]; earlier: readonly EarlierTurn[]; summaries: string[]; summarizing?: Promise<void> };
 
 /** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
 export class WireSession {

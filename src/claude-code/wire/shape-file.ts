@@ -75,7 +75,7 @@ export interface WireShapeFile {
  * What a compaction adds to a conversation's requests (wire/compaction.ts): the summary request's last user
  * turn (the instructions, whole, each wording) and the header names only it carries; after it, the header names and billing-line
  * fields every request adds, and the continuation text around the tools used and the summary
- * (`beforeTools` + tools + `afterTools` + summary + `afterSummary`).
+ * (`beforeTools` + tools + `afterTools` + summary + one of `afterSummary`).
  */
 export interface CompactionShape {
   /** The instructions as the version words them (one per wording recorded: 2.1.330 adds a rule after a tool call). */
@@ -83,7 +83,8 @@ export interface CompactionShape {
   requestHeaders: string[];
   compactedHeaders: string[];
   billingFields: string[];
-  continuation: { beforeTools: string; afterTools: string; afterSummary: string };
+  /** `afterSummary`: each ending recorded (2.1.330 leaves out its note on the messages kept after the summary when it keeps none). */
+  continuation: { beforeTools: string; afterTools: string; afterSummary: string[] };
 }
 
 /** What check.ts applies: the file with its templates made regexes. */
@@ -256,7 +257,9 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
     need((compaction.requestHeaders as string[]).every((name) => name === name.toLowerCase()) && (compaction.compactedHeaders as string[]).every((name) => name === name.toLowerCase()), "compaction headers must be lower case");
     need((compaction.billingFields as string[]).every((name) => /^[A-Za-z0-9_]+$/.test(name)), "compaction.billingFields holds something that is not a field name");
     exactKeys(compaction.continuation, ["beforeTools", "afterTools", "afterSummary"], "compaction.continuation");
-    need(["beforeTools", "afterTools", "afterSummary"].every((key) => typeof (compaction.continuation as Record<string, unknown>)[key] === "string" && (compaction.continuation as Record<string, string>)[key] !== ""), "compaction.continuation needs three texts");
+    const continuation = compaction.continuation as Record<string, unknown>;
+    need(typeof continuation.beforeTools === "string" && continuation.beforeTools !== "" && typeof continuation.afterTools === "string" && continuation.afterTools !== "", "compaction.continuation needs the texts before and after the tools");
+    need(isStrings(continuation.afterSummary) && continuation.afterSummary.length > 0 && continuation.afterSummary.every((text) => text !== ""), "compaction.continuation.afterSummary is not a list of texts");
   }
   return data as unknown as WireShapeFile;
 }
