@@ -62,7 +62,7 @@ export function checkMessages(
   summaries: readonly string[] = [],
 ): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
-  // A conversation's summary request (compaction.ts): its turns before the instructions are checked as any request's, its prompt need not be among them.
+  // A session's summary request (compaction.ts): what precedes the instructions is checked as any request's, the prompt need not be in it.
   const compaction = expected.compaction === true && isCompactionRequest(messages, shape);
   const toolNames = [...expected.tools.map((tool) => tool.name), ...(expected.builtinTools ?? [])];
   const differences: string[] = [];

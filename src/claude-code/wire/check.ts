@@ -42,7 +42,7 @@ export interface CallExpectation {
   continues?: boolean;
   /** Built-in tools opted into (`capabilities.builtinTools`): their definitions must be the version's recorded ones. */
   builtinTools?: readonly string[];
-  /** The process runs with the CLI's auto-compaction (a session's `compaction`): a later turn may send its summary requests (compaction.ts). */
+  /** The process runs with the CLI's auto-compaction (a session's `compaction`): its turns may send summary requests (compaction.ts). */
   compaction?: boolean;
 }
 

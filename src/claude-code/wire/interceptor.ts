@@ -237,7 +237,7 @@ export class WireInterceptor {
     let summarized: (() => void) | undefined;
     if (compaction) call.summarizing = new Promise<void>((resolve) => (summarized = resolve));
     const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (endsTurn, response) => {
-        if (compaction) {
+      if (compaction) {
         if (response) call.summaries.push(...summariesOf(response));
         call.summarizing = undefined;
         summarized?.();
