@@ -121,7 +121,10 @@ describe("session compaction", () => {
 
       // Turn 4 goes on from the summary: it carries the summary, turn 3 and its answer, and passes the check too.
       const fourth = session.send("case=t4 last one");
-      expect((await fourth.result).text).toBe("four");
+      const fourthResult = await fourth.result;
+      expect(fourthResult.text).toBe("four");
+      // Its cost does include the summary request (a larger request than the turn's own): more than twice a like turn's without one.
+      expect(thirdResult.costUsd).toBeGreaterThan(fourthResult.costUsd * 2);
       const turn4Texts = textsOf(api.messageRequests.at(-1)!).join("\n");
       expect(turn4Texts).toContain(`Summary:\n${SUMMARY}`);
       expect(turn4Texts).toContain("case=t3 and now?");
@@ -139,6 +142,8 @@ describe("session compaction", () => {
         [200, false],
       ]);
       expect(compacting.refused).toEqual([]);
+      // The turn's usage is its own request's, not the summary request's too (the CLI leaves that out).
+      expect(thirdResult.usage.inputTokens).toBe(compacting.requests[1].usage.input_tokens);
       expect(callRecords(files[3]!).at(-1).requests.map((request: { compaction?: boolean }) => request.compaction ?? false)).toEqual([false]);
       const shown = await execa(process.execPath, ["dist/cli/main.js", "transcript", "show", files[2]!]);
       expect(shown.stdout).toMatch(/COMPACTED the conversation \(auto\): \d+ -> \d+ tokens/);
