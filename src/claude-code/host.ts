@@ -48,6 +48,8 @@ export interface HostCall {
   jsonSchema?: Record<string, unknown>;
   /** Variables the caller adds to the CLI's launch (its `thinking`); part of the pool key, as the launch is. */
   launchSettings?: Record<string, string>;
+  /** The CLI's auto-compaction (a session's `compaction`); part of the launch and so of the pool key. Off when absent. */
+  compaction?: { windowTokens?: number };
   /** Ask the CLI for `stream_event` lines (the caller's `text_delta` events); part of the pool key. */
   includePartialMessages?: boolean;
   signal?: AbortSignal;
@@ -128,8 +130,8 @@ export class ClaudeCodeHost {
    * A multi-turn conversation on one process of this host's pool (sessions/session.ts): each `send` is
    * a turn that continues it; `close()` gives the process back to the pool, rewound to before the first turn.
    */
-  createSession(options: SessionOptions): ClaudeCodeSession {
-    return new ClaudeCodeSession(this, options);
+  createSession<T = unknown>(options: SessionOptions<T>): ClaudeCodeSession<T> {
+    return new ClaudeCodeSession<T>(this, options);
   }
 
   /** @internal A session's end: its process back to the pool, rewound to before its first turn; resolves once it is idle or retired. */
@@ -171,13 +173,14 @@ export class ClaudeCodeHost {
   }
 
   /** The environment every CLI of this host gets, with a call's launch settings. */
-  private callEnv(launchSettings?: Record<string, string>, telemetry?: ClaudeCodeHostOptions["telemetry"]): Record<string, string> {
+  private callEnv(launchSettings?: Record<string, string>, telemetry?: ClaudeCodeHostOptions["telemetry"], compaction?: HostCall["compaction"]): Record<string, string> {
     return createKtxClaudeCodeEnv(this.options.env ?? process.env, {
       apiEndpoint: this.options.apiEndpoint,
       disableNonessentialTraffic: this.options.disableNonessentialTraffic,
       passEnv: this.options.passEnv,
       telemetry: telemetry ?? this.options.telemetry,
       launchSettings,
+      compaction,
       auth: this.options.auth,
     });
   }
@@ -350,7 +353,7 @@ export class ClaudeCodeHost {
     const auth = this.options.auth;
     const explicitCredential = this.explicitCredential;
     // capabilities.telemetry: this call's export (its variables are in the launch, so the pool key); else the host's option.
-    const env = this.callEnv(subagents ? { ...call.launchSettings, ...subagentsEnv(subagents) } : call.launchSettings, call.capabilities?.telemetry);
+    const env = this.callEnv(subagents ? { ...call.launchSettings, ...subagentsEnv(subagents) } : call.launchSettings, call.capabilities?.telemetry, call.compaction);
     // The slot is held until the child is reaped, so no more than maxConcurrentRuns calls have a live CLI;
     // idle warm processes (at most warm.size) come on top, and are not started while calls are queued.
     // A retry after a usage-limit reset has the slot its rejected attempt kept (retry-hold.ts).
@@ -415,6 +418,7 @@ export class ClaudeCodeHost {
         bash,
         webSearch,
         subagents,
+        compaction: call.compaction !== undefined,
       }, this.pool);
       void output.reaped.finally(release);
       await own?.close();

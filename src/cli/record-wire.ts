@@ -53,6 +53,18 @@ export function wireShapeChanges(before: WireShapeFile, after: WireShapeFile): s
   list("contextSuffix", before.contextSuffix ? [JSON.stringify(before.contextSuffix)] : [], after.contextSuffix ? [JSON.stringify(after.contextSuffix)] : []);
   list("worktree.reminders", (before.worktree?.reminders ?? []).map(reminder), (after.worktree?.reminders ?? []).map(reminder));
   value("webSearch", JSON.stringify(before.webSearch ?? null), JSON.stringify(after.webSearch ?? null));
+  // A session's compaction (wire/compaction.ts): each part as a line.
+  const compaction = (file: WireShapeFile) =>
+    file.compaction
+      ? [
+          ...file.compaction.prompts.map((prompt) => `prompt: ${prompt}`),
+          ...file.compaction.requestHeaders.map((name) => `request header: ${name}`),
+          ...file.compaction.compactedHeaders.map((name) => `header after: ${name}`),
+          ...file.compaction.billingFields.map((name) => `billing field after: ${name}`),
+          `continuation: ${JSON.stringify(file.compaction.continuation)}`,
+        ]
+      : [];
+  list("compaction", compaction(before), compaction(after));
   return changes;
 }
 

@@ -197,6 +197,14 @@ class Attempt implements AttemptHooks {
       }
       case "api_retry":
         return this.apiRetry(apiRetryInfo(message.message));
+      case "system": {
+        // The CLI compacted the conversation (a session's `compaction`): its summary now stands for the turns before.
+        if (message.message.subtype !== "compact_boundary") return;
+        const meta = (message.message as { compact_metadata?: { trigger?: unknown; pre_tokens?: unknown; post_tokens?: unknown } }).compact_metadata ?? {};
+        const count = (value: unknown) => (typeof value === "number" ? value : undefined);
+        this.emit({ type: "compacted", trigger: meta.trigger === "manual" ? "manual" : "auto", preTokens: count(meta.pre_tokens), postTokens: count(meta.post_tokens) });
+        return;
+      }
       case "assistant": {
         if (message.message.parent_tool_use_id != null || this.limits.unheard) return;
         for (const block of message.message.message.content) {

@@ -33,5 +33,7 @@ export function describeEvent(event: KtxProgressEvent): string {
       return `${call}tool ${event.name} ${event.ok ? "finished" : "FAILED"} in ${event.durationMs} ms${event.error ? `: ${event.error.slice(0, 200)}` : ""}`;
     case "text_delta":
       return `${call}text: ${JSON.stringify(event.text)}`;
+    case "compacted":
+      return `${call}the CLI compacted the conversation (${event.trigger}): ${event.preTokens ?? "?"} -> ${event.postTokens ?? "?"} tokens`;
   }
 }

@@ -73,6 +73,8 @@ export type CallEvent = CallEventBase &
     | { type: "tool_call_finished"; toolUseId: string; name: string; ok: boolean; durationMs: number; error?: string }
     /** Model text as it streams (only with `includePartialMessages`). */
     | { type: "text_delta"; text: string }
+    /** The CLI compacted the conversation (`system/compact_boundary`; sessions with `compaction` only): the context's tokens before and after. */
+    | { type: "compacted"; trigger: "auto" | "manual"; preTokens: number | undefined; postTokens: number | undefined }
   );
 
 export type KtxProgressEvent = GovernorEvent | CallEvent;

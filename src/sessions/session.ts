@@ -19,8 +19,10 @@ import { type CallPermissions, type PermissionMode, type PermissionsOption, PERM
 import { type RunLoopStopReason, mapStopReason } from "../claude-code/run/stop-reason.js";
 import type { SessionTranscript, TurnEnd } from "../transcripts/recorder.js";
 import { checkTranscriptName } from "../transcripts/recorder.js";
+import { type ObjectSchemaPlan, planObjectSchema, validateObject } from "../runtime/object-schema.js";
+import type { z } from "zod";
 
-export interface SessionOptions {
+export interface SessionOptions<T = unknown> {
   /** An alias (`sonnet`, `opus`, `haiku`) or a `claude-*` id, for every turn. */
   model: string;
   system?: string;
@@ -37,6 +39,16 @@ export interface SessionOptions {
   capabilities?: Capabilities;
   /** The session's one transcript (docs/guides/sessions.md, "Transcript"): `false` for none; default the host's `transcript.dir`. */
   transcript?: { dir: string; name?: string } | false;
+  /**
+   * The CLI's own compaction near the context limit (docs/guides/sessions.md, "Compaction"): `"auto"` (the
+   * default), `"off"`, or `{ windowTokens }` to compact once a response's usage nears that many tokens.
+   */
+  compaction?: "auto" | "off" | { windowTokens: number };
+  /**
+   * Every turn answers with an object of this schema (as `generateObject`): the CLI's StructuredOutput tool,
+   * its schema fixed for the session's process; each turn's `result.object` is validated with it.
+   */
+  schema?: z.ZodType<T>;
 }
 
 /** What a turn reports while it runs. */
@@ -45,12 +57,16 @@ export type SessionEvent =
   | { type: "tool_call"; toolUseId: string; name: string; input: unknown }
   | { type: "tool_result"; toolUseId: string; name: string; ok: boolean; durationMs: number; error?: string }
   | { type: "step"; stepIndex: number }
+  /** The CLI compacted the conversation: its summary stands for the turns before from now on. */
+  | { type: "compact"; trigger: "auto" | "manual"; preTokens?: number; postTokens?: number }
   /** Anything else the limits say about the turn: governor waits, retries (docs/guides/rate-limits.md). */
   | { type: "progress"; event: KtxProgressEvent };
 
 /** A finished turn, backend-neutral. */
-export interface TurnResult {
+export interface TurnResult<T = unknown> {
   text: string;
+  /** The turn's object, validated with the session's `schema` (only a session with one). */
+  object?: T;
   toolCalls: ToolCallRecord[];
   usage: RunUsage;
   costUsd: number;
@@ -71,14 +87,14 @@ export interface TurnResult {
 }
 
 /** One turn: iterate it for its events (the iteration ends with the turn); `result` settles with it. */
-export interface SessionTurn extends AsyncIterable<SessionEvent> {
-  readonly result: Promise<TurnResult>;
+export interface SessionTurn<T = unknown> extends AsyncIterable<SessionEvent> {
+  readonly result: Promise<TurnResult<T>>;
 }
 
 /** A turn of `history`: its input and how it ended. */
-export interface SessionTurnRecord {
+export interface SessionTurnRecord<T = unknown> {
   input: string;
-  result?: TurnResult;
+  result?: TurnResult<T>;
   /** Set when the turn failed; an interrupted turn's is an `AbortError` (and the conversation goes on without it). */
   error?: ClaudeCodeError;
 }
@@ -99,17 +115,20 @@ export class SessionClosedError extends ClaudeCodeError {
   }
 }
 
-export class ClaudeCodeSession {
+export class ClaudeCodeSession<T = unknown> {
   private model: string;
   private readonly tools: PreparedTool[];
   private readonly maxTurns: number;
   private readonly capabilities: Capabilities | undefined;
+  private readonly compaction: { windowTokens?: number } | undefined;
   private readonly limits: CallLimits;
   /** The mode the session's process is launched for (fixed) and the one its turns run in (`setPermissionMode`). */
   private readonly launchMode: PermissionMode;
   private permissionMode: PermissionMode;
   private conversation: Conversation = {};
-  private readonly turns: SessionTurnRecord[] = [];
+  private readonly turns: SessionTurnRecord<T>[] = [];
+  /** The session's schema as the CLI takes it (`schema`), fixed for its process. */
+  private readonly objectPlan: ObjectSchemaPlan | undefined;
   private running: { controller: AbortController; queue: EventQueue; done: Promise<unknown>; permissions: CallPermissions } | undefined;
   private closed = false;
   /** The failure that ended the session's process while it held the conversation; the next turn replays it. */
@@ -122,16 +141,21 @@ export class ClaudeCodeSession {
 
   constructor(
     private readonly host: ClaudeCodeHost,
-    private readonly options: SessionOptions,
+    private readonly options: SessionOptions<T>,
   ) {
     const model = typeof options?.model === "string" ? resolveModelValue(options.model) : undefined;
     if (!model) throw new InvalidInputError(`Invalid session options: model ${JSON.stringify(options?.model)} is neither an alias (sonnet, opus, haiku) nor a claude-* id.`);
     this.capabilities = parseCapabilities(options.capabilities);
+    this.compaction = parseCompaction(options.compaction);
     this.model = model.id;
     parsePermissions(options.permissions, "session");
     this.launchMode = this.permissionMode = options.permissions?.mode ?? "deny";
     this.tools = (options.tools ? prepareToolSet(options.tools) : []).map((tool) => this.recorded(tool));
-    this.maxTurns = options.maxTurns ?? (this.tools.length > 0 || this.capabilities?.builtinTools !== undefined || this.capabilities?.mcpServers !== undefined || this.capabilities?.bash !== undefined || this.capabilities?.webSearch === true || this.capabilities?.subagents !== undefined ? 10 : 1);
+    this.objectPlan = options.schema !== undefined ? planObjectSchema(options.schema) : undefined;
+    const capabilities = this.capabilities;
+    const withTools = this.tools.length > 0 || capabilities?.builtinTools !== undefined || capabilities?.mcpServers !== undefined || capabilities?.bash !== undefined || capabilities?.webSearch === true || capabilities?.subagents !== undefined;
+    // With a schema, as generateObject: the answer plus the CLI's 5 schema retries and its one prose nudge.
+    this.maxTurns = options.maxTurns ?? (this.objectPlan ? (withTools ? 16 : 8) : withTools ? 10 : 1);
     this.limits = host.limitsFor((event) => this.running?.queue.push(toSessionEvent(event)), options.logger ?? host.logger);
     if (options.transcript && options.transcript.name !== undefined) checkTranscriptName(options.transcript.name);
   }
@@ -168,7 +192,7 @@ export class ClaudeCodeSession {
   }
 
   /** The turns so far, oldest first. */
-  get history(): readonly SessionTurnRecord[] {
+  get history(): readonly SessionTurnRecord<T>[] {
     return this.turns;
   }
 
@@ -177,7 +201,7 @@ export class ClaudeCodeSession {
    * `close()`. After the session's process ended (a crash, a kill), the turn runs on another process with
    * the earlier turns written out before `input` (its result's `history` is `"replayed"`).
    */
-  send(input: string): SessionTurn {
+  send(input: string): SessionTurn<T> {
     if (this.closed) throw new SessionClosedError();
     if (this.running) throw new SessionBusyError();
     if (typeof input !== "string" || input.trim() === "") throw new InvalidInputError("A session turn needs a non-empty input string.");
@@ -188,7 +212,7 @@ export class ClaudeCodeSession {
     }
     const controller = new AbortController();
     const queue = new EventQueue();
-    const record: SessionTurnRecord = { input };
+    const record: SessionTurnRecord<T> = { input };
     this.turns.push(record);
     const detach = this.host.attach(() => controller.abort(new Error("the host was closed")));
     const started = performance.now();
@@ -213,13 +237,17 @@ export class ClaudeCodeSession {
           conversation: this.conversation,
           permissions,
           capabilities: this.capabilities,
+          compaction: this.compaction,
+          ...(this.objectPlan ? { jsonSchema: this.objectPlan.jsonSchema } : {}),
           ...(file ? { recordInto: { path: file.path, observer: file.observerFor(number) } } : {}),
         },
         this.limits,
       );
       })
-      .then((output): TurnResult => ({
+      .then((output): TurnResult<T> => ({
         text: output.result.result ?? output.lastText,
+        // A turn whose answer fails the schema fails (StructuredOutputError); the conversation goes on.
+        ...(this.objectPlan ? { object: validateObject(this.options.schema!, this.objectPlan, output.result.structured_output, output.result.result ?? output.lastText) } : {}),
         toolCalls: output.toolCalls,
         usage: runUsage(output.result),
         costUsd: output.result.total_cost_usd ?? 0,
@@ -308,7 +336,7 @@ export class ClaudeCodeSession {
    * outputs, and the answer. Failed and interrupted turns are left out, as the CLI leaves them out of its own
    * conversation. Undefined when no turn completed.
    */
-  private replayOf(turns: readonly SessionTurnRecord[]): string | undefined {
+  private replayOf(turns: readonly SessionTurnRecord<T>[]): string | undefined {
     const done = turns.filter((turn) => turn.result);
     if (done.length === 0) return undefined;
     const lines = done.flatMap((turn) => [
@@ -369,9 +397,22 @@ function toSessionEvent(event: KtxProgressEvent): SessionEvent {
       return { type: "tool_result", toolUseId: event.toolUseId, name: event.name, ok: event.ok, durationMs: event.durationMs, ...(event.error !== undefined ? { error: event.error } : {}) };
     case "step_finished":
       return { type: "step", stepIndex: event.stepIndex };
+    case "compacted":
+      return { type: "compact", trigger: event.trigger, ...(event.preTokens !== undefined ? { preTokens: event.preTokens } : {}), ...(event.postTokens !== undefined ? { postTokens: event.postTokens } : {}) };
     default:
       return { type: "progress", event };
   }
+}
+
+/** The session's `compaction` as the launch takes it: undefined for off. */
+function parseCompaction(value: SessionOptions["compaction"]): { windowTokens?: number } | undefined {
+  if (value === undefined || value === "auto") return {};
+  if (value === "off") return undefined;
+  const windowTokens = (value as { windowTokens?: unknown } | null)?.windowTokens;
+  if (typeof windowTokens === "number" && Number.isInteger(windowTokens) && windowTokens >= 1_000) return { windowTokens };
+  const error = new InvalidInputError(`Invalid session option compaction ${JSON.stringify(value)}: use "auto", "off" or { windowTokens: <an integer of at least 1000> }.`);
+  error.field = "compaction";
+  throw error;
 }
 
 /** A turn's events for one reader: pushed as they come, read in order, ended with the turn. */

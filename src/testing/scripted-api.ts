@@ -177,7 +177,7 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
     );
     const stopReason = blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
     const searches = blocks.filter((block) => block.type === "server_tool_use").length;
-    const usage = { input_tokens: roughTokens(request.body?.messages), output_tokens: 0, ...(searches > 0 ? { server_tool_use: { web_search_requests: searches } } : {}) };
+    const usage = { input_tokens: roughTokens(request.body?.messages), output_tokens: 0, ...(searches > 0 ? { server_tool_use: { web_search_requests: searches } } : {}), ...("usage" in scripted ? scripted.usage : {}) };
 
     if (request.body?.stream !== true) {
       const message = JSON.stringify({ id, type: "message", role: "assistant", model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage: { ...usage, output_tokens: 5 } });
@@ -234,7 +234,7 @@ export async function startScriptedMessagesApi(script: Script, options: Scripted
       }
       if (!(await event("content_block_stop", { index: position }))) return;
     }
-    if (!(await event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5 } }))) return;
+    if (!(await event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5, ...("usage" in scripted ? scripted.usage : {}) } }))) return;
     if (!(await event("message_stop", {})) || !(await flush())) return;
     response.end();
   };

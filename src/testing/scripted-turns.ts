@@ -20,6 +20,11 @@ export interface Pacing {
    * `status: "rejected"` turns any turn into a 429 usage-limit answer.
    */
   rateLimit?: ScriptedRateLimit;
+  /**
+   * Usage figures the answer reports instead of the server's rough count (`input_tokens` etc., the API's
+   * names): large ones bring the CLI near its context limit, which is what triggers its auto-compaction.
+   */
+  usage?: Record<string, number>;
 }
 
 export interface ScriptedError {

@@ -81,6 +81,21 @@ export const CHATTY = "text, non-essential traffic on";
 export const RESENT = "text, 503 once";
 /** The status of the recorder's scripted outage. */
 export const RESENT_STATUS = 503;
+/**
+ * The call kind that drives a session's compaction (two turns, the first answered with a usage past the
+ * session's auto-compact window): its summary request and the turn after it become the shape's `compaction`.
+ */
+export const COMPACTION_CALL = "session, compaction";
+/** The same after a tool call (2.1.330's instructions then hold one more rule). */
+export const COMPACTION_TOOL_CALL = "session, compaction after a tool call";
+/** Inside a session's first turn, between a tool call and its result (the continuation then keeps no later message). */
+export const COMPACTION_IN_TURN_CALL = "session, compaction inside a turn";
+export const COMPACTION_CALLS: readonly string[] = [COMPACTION_CALL, COMPACTION_TOOL_CALL, COMPACTION_IN_TURN_CALL];
+export const COMPACTION_PROMPT_3 = "Echo 7, then stop";
+/** The first turn's prompt and the summary the recorder's model writes (wire-shape-derive.ts finds it in the continuation). */
+export const COMPACTION_PROMPT_1 = "Remember the number 7";
+export const COMPACTION_PROMPT_2 = "And now?";
+export const COMPACTION_SUMMARY = "The user asked to remember the number 7.";
 /** The call kind that opts into the built-in file tools (`capabilities.builtinTools: "edit"`): their definitions become the shape's `builtinTools`. */
 export const BUILTIN_TOOLS_CALL = "text, built-in file tools";
 /** The call kind that opts into Bash unsandboxed (`capabilities.bash: { sandbox: false }`): its definition becomes the shape's `builtinTools` entry "Bash". */
@@ -190,6 +205,16 @@ export const BUILTIN_READ_TEXT = "one row per order line\n";
 /** The scripted model: answers each request by what it carries, so every call kind gets the turns it needs on any version. */
 function answer(request: RecordedRequest): ScriptedTurn {
   const body = request.body;
+  if (request.headers["x-claude-code-request-class"] === "compaction") return turn.text(`<analysis>One turn.</analysis>\n\n<summary>\n${COMPACTION_SUMMARY}\n</summary>`);
+  // Past the session's window (100k): the CLI compacts before the next turn.
+  // After a compaction the summary stands for the turns before: the model is done.
+  if (JSON.stringify(body?.messages ?? []).includes(COMPACTION_SUMMARY)) return turn.text("Done.");
+  // A tool call whose response is past the window: the CLI compacts before it sends the tool's result.
+  if (firstUserText(body) === COMPACTION_PROMPT_3 && (body?.messages?.length ?? 0) === 1) return { toolCalls: [{ name: "mcp__ktx__echo", input: { text: "7" } }], usage: { input_tokens: 190_000 } };
+  if (firstUserText(body) === COMPACTION_PROMPT_1 && (body?.messages?.length ?? 0) === 1) {
+    return (body?.tools ?? []).some((tool: any) => tool.name === "mcp__ktx__echo") ? turn.tools({ name: "mcp__ktx__echo", input: { text: "7" } }) : { text: "Noted.", usage: { input_tokens: 190_000 } };
+  }
+  if (firstUserText(body) === COMPACTION_PROMPT_1 && (body?.messages?.length ?? 0) === 3) return { text: "Noted.", usage: { input_tokens: 190_000 } };
   const tools: string[] = (body?.tools ?? []).map((tool: any) => tool.name);
   const results = toolResults(body);
   if (tools.includes("StructuredOutput")) {
@@ -458,6 +483,21 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         );
         await rt.close();
       }],
+      ...COMPACTION_CALLS.map((name): [string, () => Promise<unknown>] => [
+        name,
+        async () => {
+          const rt = runtime(mainHome);
+          const model = resolveModelValue("sonnet")!.id;
+          const session = rt.host.createSession({ model, system: RECORDER_SYSTEM, compaction: { windowTokens: 100_000 }, ...(name !== COMPACTION_CALL ? { tools: { echo } } : {}) });
+          await call(name, rt, model, RECORDER_SYSTEM, COMPACTION_PROMPT_2, async () => {
+            if (name === COMPACTION_IN_TURN_CALL) return await session.send(COMPACTION_PROMPT_3).result;
+            await session.send(COMPACTION_PROMPT_1).result;
+            await session.send(COMPACTION_PROMPT_2).result;
+          });
+          await session.close();
+          await rt.close();
+        },
+      ]),
       [CHATTY, async () => {
         // A wrapper turns non-essential traffic back on (as the CLI's cached feature flags may differ then): its
         // Messages requests count, its other requests (analytics, which the interceptor refuses) do not.

@@ -8,9 +8,9 @@ import { hostname, release, tmpdir } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { checkMessagesRequest } from "../claude-code/wire/check.js";
 import { isWebSearchRequest } from "../claude-code/wire/check-web-search.js";
-import { literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WebSearchShape, type WireShapeFile } from "../claude-code/wire/shape-file.js";
+import { type CompactionShape, literalTemplate, loadWireShape, MESSAGES_REQUEST, templateRegExp, WIRE_SHAPE_FORMAT, type WebSearchShape, type WireShapeFile } from "../claude-code/wire/shape-file.js";
 import { FILE_TOOLS } from "../claude-code/capabilities.js";
-import { CHATTY, isVariantCall, PROJECT_INSTRUCTIONS_CALL, RECORDER_AGENT, RECORDER_AGENT_TASK, type RecordedWireRequest, RESENT, RESENT_STATUS, SUBAGENTS_CALL, WEB_SEARCH_CALL, WEB_SEARCH_QUERY, type WireRecording } from "./wire-recorder.js";
+import { CHATTY, COMPACTION_CALL, COMPACTION_CALLS, COMPACTION_SUMMARY, isVariantCall, PROJECT_INSTRUCTIONS_CALL, RECORDER_AGENT, RECORDER_AGENT_TASK, type RecordedWireRequest, RESENT, RESENT_STATUS, SUBAGENTS_CALL, WEB_SEARCH_CALL, WEB_SEARCH_QUERY, type WireRecording } from "./wire-recorder.js";
 import { type InstructionsFormat, type InstructionFile, isInstructionsReminder } from "../claude-code/capabilities/project.js";
 import { deriveWithVariants } from "./wire-variants-derive.js";
 
@@ -178,6 +178,8 @@ export function deriveBaseWireShape(recording: WireRecording, now = new Date()):
     const call = callOf.get(request.call);
     const where = `call "${request.call}"`;
     if (!call) throw new WireRecordingError(`a Messages request outside any call (${where})`);
+    // A compaction's requests become the shape's `compaction` (below), not parts every request may have.
+    if (COMPACTION_CALLS.includes(request.call)) continue;
     queries.add(request.query);
     for (const name of Object.keys(request.headers)) headers.add(name.toLowerCase());
     const beta = request.headers["anthropic-beta"];
@@ -300,6 +302,7 @@ export function deriveBaseWireShape(recording: WireRecording, now = new Date()):
     ...(instructionFormats.size > 0 ? { projectInstructions: JSON.parse([...instructionFormats][0]!) as InstructionsFormat } : {}),
     ...(webSearch.shape ? { webSearch: webSearch.shape } : {}),
     ...(subagentSuffix.value !== undefined ? { subagents: { systemSuffix: subagentSuffix.value } } : {}),
+    ...(callOf.has(COMPACTION_CALL) ? { compaction: deriveCompaction(COMPACTION_CALLS.filter((name) => callOf.has(name)).map((name) => messages.filter((request) => request.call === name)), headers, billingFields, billingTemplates, problems) } : {}),
     otherRequests: [...others.values()].sort((a, b) => `${a.host}${a.path}`.localeCompare(`${b.host}${b.path}`)),
   };
   // Nothing of this machine may stay literal: the shape must match any user's requests.
@@ -324,6 +327,7 @@ export function ownRequestProblems(file: WireShapeFile, recording: WireRecording
   const callOf = new Map(recording.calls.map((call) => [call.name, call]));
   const shape = loadWireShape(file, recording.version);
   for (const request of messages) {
+    if (COMPACTION_CALLS.includes(request.call)) continue;
     const call = callOf.get(request.call)!;
     const body = request.body as Record<string, any>;
     const tools: Array<{ name: string; description?: string; input_schema: unknown }> = Array.isArray(body.tools) ? body.tools : [];
@@ -379,6 +383,70 @@ function addWebSearch(into: { shape?: WebSearchShape }, body: Record<string, any
   if (into.shape && !isDeepStrictEqual(into.shape, shape)) return "two web search requests of different shapes";
   into.shape = shape;
   return undefined;
+}
+
+/**
+ * The compaction calls' requests (wire-recorder.ts, COMPACTION_CALLS): each summary request (the one the CLI
+ * classes `compaction`) gives the instructions (the calls' differ when the version words them by the conversation)
+ * and its own header names; the request after it the header names and billing-line fields the CLI adds from then
+ * on, and the continuation text around the recorder's summary (the same in each call).
+ */
+function deriveCompaction(
+  calls: ReadonlyArray<readonly RecordedWireRequest[]>,
+  headers: ReadonlySet<string>,
+  billingFields: ReadonlySet<string>,
+  billingTemplates: ReadonlySet<string>,
+  problems: string[],
+): CompactionShape | undefined {
+  const prompts = new Set<string>();
+  const requestHeaders = new Set<string>();
+  const compactedHeaders = new Set<string>();
+  const fields = new Set<string>();
+  const continuations = new Map<string, { beforeTools: string; afterTools: string }>();
+  /** What follows the summary: with the note on the messages kept after it, or (nothing kept, inside a turn) without. */
+  const endings = new Set<string>();
+  const names = (request: RecordedWireRequest) => Object.keys(request.headers).map((name) => name.toLowerCase()).filter((name) => !headers.has(name));
+  for (const requests of calls) {
+    const name = requests[0]?.call ?? COMPACTION_CALL;
+    const at = requests.findIndex((request) => request.headers["x-claude-code-request-class"] === "compaction");
+    const summary = requests[at];
+    const after = requests[at + 1];
+    if (!summary || !after) {
+      problems.push(`call "${name}": no summary request and a request after it (the CLI did not compact)`);
+      continue;
+    }
+    const last = (summary.body as any)?.messages?.at(-1);
+    // The instructions end the last user turn (after a tool's result, in the same turn).
+    const block = Array.isArray(last?.content) ? last.content.at(-1) : undefined;
+    const prompt = typeof last?.content === "string" ? last.content : block?.type === "text" ? String(block.text ?? "") : "";
+    if (last?.role !== "user" || prompt === "") problems.push(`call "${name}": the summary request did not end with the instructions as a user text`);
+    else prompts.add(prompt);
+    for (const header of names(summary)) requestHeaders.add(header);
+    for (const header of names(after)) compactedHeaders.add(header);
+    // Fields the line adds after a compaction: not the recorded ones, nor those of the template itself (cc_version, cc_entrypoint).
+    const line = String((after.body as any)?.system?.[0]?.text ?? "");
+    for (const pair of line.matchAll(/ ([A-Za-z0-9_]+)=/g)) if (!billingFields.has(pair[1]!) && ![...billingTemplates].some((template) => template.includes(` ${pair[1]}=`) || template.includes(`: ${pair[1]}=`))) fields.add(pair[1]!);
+    const texts: string[] = ((after.body as any)?.messages?.[0]?.content ?? []).filter((block: any) => block?.type === "text").map((block: any) => String(block.text));
+    const text = texts.find((candidate) => candidate.includes(COMPACTION_SUMMARY)) ?? "";
+    const toolsAt = text.indexOf("<tools-used-before-summary>");
+    const toolsEnd = text.indexOf("</tools-used-before-summary>");
+    const summaryEnd = text.indexOf(COMPACTION_SUMMARY) + COMPACTION_SUMMARY.length;
+    // The summary as the CLI wrote it into the continuation: from the end of the tools' reminder to the recorder's summary's end.
+    const reminderEnd = text.indexOf("\n", text.indexOf("</system-reminder>", toolsEnd)) + 1;
+    if (toolsAt < 0 || toolsEnd < toolsAt || reminderEnd <= 0 || summaryEnd <= reminderEnd) {
+      problems.push(`call "${name}": the request after the summary request held no continuation text around the recorder's summary`);
+      continue;
+    }
+    // Whether a newline ends it depends on what follows it in its turn (the check admits both).
+    const continuation = { beforeTools: text.slice(0, toolsAt + "<tools-used-before-summary>".length), afterTools: text.slice(toolsEnd, reminderEnd) };
+    continuations.set(JSON.stringify(continuation), continuation);
+    endings.add(text.slice(summaryEnd).replace(/\n$/, ""));
+  }
+  if (continuations.size !== 1) {
+    if (continuations.size > 1) problems.push(`the compaction calls' continuation texts differ before the summary: ${JSON.stringify([...continuations.keys()])}`);
+    return undefined;
+  }
+  return { prompts: sorted(prompts), requestHeaders: sorted(requestHeaders), compactedHeaders: sorted(compactedHeaders), billingFields: sorted(fields), continuation: { ...[...continuations.values()][0]!, afterSummary: sorted(endings) } };
 }
 
 const realpathOr = (path: string) => {

@@ -143,6 +143,8 @@ export interface RequestRecord {
   error?: string;
   /** The answer's message id: a model response the CLI reports must be one of these (the call fails otherwise). */
   messageId?: string;
+  /** Set on a session's summary request (the CLI compacting its conversation, wire/compaction.ts): its answer is the summary, not a turn. */
+  compaction?: true;
   /** The request body (only with `wire: { bodies: true }`); redacted by the transcript like every record. */
   body?: unknown;
 }

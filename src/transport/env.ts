@@ -188,6 +188,11 @@ export function isAllowedEnvName(name: string): boolean {
 }
 
 export interface KtxClaudeCodeEnvOptions {
+  /**
+   * The CLI's own auto-compaction (sessions only, docs/guides/sessions.md "Compaction"): off unless given;
+   * `windowTokens` sets the window it compacts against (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`).
+   */
+  compaction?: { windowTokens?: number };
   /** Default true: no telemetry, error reporting or other non-essential calls from the CLI. */
   disableNonessentialTraffic?: boolean;
   /** Explicit test/recording endpoint; the only way a base URL or API key reaches the child. */
@@ -249,8 +254,11 @@ export function createKtxClaudeCodeEnv(env: Env, options: KtxClaudeCodeEnvOption
   result.CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP = "1";
   // KTX's calls are one-shot: a compaction's summary turn and its new headers are nothing a call asked for
   // (2.1.330: `Boolean(He(process.env.DISABLE_COMPACT)||s.DISABLE_AUTO_COMPACT)` turns auto-compaction off).
-  // Long sessions will need compaction back, with its requests recorded in the wire shape.
-  result.DISABLE_AUTO_COMPACT = "1";
+  // A session that asks for compaction gets it (its requests are checked, wire/compaction.ts).
+  if (options.compaction) {
+    delete result.DISABLE_AUTO_COMPACT;
+    if (options.compaction.windowTokens !== undefined) result.CLAUDE_CODE_AUTO_COMPACT_WINDOW = String(options.compaction.windowTokens);
+  } else result.DISABLE_AUTO_COMPACT = "1";
   if (options.apiEndpoint) {
     // A proxy of the user's must not carry requests meant for a loopback endpoint (it cannot reach it: 7 retries, then ApiRetryBudgetError).
     if (isLoopbackUrl(options.apiEndpoint.baseUrl)) {

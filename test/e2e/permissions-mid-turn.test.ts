@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ClaudeCodeHost, IsolationError, type PermissionDecision, type PermissionRequest } from "../../src/index.js";
+import { ClaudeCodeHost, type ClaudeCodeSession, IsolationError, type PermissionDecision, type PermissionRequest } from "../../src/index.js";
 import { RateLimitGovernor } from "../../src/limits/governor.js";
 import { type RecordedRequest, type ScriptedTurn, turn } from "../../src/testing/scripted-api.js";
 import { TEST_PASS_ENV, baseUrlApi, cleanup, cliOption, firstPartyApi, firstPartyEnv, remainingChildren, tempDir, testEnv, toolResultsIn } from "../support.js";
@@ -39,7 +39,7 @@ describe("setPermissionMode during a turn", () => {
     const received: string[] = [];
     const asked: PermissionRequest[] = [];
     let switched: Promise<void> | undefined;
-    const session = host.createSession({
+    const session: ClaudeCodeSession = host.createSession({
       model: "sonnet",
       tools: toolsInto(received),
       permissions: {
@@ -81,7 +81,7 @@ describe("setPermissionMode during a turn", () => {
     const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: testEnv(), passEnv: TEST_PASS_ENV, apiEndpoint: { baseUrl: api.baseUrl, apiKey: "sk-test-scripted" }, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
     const received: string[] = [];
     const asked: string[] = [];
-    const session = host.createSession({
+    const session: ClaudeCodeSession = host.createSession({
       model: "sonnet",
       tools: toolsInto(received),
       permissions: { mode: "ask", canUseTool: async (request) => (asked.push(request.toolUseId), await session.setPermissionMode("acceptAll"), { behavior: "allow" }) },
@@ -100,7 +100,7 @@ describe("setPermissionMode during a turn", () => {
     expect(host.interceptor).toBe("on");
     const received: string[] = [];
     const asked: PermissionRequest[] = [];
-    const session = host.createSession({
+    const session: ClaudeCodeSession = host.createSession({
       model: "sonnet",
       tools: toolsInto(received),
       permissions: {
@@ -126,7 +126,7 @@ describe("setPermissionMode during a turn", () => {
     const host = new ClaudeCodeHost({ projectDir: tempDir("project"), env: firstPartyEnv(api), passEnv: TEST_PASS_ENV, ...cliOption(), warm: false, rateLimitGovernor: new RateLimitGovernor() });
     const received: string[] = [];
     let planOnce = true;
-    const session = host.createSession({
+    const session: ClaudeCodeSession = host.createSession({
       model: "sonnet",
       tools: toolsInto(received),
       permissions: {

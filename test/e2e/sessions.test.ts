@@ -105,7 +105,8 @@ describe("sessions", () => {
     };
     const host = new ClaudeCodeHost(options);
     expect(host.interceptor).toBe("on");
-    const session = host.createSession({ model: "sonnet", system: SYSTEM, tools });
+    // Compaction off: a process with the CLI's auto-compaction never serves a KTX call, and this test hands it to one after close().
+    const session = host.createSession({ model: "sonnet", system: SYSTEM, tools, compaction: "off" });
 
     // Turn 1: its text streams as deltas, the iteration ends with the turn.
     const first = session.send("case=t1 hello");

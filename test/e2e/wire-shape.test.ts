@@ -10,14 +10,14 @@ import { describe, expect, it } from "vitest";
 import { wireShapeChanges } from "../../src/cli/record-wire.js";
 import { wireShapePath } from "../../src/claude-code/wire/shape.js";
 import { validateWireShapeFile } from "../../src/claude-code/wire/shape-file.js";
-import { BASH_CALL, BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL, SUBAGENTS_CALL, WEB_SEARCH_CALL, recordWire } from "../../src/testing/wire-recorder.js";
+import { BASH_CALL, BUILTIN_TOOLS_CALL, COMPACTION_CALLS, PROJECT_INSTRUCTIONS_CALL, SUBAGENTS_CALL, WEB_SEARCH_CALL, recordWire } from "../../src/testing/wire-recorder.js";
 import { deriveWireShape } from "../../src/testing/wire-shape-derive.js";
 import { realCli } from "../support.js";
 
 describe("the recorded first-party shape", () => {
-  it("a recording of the CLI in use (a text call, a nudged object, a 2-tool loop, the built-in file tools, the project instructions, Bash, web search, a subagent) adds nothing to its committed shape", async () => {
-    const recording = await recordWire({ cliPath: realCli(), only: ["object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL, BASH_CALL, WEB_SEARCH_CALL, SUBAGENTS_CALL] });
-    expect(recording.calls.map((call) => call.name)).toEqual(["text, fresh login", "object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL, BASH_CALL, WEB_SEARCH_CALL, SUBAGENTS_CALL]);
+  it("a recording of the CLI in use (a text call, a nudged object, a 2-tool loop, the built-in file tools, the project instructions, Bash, web search, a subagent, a session's compactions) adds nothing to its committed shape", async () => {
+    const recording = await recordWire({ cliPath: realCli(), only: ["object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL, BASH_CALL, WEB_SEARCH_CALL, SUBAGENTS_CALL, ...COMPACTION_CALLS] });
+    expect(recording.calls.map((call) => call.name)).toEqual(["text, fresh login", "object, nudged", "agent loop, 2 tool calls", BUILTIN_TOOLS_CALL, PROJECT_INSTRUCTIONS_CALL, BASH_CALL, WEB_SEARCH_CALL, SUBAGENTS_CALL, ...COMPACTION_CALLS]);
     const partial = deriveWireShape(recording);
     const committed = validateWireShapeFile(JSON.parse(readFileSync(wireShapePath(recording.version), "utf8")), recording.version);
     // A partial recording may lack what other call kinds add (REMOVED); anything it adds or changes is drift.
@@ -32,7 +32,8 @@ describe("the recorded first-party shape", () => {
     // So is the CLI's own web search request.
     expect(partial.webSearch).toEqual(committed.webSearch);
     expect(partial.subagents).toEqual(committed.subagents);
-    // Eight CLI starts (measured: docs/isolation.md, "The recorded shapes").
+    // A session's compaction (its instructions, headers, billing fields, continuation text), recorded whole, is the committed one.
+    expect(partial.compaction).toEqual(committed.compaction);
   }, 180_000);
 
   it("fixtures record-wire: --help, and exit 2 with one line for wrong arguments or a missing binary", async () => {

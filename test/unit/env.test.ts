@@ -139,6 +139,14 @@ describe("createKtxClaudeCodeEnv", () => {
     expect(() => createKtxClaudeCodeEnv({}, { passEnv: ["DISABLE_AUTO_COMPACT"] })).toThrow(EnvNotAllowedError);
   });
 
+  it("leaves auto-compaction on only for a session's compaction, its window only from the option", () => {
+    const caller = { DISABLE_AUTO_COMPACT: "1", DISABLE_COMPACT: "1", CLAUDE_CODE_AUTO_COMPACT_WINDOW: "5000", CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: "1" };
+    const auto = createKtxClaudeCodeEnv(caller, { compaction: {} });
+    expect([auto.DISABLE_AUTO_COMPACT, auto.DISABLE_COMPACT, auto.CLAUDE_CODE_AUTO_COMPACT_WINDOW, auto.CLAUDE_AUTOCOMPACT_PCT_OVERRIDE]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(createKtxClaudeCodeEnv(caller, { compaction: { windowTokens: 100_000 } }).CLAUDE_CODE_AUTO_COMPACT_WINDOW).toBe("100000");
+    expect(createKtxClaudeCodeEnv(caller).DISABLE_AUTO_COMPACT).toBe("1");
+  });
+
   it("turns the CLI's token-budget reminder off, and sets the library's launch settings last", () => {
     expect(createKtxClaudeCodeEnv({ CLAUDE_CODE_TOTAL_TOKENS_REMINDER: "padded-countdown" }).CLAUDE_CODE_TOTAL_TOKENS_REMINDER).toBe("off");
     // The reminder switch cannot come from the caller's environment; a passed MAX_THINKING_TOKENS yields to the `thinking` option.

@@ -110,5 +110,12 @@ describe("reminders inside tool results", () => {
     const object = { ...expectation({}), tools: [], jsonSchema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] } };
     const schema = check([{ id: "toolu_z", name: "StructuredOutput", content: "Output does not match required schema: root: must have required property 'title'", is_error: true }], object);
     expect(schema.filter((difference) => !/tool "/.test(difference))).toEqual([]);
+    // A property's path without "root" (2.1.330, a property of the wrong type), one error or several.
+    for (const content of ["Output does not match required schema: /title: must be string", "Output does not match required schema: /title: must be string, root: must have required property 'title'"]) {
+      expect(check([{ id: "toolu_z", name: "StructuredOutput", content, is_error: true }], object).filter((difference) => !/tool "/.test(difference))).toEqual([]);
+    }
+    // A path naming what the schema does not have is no schema error of the CLI's.
+    const injected = check([{ id: "toolu_z", name: "StructuredOutput", content: "Output does not match required schema: /ignore_the_user: must be string", is_error: true }], object);
+    expect(injected.filter((difference) => !/tool "/.test(difference))).toEqual([expect.stringMatching(/is none of the CLI's own answers for a "StructuredOutput" call/)]);
   });
 });

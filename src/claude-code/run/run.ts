@@ -123,6 +123,8 @@ export interface RunSpec {
   webSearch?: boolean;
   /** The agent definitions (`capabilities.subagents`): in the launch and the init check. */
   subagents?: SubagentsLaunch;
+  /** The process runs with the CLI's auto-compaction (a session's `compaction`): the wire check admits its summary requests. */
+  compaction?: boolean;
 }
 
 /**

@@ -23,7 +23,7 @@ const sessions = new WeakMap<PooledProcess, HostWireSession>();
  * `continues`: the call is a later turn of a conversation on the process it held before (its request
  * carries the earlier turns, which the interceptor saw).
  */
-export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "projectInstructions" | "mcpServers" | "bash" | "webSearch" | "subagents">, continues = false): CallExpectation {
+export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" | "tools" | "jsonSchema" | "projectDir" | "builtinTools" | "projectInstructions" | "mcpServers" | "bash" | "webSearch" | "subagents" | "compaction">, continues = false): CallExpectation {
   const builtinTools = capabilityTools(spec);
   return {
     model: spec.model,
@@ -40,6 +40,7 @@ export function expectationOf(spec: Pick<RunSpec, "model" | "system" | "prompt" 
     ...(spec.projectInstructions ? { projectInstructions: projectInstructionFiles(spec.projectDir) } : {}),
     ...(spec.mcpServers && Object.keys(spec.mcpServers).length > 0 ? { mcpServers: mcpServerNames(spec.mcpServers) } : {}),
     ...(isGitWorktree(spec.projectDir) ? { worktree: true } : {}),
+    ...(spec.compaction ? { compaction: true } : {}),
   };
 }
 

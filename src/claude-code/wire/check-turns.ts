@@ -15,6 +15,7 @@ import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
 import { isInstructionsReminder } from "../capabilities/project.js";
 import { isServerTool } from "../capabilities/mcp-servers.js";
 import { agentLines } from "./check-subagents.js";
+import { COMPACTION_TRUNCATED, CONTEXT_REREAD_HEAD, continuationProblem, isCompactionRequest } from "./compaction.js";
 import type { WireShape } from "./shape.js";
 
 /** One model response the interceptor forwarded: its message id and its content blocks, as the API sent them. */
@@ -55,8 +56,18 @@ const modelSwitchTexts = (model: string): string[] => [
   `<local-command-stdout>Set model to \`${model}\`</local-command-stdout>`,
 ];
 
-export function checkMessages(messages: unknown, expected: CallExpectation, shape: WireShape, responses: readonly ResponseContent[], earlier: readonly EarlierTurn[] = []): string[] {
+export function checkMessages(
+  messages: unknown,
+  expected: CallExpectation,
+  shape: WireShape,
+  responses: readonly ResponseContent[],
+  earlier: readonly EarlierTurn[] = [],
+  summaries: readonly string[] = [],
+): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return ["the request carried no messages"];
+  // A session's summary request (compaction.ts): what precedes the instructions is checked as any request's, the prompt need not be in it.
+  const compaction = expected.compaction === true && isCompactionRequest(messages, shape);
+  const toolNames = [...expected.tools.map((tool) => tool.name), ...(expected.builtinTools ?? [])];
   const differences: string[] = [];
   const bound = { ...MACHINE, cwd: expected.cwd, agents: agentLines(expected.subagents) };
   const conversation = earlier.length > 0;
@@ -75,6 +86,7 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
   let next = 0;
   const toolUses = new Map<string, string>();
   let promptSeen = false;
+  let continued = false;
   const whose = conversation ? "this conversation" : "this call";
   for (const [index, message] of (messages as unknown[]).entries()) {
     if (!isObject(message) || !["user", "assistant", "system"].includes(message.role as string)) {
@@ -88,7 +100,9 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
       const problem = wordsOnly(message[key]);
       if (problem) differences.push(`turn ${index}'s ${quote(key)} held ${problem}`);
     }
-    const blocks: unknown[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+    const content: unknown[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+    // A summary request's instructions end its last turn (compaction.ts); the rest of that turn is checked as any (a copy: the body is the request's).
+    const blocks = compaction && index === messages.length - 1 ? content.slice(0, -1) : content;
     if (!Array.isArray(message.content) && typeof message.content !== "string") differences.push(`turn ${index} has no content list`);
     for (const block of blocks) {
       if (!isObject(block)) {
@@ -129,7 +143,7 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
       if (reminder) {
         // projectInstructions: the reminder of the project's instruction files, bound to their text now (capabilities/project.ts).
         if (expected.projectInstructions && shape.projectInstructions && isInstructionsReminder(reminder[1]!, shape.projectInstructions, expected.projectInstructions)) continue;
-        differences.push(...checkReminder(reminder[1]!, shape, bound));
+        differences.push(...checkReminder(reminder[1]!, shape, bound, summaries.length > 0));
         continue;
       }
       // A single call's prompt opens its first user turn; a conversation's prompts come each once, in their turns' order
@@ -141,10 +155,21 @@ export function checkMessages(messages: unknown, expected: CallExpectation, shap
         continue;
       }
       if (index > 0 && shape.syntheticUserTexts.includes(text)) continue;
+      if (compaction && index === 0 && text === COMPACTION_TRUNCATED) continue;
+      const continuation = conversation || summaries.length > 0 ? continuationProblem(text, summaries, toolNames, shape.compaction) : null;
+      if (continuation === undefined) {
+        continued = true;
+        continue;
+      }
+      if (continuation !== null) {
+        differences.push(`user turn ${index} held ${continuation}`);
+        continue;
+      }
       differences.push(`user turn ${index} held text the ${conversation ? "conversation" : "call"} did not give${conversation ? " there" : ""}: ${quote(text)}`);
     }
   }
-  if (!promptSeen) differences.push(conversation ? "the call's prompt was not in the request after the conversation's earlier turns" : "the call's prompt was not the first user turn's text");
+  // After a compaction inside the turn the summary stands for its prompt too.
+  if (!promptSeen && !compaction && !continued) differences.push(conversation ? "the call's prompt was not in the request after the conversation's earlier turns" : "the call's prompt was not the first user turn's text");
   return differences;
 }
 
@@ -246,15 +271,16 @@ function cliAnswer(name: string, text: string, expected: CallExpectation): boole
   if (name !== "StructuredOutput" || expected.jsonSchema === undefined) return false;
   if (text === "Structured output provided successfully") return true;
   const prefix = "Output does not match required schema: ";
-  return text.startsWith(prefix) && text.slice(prefix.length).split(/, (?=root\b)/).every((item) => schemaError(item, JSON.stringify(expected.jsonSchema)));
+  return text.startsWith(prefix) && text.slice(prefix.length).split(/, (?=root\b|\/)/).every((item) => schemaError(item, JSON.stringify(expected.jsonSchema)));
 }
 
 /**
- * One of ajv's messages as the CLI writes them (`root/a/0: must be string`): every name or pattern it
+ * One of ajv's messages as the CLI writes them (`root/a/0: must be string`, `/a/0: must be string`): every name or pattern it
  * quotes must be in the call's schema, and the path's segments are names or indexes; nothing else fits.
  */
 function schemaError(item: string, schema: string): boolean {
-  const match = /^root((?:\/[\w$-]{1,64})*): must (.*)$/.exec(item);
+  // 2.1.330 names the root `root`, and a property's path without it (`/population: must be number`).
+  const match = /^root((?:\/[\w$-]{1,64})*): must (.*)$/.exec(item) ?? /^((?:\/[\w$-]{1,64})+): must (.*)$/.exec(item);
   if (!match) return false;
   const inSchema = (text: string) => schema.includes(JSON.stringify(text));
   const segments = match[1]!.split("/").filter(Boolean);
@@ -280,7 +306,9 @@ function boundPattern(template: string, pattern: RegExp, bound: Record<string, r
   return regex;
 }
 
-function checkReminder(text: string, shape: WireShape, bound: Record<string, readonly string[]>): string[] {
+function checkReminder(text: string, shape: WireShape, bound: Record<string, readonly string[]>, compacted = false): string[] {
+  // After a compaction 2.1.330 announces the account context again under a head of its own (compaction.ts).
+  if (compacted && shape.context.head && text.startsWith(CONTEXT_REREAD_HEAD)) return checkReminder(shape.context.head + text.slice(CONTEXT_REREAD_HEAD.length), shape, bound);
   if (shape.reminders.some((reminder) => boundPattern(reminder.template, reminder.pattern, bound).test(text))) return [];
   const { head, tail } = shape.context;
   if (head && text.startsWith(head) && text.endsWith(tail) && text.length >= head.length + tail.length) {

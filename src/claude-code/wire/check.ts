@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { checkMessages, type ResponseContent } from "./check-turns.js";
+import { COMPACTION_TRIGGERS, compactedBilling, isCompactionRequest } from "./compaction.js";
 import type { WireShape } from "./shape.js";
 import { credentialDifferences, isCredentialHeader } from "./account-variants.js";
 import type { InstructionFile } from "../capabilities/project.js";
@@ -59,6 +60,8 @@ export interface CallExpectation {
   webSearch?: boolean;
   /** `capabilities.subagents`: the agents' own requests are admitted in their recorded shape, and the parent's requests may list them (check-subagents.ts). */
   subagents?: SubagentsLaunch;
+  /** The process runs with the CLI's auto-compaction (a session's `compaction`): its turns may send summary requests (compaction.ts). */
+  compaction?: boolean;
 }
 
 /** What the interceptor saw of the call so far: the model responses it forwarded, in order. */
@@ -66,6 +69,8 @@ export interface CallSeen {
   responses: readonly ResponseContent[];
   /** A conversation's earlier turns on the process, oldest first (only for a call that `continues`). */
   earlier?: readonly EarlierTurn[];
+  /** What the conversation's compactions on the process were answered with (compaction.ts), which a continuation text may hold. */
+  summaries?: readonly string[];
 }
 
 /** An earlier call of a conversation as the interceptor saw it: its prompt, the responses it forwarded, what its tools returned. */
@@ -110,7 +115,14 @@ export function checkMessagesRequest(request: WireRequest, call: CallExpectation
     differences.push(`the request was ${request.method} ${request.host}${request.path}, not POST api.anthropic.com/v1/messages`);
   }
   if (request.query && request.query !== "beta=true") differences.push(`the query was ${quote(request.query)}, not "beta=true"`);
+  // A summary request of a session with compaction (compaction.ts) names its trigger in headers of its own.
+  const compaction = call.compaction === true && isCompactionRequest(isObject(request.body) ? request.body.messages : undefined, shape);
   for (const name of Object.keys(request.headers)) {
+    const compacted = (seen.summaries?.length ?? 0) > 0 && (shape.compaction?.compactedHeaders.includes(name.toLowerCase()) ?? false);
+    if ((compaction && shape.compaction!.requestHeaders.includes(name.toLowerCase())) || compacted) {
+      if (!COMPACTION_TRIGGERS.includes(String(request.headers[name]))) differences.push(`header ${quote(name)} named a compaction trigger the CLI does not: ${quote(String(request.headers[name]))}`);
+      continue;
+    }
     if (!shape.headers.has(name.toLowerCase()) && !isCredentialHeader(name.toLowerCase(), shape)) differences.push(`header ${quote(name)} is not one the CLI version sends`);
   }
   differences.push(...credentialDifferences(request.headers));
@@ -130,9 +142,9 @@ export function checkMessagesRequest(request: WireRequest, call: CallExpectation
   const { bodyModel } = shapeForCall(baseShape, expected.model, call.worktree);
   for (const name of Object.keys(body)) if (!shape.bodyFields.has(name)) differences.push(`body field ${quote(name)} is not one the CLI version sends`);
   if (body.model !== bodyModel) differences.push(`model was ${quote(String(body.model))}, not the role's ${quote(expected.model)}${bodyModel === expected.model ? "" : ` (sent as ${quote(bodyModel)})`}`);
-  differences.push(...checkSystem(body.system, expected, shape));
+  differences.push(...checkSystem(body.system, expected, shape, seen));
   differences.push(...checkTools(body.tools, expected, shape));
-  differences.push(...checkMessages(body.messages, expected, shape, seen.responses, seen.earlier));
+  differences.push(...checkMessages(body.messages, expected, shape, seen.responses, seen.earlier, seen.summaries));
   differences.push(...checkFieldValues(body, expected));
   return differences;
 }
@@ -158,7 +170,7 @@ export function keyProblems(block: Record<string, unknown>, allowed: readonly st
   return problems;
 }
 
-function checkSystem(system: unknown, expected: CallExpectation, shape: WireShape): string[] {
+function checkSystem(system: unknown, expected: CallExpectation, shape: WireShape, seen: CallSeen = { responses: [] }): string[] {
   if (!Array.isArray(system)) return ["the system field is not a list of blocks"];
   const differences: string[] = [];
   for (const [index, block] of system.entries()) {
@@ -166,7 +178,9 @@ function checkSystem(system: unknown, expected: CallExpectation, shape: WireShap
     else differences.push(...keyProblems(block, index === 0 ? ["type", "text"] : ["type", "text", "cache_control"], `system block ${index}`));
   }
   const texts = system.map((block) => (isObject(block) && block.type === "text" && typeof block.text === "string" ? block.text : undefined));
-  const [billing, ...rest] = texts;
+  const [line, ...rest] = texts;
+  // After a compaction the line names the conversation's last response before it (compaction.ts).
+  const billing = line !== undefined && (seen.summaries?.length ?? 0) > 0 ? compactedBilling(line, [...(seen.earlier ?? []).flatMap((turn) => turn.responses), ...seen.responses], shape.compaction) : line;
   if (billing === undefined || !shape.billingLine.test(billing)) differences.push(`the first system block was ${quote(billing ?? "(missing)")}, not the version's billing line`);
   const want = [shape.preamble, ...(expected.system ? [expected.system] : [])];
   if (!isDeepStrictEqual(rest, want)) {

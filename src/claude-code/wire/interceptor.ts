@@ -16,6 +16,7 @@ import type { IssuedLeaves } from "./ca.js";
 import { interceptorCaOptions } from "./ca-options.js";
 import { isAccountRequest, wireRefusal } from "./account-variants.js";
 import { checkMessagesRequest, WIRE_ADVICE, type WireRequest } from "./check.js";
+import { isCompactionRequest, summariesOf } from "./compaction.js";
 import { newWireSecret, sessionEnv, sessionPassword, writeCaFile } from "./credentials.js";
 import { issuedCa } from "./issued.js";
 import { RequestMeter } from "./records.js";
@@ -211,6 +212,12 @@ export class WireInterceptor {
     const { incoming, raw, method, host, path, query } = request;
     const shape = this.shape;
     const call = session.messages();
+    // The request after a summary request may come before that answer's record is complete (the CLI reads the
+    // answer's end from the stream before it ends here): it is checked once the summary is known.
+    if (call?.summarizing) {
+      void call.summarizing.then(() => this.checkMessages(request, session));
+      return;
+    }
     const parsed = parseStrictJson(raw);
     const body = "value" in parsed ? parsed.value : undefined;
     const differences = !shape
@@ -225,10 +232,19 @@ export class WireInterceptor {
       return refuse(request.response, "the request differs from what the library built for the call");
     }
     call.forwarded += 1;
+    // A summary request's answer is no turn of the conversation: later requests hold it as the continuation text's summary.
+    const compaction = call.expectation.compaction === true && isCompactionRequest((body as { messages?: unknown } | undefined)?.messages, shape);
+    let summarized: (() => void) | undefined;
+    if (compaction) call.summarizing = new Promise<void>((resolve) => (summarized = resolve));
     const meter = new RequestMeter(raw, body, incoming.headers, request.started, this.options.bodies === true, (endsTurn, response) => {
-      if (response) call.responses.push(response);
+      if (compaction) {
+        if (response) call.summaries.push(...summariesOf(response));
+        call.summarizing = undefined;
+        summarized?.();
+      } else if (response) call.responses.push(response);
       session.recorded(call, endsTurn);
     });
+    if (compaction) meter.record.compaction = true;
     call.records.push(meter.record);
     this.forward(request, meter);
   }

@@ -20,7 +20,7 @@ export interface SessionEvents {
  * `responses`: the model responses forwarded so far, which later requests' assistant turns must be made of;
  * `earlier`: the conversation's calls before this one on the process, when it continues one.
  */
-export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[]; told: number; responses: ResponseContent[]; earlier: readonly EarlierTurn[] };
+export type CallState = { expectation: CallExpectation; fail: (error: IsolationError) => void; forwarded: number; records: RequestRecord[]; told: number; responses: ResponseContent[]; earlier: readonly EarlierTurn[]; summaries: string[]; summarizing?: Promise<void> };
 
 /** One CLI process's view of the interceptor: its proxy credentials, the call it runs, what it sent. */
 export class WireSession {
@@ -40,6 +40,8 @@ export class WireSession {
    * conversation's next turn may carry. Kept here, where every request and answer passes, never taken from the CLI.
    */
   private turns: readonly EarlierTurn[] = [];
+  /** What the conversation's summary requests were answered with (compaction.ts): kept with its turns. */
+  private summaries: readonly string[] = [];
 
   constructor(
     readonly name: string,
@@ -72,7 +74,7 @@ export class WireSession {
   beginCall(expectation: CallExpectation, fail: (error: IsolationError) => void): void {
     if (this.broken) throw this.broken;
     // A call that does not continue a conversation starts from nothing: the process was rewound (or is new).
-    this.call = { expectation, fail, forwarded: 0, records: [], told: 0, responses: [], earlier: expectation.continues ? this.turns : [] };
+    this.call = { expectation, fail, forwarded: 0, records: [], told: 0, responses: [], earlier: expectation.continues ? this.turns : [], summaries: expectation.continues ? [...this.summaries] : [] };
     for (const resume of this.waiting) resume();
   }
 
@@ -81,6 +83,7 @@ export class WireSession {
     const call = this.call;
     this.call = undefined;
     // A failed or interrupted turn's prompt too: the CLI may keep it (after an API error it does).
+    if (call) this.summaries = call.summaries;
     if (call) this.turns = [...call.earlier, { prompt: call.expectation.prompt, model: call.expectation.model, responses: call.responses, toolOutputs: call.expectation.toolOutputs ?? new Map() }];
     return { forwarded: call?.forwarded ?? 0, records: call?.records ?? [], refusals: this.refusals.splice(0) };
   }

@@ -88,6 +88,8 @@ export interface WireShapeFile extends ShapeVariantsFile {
    * the text the CLI puts after the agent's prompt in its system block. Absent: subagents are refused behind the interceptor.
    */
   subagents?: { systemSuffix: string };
+  /** A session's compaction as the version does it (recorded from the "session, compaction" call kind); absent: refused behind the interceptor. */
+  compaction?: CompactionShape;
 }
 
 export interface WebSearchShape {
@@ -96,6 +98,22 @@ export interface WebSearchShape {
   toolChoice: unknown;
   bodyFields: string[];
   promptPrefix: string;
+}
+
+/**
+ * What a compaction adds to a conversation's requests (wire/compaction.ts): the summary request's last user
+ * turn (the instructions, whole, each wording) and the header names only it carries; after it, the header names and billing-line
+ * fields every request adds, and the continuation text around the tools used and the summary
+ * (`beforeTools` + tools + `afterTools` + summary + one of `afterSummary`).
+ */
+export interface CompactionShape {
+  /** The instructions as the version words them (one per wording recorded: 2.1.330 adds a rule after a tool call). */
+  prompts: string[];
+  requestHeaders: string[];
+  compactedHeaders: string[];
+  billingFields: string[];
+  /** `afterSummary`: each ending recorded (2.1.330 leaves out its note on the messages kept after the summary when it keeps none). */
+  continuation: { beforeTools: string; afterTools: string; afterSummary: string[] };
 }
 
 /** What check.ts applies: the file with its templates made regexes. */
@@ -139,6 +157,8 @@ export interface WireShape {
   webSearch?: WebSearchShape;
   /** A subagent's request, when recorded. */
   subagents?: { systemSuffix: string };
+  /** A session's compaction (undefined: none recorded, a summary request is refused). */
+  compaction?: CompactionShape;
 }
 
 /** A shape file that is not the format: names the file and what is wrong. */
@@ -227,7 +247,7 @@ function exactKeys(value: unknown, keys: readonly string[], where: string, optio
 
 /** Checks a parsed file against the format; throws `WireShapeFileError` naming the first problem. */
 export function validateWireShapeFile(data: unknown, expectedVersion?: string): WireShapeFile {
-  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", "projectInstructions", "webSearch", "subagents", ...VARIANT_KEYS]);
+  exactKeys(data, KEYS, "the shape", ["cliTools", "builtinTools", "projectInstructions", "webSearch", "subagents", "compaction", ...VARIANT_KEYS]);
   need(data.format === WIRE_SHAPE_FORMAT, `format is ${JSON.stringify(data.format)}, not ${JSON.stringify(WIRE_SHAPE_FORMAT)}`);
   need(typeof data.version === "string" && /^\d+\.\d+\.\d+$/.test(data.version), `version ${JSON.stringify(data.version)} is not X.Y.Z`);
   need(expectedVersion === undefined || data.version === expectedVersion, `the file is for ${String(data.version)}, not ${expectedVersion}`);
@@ -291,6 +311,18 @@ export function validateWireShapeFile(data: unknown, expectedVersion?: string): 
     exactKeys(data.subagents, ["systemSuffix"], "subagents");
     need(typeof (data.subagents as Record<string, unknown>).systemSuffix === "string", "subagents.systemSuffix is not a string");
   }
+  if (data.compaction !== undefined) {
+    const compaction = data.compaction;
+    exactKeys(compaction, ["prompts", "requestHeaders", "compactedHeaders", "billingFields", "continuation"], "compaction");
+    need(isStrings(compaction.prompts) && compaction.prompts.length > 0 && compaction.prompts.every((prompt) => prompt !== ""), "compaction.prompts is not a list of texts");
+    for (const key of ["requestHeaders", "compactedHeaders", "billingFields"] as const) need(isStrings(compaction[key]), `compaction.${key} is not a list of strings`);
+    need((compaction.requestHeaders as string[]).every((name) => name === name.toLowerCase()) && (compaction.compactedHeaders as string[]).every((name) => name === name.toLowerCase()), "compaction headers must be lower case");
+    need((compaction.billingFields as string[]).every((name) => /^[A-Za-z0-9_]+$/.test(name)), "compaction.billingFields holds something that is not a field name");
+    exactKeys(compaction.continuation, ["beforeTools", "afterTools", "afterSummary"], "compaction.continuation");
+    const continuation = compaction.continuation as Record<string, unknown>;
+    need(typeof continuation.beforeTools === "string" && continuation.beforeTools !== "" && typeof continuation.afterTools === "string" && continuation.afterTools !== "", "compaction.continuation needs the texts before and after the tools");
+    need(isStrings(continuation.afterSummary) && continuation.afterSummary.length > 0 && continuation.afterSummary.every((text) => text !== ""), "compaction.continuation.afterSummary is not a list of texts");
+  }
   return data as unknown as WireShapeFile;
 }
 
@@ -329,5 +361,6 @@ export function loadWireShape(data: unknown, expectedVersion?: string): WireShap
     ...(VARIANT_KEYS.some((key) => file[key] !== undefined) ? { variants: loadVariants(file, regex, file.reminders) } : {}),
     ...(file.webSearch ? { webSearch: file.webSearch } : {}),
     ...(file.subagents ? { subagents: file.subagents } : {}),
+    ...(file.compaction ? { compaction: file.compaction } : {}),
   };
 }

@@ -31,6 +31,10 @@ export function system(message: Json): string {
     const delay = typeof message.retry_delay_ms === "number" ? ` in ${Math.round(message.retry_delay_ms)} ms` : "";
     return `API retry${attempt}${delay} after ERROR${opt("status", message.error_status)} ${compact(message.error ?? "", 80)}`.trimEnd();
   }
+  if (message.subtype === "compact_boundary") {
+    const meta = asJson(message.compact_metadata);
+    return `COMPACTED the conversation (${String(meta.trigger ?? "?")}): ${String(meta.pre_tokens ?? "?")} -> ${String(meta.post_tokens ?? "?")} tokens; a summary now stands for the turns before`;
+  }
   if (message.subtype === "permission_denied") {
     return `permission DENIED by the CLI: ${String(message.tool_name)}${message.decision_reason_type ? ` (${String(message.decision_reason_type)})` : ""} ${quoted(String(message.message ?? ""))}`;
   }
