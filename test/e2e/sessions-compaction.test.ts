@@ -132,11 +132,13 @@ describe("session compaction", () => {
       expect(api.messageRequests.filter(isSummaryRequest)).toHaveLength(1);
       expect(host.reusePids).toEqual([pid]);
 
-      // One transcript per turn: turn 3's holds the compaction (its line, and the summary request among the call's requests, marked).
+      // One transcript for the session, a call record per turn: turn 3's holds the compaction (its line, and the summary request among the call's requests, marked).
       const dir = options.transcript!.dir;
       const files = readdirSync(dir).sort().map((file) => join(dir, file));
-      expect(files).toHaveLength(4);
-      const compacting = callRecords(files[2]!).at(-1);
+      expect(files).toHaveLength(1);
+      const calls = callRecords(files[0]!);
+      expect(calls).toHaveLength(4);
+      const compacting = calls[2];
       expect(compacting.requests.map((request: { status?: number; compaction?: boolean }) => [request.status, request.compaction ?? false])).toEqual([
         [200, true],
         [200, false],
@@ -144,8 +146,8 @@ describe("session compaction", () => {
       expect(compacting.refused).toEqual([]);
       // The turn's usage is its own request's, not the summary request's too (the CLI leaves that out).
       expect(thirdResult.usage.inputTokens).toBe(compacting.requests[1].usage.input_tokens);
-      expect(callRecords(files[3]!).at(-1).requests.map((request: { compaction?: boolean }) => request.compaction ?? false)).toEqual([false]);
-      const shown = await execa(process.execPath, ["dist/cli/main.js", "transcript", "show", files[2]!]);
+      expect(calls[3].requests.map((request: { compaction?: boolean }) => request.compaction ?? false)).toEqual([false]);
+      const shown = await execa(process.execPath, ["dist/cli/main.js", "transcript", "show", files[0]!]);
       expect(shown.stdout).toMatch(/COMPACTED the conversation \(auto\): \d+ -> \d+ tokens/);
     } finally {
       await session.close();

@@ -301,11 +301,12 @@ describe("ktx-claude-code doctor", () => {
 
   it("--live: a model's request the interceptor refuses is shown with exactly what differed (exit 1), 0 requests at the API", async () => {
     const { api, env } = await firstParty([turn.text("should not be reached")]);
-    // What a newer model makes the CLI add to every request (here through the CLI's own ANTHROPIC_BETAS, set by a wrapper).
+    // What a newer model makes the CLI add to every request, here on a model recorded without it (through the CLI's own
+    // ANTHROPIC_BETAS, set by a wrapper): 2.1.330's shape records which models send it, so this is text the call did not give.
     const variant = script("claude-variant", `export ANTHROPIC_BETAS=per-turn-control-2026-07-01\nexec '${realCli()}' "$@"`);
     const out = capture({ env });
     expect(await runDoctor(["--live", "--project-dir", project(), "--cli-path", variant], out.io)).toBe(1);
-    expect(out.stdout).toMatch(/FAIL live: claude-sonnet-4-6 \(default, [^)]*\) refused by the interceptor:\n {7}- beta "per-turn-control-2026-07-01" is not one the CLI version sends \(a CLI variant for your account or model: [^\n]*\)\n {7}fix: a CLI variant for your account or model that no recorded shape admits yet: run with `wire: false`/);
+    expect(out.stdout).toMatch(/FAIL live: claude-sonnet-4-6 \(default, [^)]*\) refused by the interceptor:\n {7}- beta "per-turn-control-2026-07-01" is not one the CLI version sends\n {7}fix: find what added it \(a managed CLAUDE\.md, a policy file, a wrapper\); `wire: false` turns the check off/);
     expect(out.stdout).toMatch(/FAIL live: claude-haiku-4-5 \(triage\) refused by the interceptor:\n {7}- beta "per-turn-control-2026-07-01"/);
     expect(api.messageRequests).toHaveLength(0);
   });
