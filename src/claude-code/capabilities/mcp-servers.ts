@@ -65,10 +65,7 @@ export function mcpServerNames(servers: McpServers | undefined): string[] {
   return Object.keys(servers ?? {}).sort();
 }
 
-/** Whether a tool id belongs to one of `names` (`mcp__<name>__<tool>`). */
-export function isServerTool(tool: string, names: readonly string[]): boolean {
-  return names.some((name) => tool.startsWith(`mcp__${name}__`) && tool.length > name.length + 7);
-}
+export { isServerTool } from "./mcp-tool-names.js";
 
 /** `--allowedTools` rules: every tool of an opted-in server (a server-wide rule). */
 export function mcpAllowRules(names: readonly string[]): string[] {

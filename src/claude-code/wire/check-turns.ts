@@ -13,7 +13,7 @@ import type { CallExpectation, EarlierTurn } from "./check.js";
 import { cacheControlProblem, keyProblems, wordsOnly } from "./check.js";
 import { BOUND_PLACEHOLDERS, templateSource } from "./shape-file.js";
 import { isInstructionsReminder } from "../capabilities/project.js";
-import { isServerTool } from "../capabilities/mcp-servers.js";
+import { isServerTool } from "../capabilities/mcp-tool-names.js";
 import { agentLines } from "./check-subagents.js";
 import { COMPACTION_TRUNCATED, CONTEXT_REREAD_HEAD, continuationProblem, isCompactionRequest } from "./compaction.js";
 import type { WireShape } from "./shape.js";

@@ -10,7 +10,7 @@ import { COMPACTION_TRIGGERS, compactedBilling, isCompactionRequest } from "./co
 import type { WireShape } from "./shape.js";
 import { credentialDifferences, isCredentialHeader } from "./account-variants.js";
 import type { InstructionFile } from "../capabilities/project.js";
-import { isServerTool } from "../capabilities/mcp-servers.js";
+import { isServerTool } from "../capabilities/mcp-tool-names.js";
 import { shapeForCall } from "./shape-variants.js";
 import { checkWebSearchRequest, isWebSearchRequest } from "./check-web-search.js";
 import { subagentExpectation } from "./check-subagents.js";
