@@ -68,8 +68,10 @@ describe("the interceptor's own process", () => {
     expect(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])).toBe(process.pid);
     // Only the variables node itself sets for the IPC channel.
     expect(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean).map((entry) => entry.split("=")[0]).sort()).toEqual(["NODE_CHANNEL_FD", "NODE_CHANNEL_SERIALIZATION_MODE"]);
-    // No Node flags of the host's either (vitest runs its workers with some).
-    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).slice(1)).toEqual([INTERCEPTOR_SCRIPT]);
+    // No Node flags of the host's either (vitest runs its workers with some): the script and its CA file's directory.
+    const [script, caDir, ...more] = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).slice(1);
+    expect([script, more]).toEqual([INTERCEPTOR_SCRIPT, []]);
+    expect(caDir).toMatch(/\/ktx-wire-[^/]+$/);
     await runtime.close();
     expect(await gone(pid)).toBe(true);
   });

@@ -34,9 +34,12 @@ export function callerCaPem(env: Env): string {
   }
 }
 
+/** A new private directory for a CA file. */
+export const newCaDir = (): string => mkdtempSync(join(tmpdir(), "ktx-wire-"));
+
 /** The CLI's one CA file, in a directory of its own: the user's own extra CAs and ours, private to this runtime. */
-export function writeCaFile(certPem: string, env: Env): string {
-  const caFile = join(mkdtempSync(join(tmpdir(), "ktx-wire-")), "ca.pem");
+export function writeCaFile(certPem: string, env: Env, dir = newCaDir()): string {
+  const caFile = join(dir, "ca.pem");
   const extra = callerCaPem(env);
   writeFileSync(caFile, `${extra}${extra && !extra.endsWith("\n") ? "\n" : ""}${certPem}`, { mode: 0o600 });
   return caFile;

@@ -18,7 +18,7 @@ import type { Env } from "../../transport/env.js";
 import { WIRE_ADVICE } from "./check.js";
 import { HostWireSession } from "./host-session.js";
 import { wireRefusal } from "./account-variants.js";
-import { newWireSecret, sessionEnv, writeCaFile } from "./credentials.js";
+import { newCaDir, newWireSecret, sessionEnv, writeCaFile } from "./credentials.js";
 import { interceptorCaOptions } from "./ca-options.js";
 import { WIRE_HOSTS } from "./shape.js";
 import { type FromProcess, type ToProcess, UNAUTHENTICATED_DEADLINE_MS, UNAUTHENTICATED_MAX, WAY_OUT_ENV_NAMES } from "./process-protocol.js";
@@ -105,7 +105,10 @@ export class InterceptorProcess {
     const env: Record<string, string> = {};
     for (const name of WAY_OUT_ENV_NAMES) if (options.env[name] !== undefined) env[name] = options.env[name]!;
     // An empty environment and no Node flags: nothing of the host (NODE_OPTIONS, a loader, --inspect) reaches the process.
-    const child = fork(INTERCEPTOR_SCRIPT, [], { env: {}, execArgv: [], stdio: ["ignore", "ignore", "pipe", "ipc"], serialization: "json" });
+    // The CA file's directory is the process's from its start (its argument): whenever the runtime goes, even before
+    // the process has read a message, the process removes it as it exits.
+    const caDir = newCaDir();
+    const child = fork(INTERCEPTOR_SCRIPT, [caDir], { env: {}, execArgv: [], stdio: ["ignore", "ignore", "pipe", "ipc"], serialization: "json" });
     let stderr = "";
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-STDERR_TAIL)));
@@ -122,11 +125,12 @@ export class InterceptorProcess {
       listener = await listenOnLoopback();
       const ca = await issuing;
       leaves = ca.leaves;
-      caFile = writeCaFile(ca.certPem, options.env);
+      caFile = writeCaFile(ca.certPem, options.env, caDir);
     } catch (error) {
       issuing.catch(() => {});
       listener?.close();
       child.kill("SIGKILL");
+      rmSync(caDir, { recursive: true, force: true });
       throw startError(`its certificates or socket could not be made: ${(error as Error).message}`);
     }
     const port = (listener.address() as AddressInfo).port;

@@ -8,7 +8,6 @@
 import type { IsolationError } from "../../errors/index.js";
 import type { FromProcess, ToProcess } from "./process-protocol.js";
 import { rmSync } from "node:fs";
-import { dirname } from "node:path";
 import { WireInterceptor, type WireSession } from "./interceptor.js";
 
 const send = (message: FromProcess) => process.send?.(message);
@@ -28,10 +27,13 @@ const session = (name: string): WireSession => interceptor!.openSession(name);
 /** The socket and CA file the runtime made (the `listen` message). */
 let listening: { socket: unknown; caFile: string } | undefined;
 
+/** The directory of the CA file the runtime writes (its argument), removed when this process exits. */
+const caDir = process.argv[2];
+
 // The runtime closed its channel (close(), its exit, or SIGKILL): the CA file goes with it.
 process.on("disconnect", () => {
   interceptor?.removeFiles();
-  if (listening) rmSync(dirname(listening.caFile), { recursive: true, force: true });
+  if (caDir) rmSync(caDir, { recursive: true, force: true });
   process.exit(0);
 });
 /**
