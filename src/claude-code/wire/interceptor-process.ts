@@ -104,10 +104,10 @@ export class InterceptorProcess {
     const secret = newWireSecret();
     const env: Record<string, string> = {};
     for (const name of WAY_OUT_ENV_NAMES) if (options.env[name] !== undefined) env[name] = options.env[name]!;
-    // An empty environment and no Node flags: nothing of the host (NODE_OPTIONS, a loader, --inspect) reaches the process.
     // The CA file's directory is the process's from its start (its argument): whenever the runtime goes, even before
     // the process has read a message, the process removes it as it exits.
     const caDir = newCaDir();
+    // An empty environment and no Node flags: nothing of the host (NODE_OPTIONS, a loader, --inspect) reaches the process.
     const child = fork(INTERCEPTOR_SCRIPT, [caDir], { env: {}, execArgv: [], stdio: ["ignore", "ignore", "pipe", "ipc"], serialization: "json" });
     let stderr = "";
     child.stderr?.setEncoding("utf8");
@@ -134,8 +134,10 @@ export class InterceptorProcess {
       throw startError(`its certificates or socket could not be made: ${(error as Error).message}`);
     }
     const port = (listener.address() as AddressInfo).port;
-    // The raw handle crosses, so nothing accepts on it until the process listens; once written, the
-    // process has its own copy and the runtime's is closed, before any CLI is pointed at the port.
+    // The raw handle crosses (the server's private `_handle`: a net.Server sent whole would start accepting in the
+    // process before the interceptor is there to take the connections), so nothing accepts on it until the
+    // process listens; once written, the process has its own copy and the runtime's is closed, before any CLI
+    // is pointed at the port.
     const socket = listener;
     await new Promise<void>((resolve) => child.send({ type: "listen", caFile } satisfies ToProcess, (socket as unknown as { _handle: never })._handle, () => resolve()));
     socket.close();
