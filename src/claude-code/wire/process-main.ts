@@ -6,8 +6,8 @@
  * it never outlives its runtime, even one killed with SIGKILL.
  */
 import type { IsolationError } from "../../errors/index.js";
-import type { FromProcess, ToProcess } from "./process-protocol.js";
 import { rmSync } from "node:fs";
+import type { FromProcess, ToProcess } from "./process-protocol.js";
 import { WireInterceptor, type WireSession } from "./interceptor.js";
 
 const send = (message: FromProcess) => process.send?.(message);
@@ -36,6 +36,7 @@ process.on("disconnect", () => {
   if (caDir) rmSync(caDir, { recursive: true, force: true });
   process.exit(0);
 });
+
 /**
  * The runtime sends `start` and then, without waiting for `ready`, its calls' messages (its CLIs are already
  * pointed at the socket it handed over): they are handled once the interceptor is up, in the order sent.
