@@ -5,7 +5,6 @@
  * kinds that matter, and returns what it sent. wire-shape-derive.ts turns that into the version's
  * shape file (shape-file.ts).
  */
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +16,7 @@ import { resolveModelValue } from "../claude-code/models.js";
 import { type InstructionFile, projectInstructionFiles } from "../claude-code/capabilities/project.js";
 import type { KtxRuntimeToolDescriptor } from "../mcp/tools.js";
 import { FIRST_PARTY_HOSTS } from "./first-party.js";
-import { CLOCK_OFFSET_VAR, clockShiftLibrary } from "./clock-shift.js";
+import { clockShiftLibrary, gitWorktree, midnightClockLine } from "./clock-shift.js";
 import { type RecordedRequest, startScriptedMessagesApi, type ScriptedTurn, turn } from "./scripted-api.js";
 
 /** One request the CLI sent, with the call kind it belonged to. */
@@ -182,7 +181,8 @@ export const WORKTREE_CALL = "text, project dir in a git worktree";
 export const MIDNIGHT_CALL = "agent loop across midnight UTC";
 const MIDNIGHT_PROMPT = "go, past midnight";
 const MIDNIGHT_WAIT_MS = 4_000;
-const wait: KtxRuntimeToolDescriptor<{ ms: number }> = {
+/** A tool that waits `ms` (the midnight loop's, and the e2e test's of it). */
+export const waitTool: KtxRuntimeToolDescriptor<{ ms: number }> = {
   name: "wait",
   description: "Waits.",
   inputSchema: z.object({ ms: z.number() }),
@@ -428,16 +428,7 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
         await rt.close();
       }]),
       [WORKTREE_CALL, async () => {
-        // A repository with one commit and a linked worktree of it: the worktree is the project dir.
-        const repo = dir("repo");
-        const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "ignore", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: repo, GIT_AUTHOR_NAME: "r", GIT_AUTHOR_EMAIL: "r@example.invalid", GIT_COMMITTER_NAME: "r", GIT_COMMITTER_EMAIL: "r@example.invalid" } });
-        git(repo, "init", "-q", "-b", "main");
-        writeFileSync(join(repo, "README.md"), "r\n");
-        git(repo, "add", ".");
-        git(repo, "commit", "-q", "-m", "r");
-        const worktree = join(dir("worktrees"), "wt");
-        git(repo, "worktree", "add", "-q", "-b", "wt", worktree);
-        mkdirSync(worktree, { recursive: true });
+        const worktree = gitWorktree(dir("worktree"));
         const rt = runtime(mainHome, { projectDir: worktree });
         projects.set(rt, worktree);
         await text(WORKTREE_CALL, rt, "default", "sonnet");
@@ -450,12 +441,10 @@ export async function recordWire(options: RecordWireOptions): Promise<WireRecord
           return;
         }
         // 3 s before the next midnight UTC when the CLI starts (it starts with the call: no warm or reused process).
-        const now = Date.now();
-        const offset = Math.floor((Math.ceil(now / 86_400_000) * 86_400_000 - 3_000 - now) / 1000);
         const wrapper = join(dir("bin"), "claude-midnight");
-        writeFileSync(wrapper, `#!/bin/sh\nexport TZ=UTC ${CLOCK_OFFSET_VAR}=${offset} LD_PRELOAD='${library}'\nexec '${options.cliPath.replace(/'/g, "'\\''")}' "$@"\n`, { mode: 0o755 });
+        writeFileSync(wrapper, `#!/bin/sh\n${midnightClockLine(library)}\nexec '${options.cliPath.replace(/'/g, "'\\''")}' "$@"\n`, { mode: 0o755 });
         const rt = runtime(mainHome, { cliPath: wrapper });
-        await call(MIDNIGHT_CALL, rt, "sonnet", LOOP_SYSTEM, MIDNIGHT_PROMPT, () => rt.runAgentLoop({ modelRole: "default", systemPrompt: LOOP_SYSTEM, userPrompt: MIDNIGHT_PROMPT, toolSet: { wait }, stepBudget: 3, telemetryTags: {} }));
+        await call(MIDNIGHT_CALL, rt, "sonnet", LOOP_SYSTEM, MIDNIGHT_PROMPT, () => rt.runAgentLoop({ modelRole: "default", systemPrompt: LOOP_SYSTEM, userPrompt: MIDNIGHT_PROMPT, toolSet: { wait: waitTool }, stepBudget: 3, telemetryTags: {} }));
         await rt.close();
       }],
       [BASH_CALL, async () => {

@@ -3,15 +3,13 @@
  * a newer model's loop with its silent-turn reminder, a [1m] id and a project dir in a git worktree pass;
  * each with something changed is refused with IsolationError before the changed request reaches the API.
  */
-import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
 import { IsolationError } from "../../src/errors/index.js";
 import type { KtxRuntimeToolDescriptor } from "../../src/mcp/tools.js";
 import { turn } from "../../src/testing/scripted-api.js";
-import { CLOCK_OFFSET_VAR, clockShiftLibrary } from "../../src/testing/clock-shift.js";
+import { clockShiftLibrary, gitWorktree, midnightClockLine } from "../../src/testing/clock-shift.js";
+import { waitTool } from "../../src/testing/wire-recorder.js";
 import { cleanup, failure, firstPartyApi, realCli, remainingChildren, runtimeFor, script, tempDir } from "../support.js";
 
 afterEach(async () => {
@@ -86,17 +84,7 @@ it("claude-sonnet-5-5[1m]: the id without its suffix, with the newer model's own
 }, 90_000);
 
 /** A repository with one commit and a linked worktree of it; returns the worktree and the main checkout. */
-function worktree(): { worktree: string; repo: string } {
-  const root = tempDir("worktree");
-  const repo = join(root, "repo");
-  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: root, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.invalid" };
-  execFileSync("git", ["init", "-q", repo], { env });
-  writeFileSync(join(repo, "README.md"), "r\n");
-  execFileSync("git", ["add", "."], { cwd: repo, env });
-  execFileSync("git", ["commit", "-q", "-m", "r"], { cwd: repo, env });
-  execFileSync("git", ["worktree", "add", "-q", "-b", "wt", join(root, "wt")], { cwd: repo, env });
-  return { worktree: join(root, "wt"), repo };
-}
+const worktree = () => ({ worktree: gitWorktree(tempDir("worktree")) });
 
 it("a project dir in a git worktree: the environment reminder with the worktree's lines passes; a changed request from the same worktree is refused with 0 requests at the API", async () => {
   const dirs = worktree();
@@ -128,23 +116,12 @@ it("claude-sonnet-5-5 in a git worktree: its environment system turn with the wo
   await runtime.close();
 }, 90_000);
 
-const wait: KtxRuntimeToolDescriptor<{ ms: number }> = {
-  name: "wait",
-  description: "Waits.",
-  inputSchema: z.object({ ms: z.number() }),
-  execute: async ({ ms }) => {
-    await new Promise((done) => setTimeout(done, ms));
-    return { markdown: "waited" };
-  },
-};
 
 /** A wrapper that starts the CLI on a clock 3 s before the next midnight UTC (clock-shift.ts), with `extra` lines before it. */
 function midnightCli(extra = ""): string | undefined {
   const library = clockShiftLibrary(tempDir("clock"));
   if (!library) return undefined;
-  const now = Date.now();
-  const offset = Math.floor((Math.ceil(now / 86_400_000) * 86_400_000 - 3_000 - now) / 1000);
-  return script("claude-midnight", `export TZ=UTC ${CLOCK_OFFSET_VAR}=${offset} LD_PRELOAD='${library}'\n${extra}exec '${realCli()}' "$@"`);
+  return script("claude-midnight", `${midnightClockLine(library)}\n${extra}exec '${realCli()}' "$@"`);
 }
 
 it("a loop across midnight UTC: the date-change reminder passes the interceptor; the same loop with a planted beta is refused with 0 requests at the API", async (context) => {
@@ -153,7 +130,7 @@ it("a loop across midnight UTC: the date-change reminder passes the interceptor;
   if (!cliPath) return context.skip();
   const api = await firstPartyApi([turn.tools({ name: "mcp__ktx__wait", input: { ms: 4_000 } }), turn.text("after midnight")]);
   const runtime = runtimeFor(api, { cliPath });
-  const result = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "Wait.", userPrompt: "go", toolSet: { wait }, stepBudget: 3, telemetryTags: {} });
+  const result = await runtime.runAgentLoop({ modelRole: "default", systemPrompt: "Wait.", userPrompt: "go", toolSet: { wait: waitTool }, stepBudget: 3, telemetryTags: {} });
   expect(result.error).toBeUndefined();
   expect(result.network?.interceptor).toBe("on");
   expect(api.messageRequests).toHaveLength(2);
@@ -162,7 +139,7 @@ it("a loop across midnight UTC: the date-change reminder passes the interceptor;
 
   const refusedApi = await firstPartyApi([turn.tools({ name: "mcp__ktx__wait", input: { ms: 4_000 } }), turn.text("should not be reached")]);
   const planted = midnightCli("export ANTHROPIC_BETAS=planted-2026-01-01\n");
-  const refused = await runtimeFor(refusedApi, { cliPath: planted }).runAgentLoop({ modelRole: "default", systemPrompt: "Wait.", userPrompt: "go", toolSet: { wait }, stepBudget: 3, telemetryTags: {} });
+  const refused = await runtimeFor(refusedApi, { cliPath: planted }).runAgentLoop({ modelRole: "default", systemPrompt: "Wait.", userPrompt: "go", toolSet: { wait: waitTool }, stepBudget: 3, telemetryTags: {} });
   expect(refused.error).toBeInstanceOf(IsolationError);
   expect(refused.error!.message).toMatch(/beta "planted-2026-01-01" is not one the CLI version sends/);
   expect(refusedApi.messageRequests).toHaveLength(0);
