@@ -5,6 +5,7 @@
  */
 import type { BashLaunch } from "./capabilities-bash.js";
 import type { SubagentsLaunch } from "./capabilities-subagents.js";
+import type { McpServers } from "./capabilities/mcp-servers.js";
 
 export interface CapabilityToolsSpec {
   /** The file tools opted into (`capabilities.builtinTools`, resolved for the version). */
@@ -15,6 +16,18 @@ export interface CapabilityToolsSpec {
   webSearch?: boolean;
   /** `capabilities.subagents`, resolved. */
   subagents?: SubagentsLaunch;
+}
+
+/**
+ * A call's capabilities as its launch takes them (resolved for the CLI version), carried from the host through
+ * the run to the launch flags, the init check and the wire check: the tools above, and the project source and
+ * the MCP servers the CLI runs.
+ */
+export interface CapabilityLaunch extends CapabilityToolsSpec {
+  /** `capabilities.projectInstructions`: the project setting source, its extras switched off (capabilities/project.ts). */
+  projectInstructions?: boolean;
+  /** `capabilities.mcpServers`: servers the CLI runs beside the library's own (capabilities/mcp-servers.ts). */
+  mcpServers?: McpServers;
 }
 
 /**

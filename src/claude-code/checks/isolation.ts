@@ -11,15 +11,15 @@ import { ORGANISATION_PLUGIN_ADVICE, isOrganisationPlugin } from "./managed-poli
 import { KTX_MCP_SERVER_NAME } from "../../mcp/tools.js";
 import { builtinAllowRules } from "../capabilities.js";
 import { PROJECT_FLAG_SETTINGS } from "../capabilities/project.js";
-import { type McpServers, isServerTool, mcpAllowRules, mcpConfigEntries, mcpServerNames } from "../capabilities/mcp-servers.js";
-import { type BashLaunch, bashDenyRules, bashKey, bashSandboxSettings } from "../capabilities-bash.js";
+import { isServerTool, mcpAllowRules, mcpConfigEntries, mcpServerNames } from "../capabilities/mcp-servers.js";
+import { bashDenyRules, bashKey, bashSandboxSettings } from "../capabilities-bash.js";
 import { WEB_SEARCH_TOOL } from "../capabilities-web-search.js";
-import { capabilityTools } from "../capability-tools.js";
+import { type CapabilityLaunch, capabilityTools } from "../capability-tools.js";
 import { type SubagentsLaunch, agentsFlag, agentsProblems, cliAgentDenyRules } from "../capabilities-subagents.js";
 
 export const STRUCTURED_OUTPUT_TOOL = "StructuredOutput";
 
-export interface SurfaceSpec {
+export interface SurfaceSpec extends CapabilityLaunch {
   facts: CliVersionFacts;
   model: string;
   maxTurns: number;
@@ -31,18 +31,6 @@ export interface SurfaceSpec {
   /** The CLI's `--permission-mode` (default `dontAsk`) and whether the call's tools are pre-approved (default true): permissions.ts. */
   permissionMode?: string;
   preApprove?: boolean;
-  /** Built-in tools opted into (`capabilities.builtinTools`, resolved for the version); none by default. */
-  builtinTools?: readonly string[];
-  /** `capabilities.projectInstructions`: the project setting source, its extras switched off (capabilities/project.ts). */
-  projectInstructions?: boolean;
-  /** `capabilities.mcpServers`: servers the CLI runs, beside the library's own (capabilities/mcp-servers.ts). */
-  mcpServers?: McpServers;
-  /** The Bash tool (`capabilities.bash`), resolved; absent without it. */
-  bash?: BashLaunch;
-  /** The WebSearch tool (`capabilities.webSearch`). */
-  webSearch?: boolean;
-  /** The agent definitions (`capabilities.subagents`), resolved. */
-  subagents?: SubagentsLaunch;
 }
 
 /**

@@ -19,10 +19,9 @@ import { type AuthOption, authProvider, authVariableNames } from "../../transpor
 import { type CallLogin, accountFailure, checkBeforeStart, loginFor } from "../checks/billing.js";
 import { cliArgsFor } from "../checks/isolation.js";
 import { builtinPermission } from "../capabilities.js";
-import { type McpServers, isServerTool, mcpServerNames } from "../capabilities/mcp-servers.js";
-import { type BashLaunch, bashPermission } from "../capabilities-bash.js";
-import { capabilityTools } from "../capability-tools.js";
-import type { SubagentsLaunch } from "../capabilities-subagents.js";
+import { isServerTool, mcpServerNames } from "../capabilities/mcp-servers.js";
+import { bashPermission } from "../capabilities-bash.js";
+import { type CapabilityLaunch, capabilityTools } from "../capability-tools.js";
 import { requireProjectDir } from "../checks/project-dir.js";
 import { type PoolEntry, type ProcessPool, type Source } from "../pool/process-pool.js";
 import { resultError } from "./result-errors.js";
@@ -66,7 +65,7 @@ export interface RunObserver {
   call?(record: CallRecord): void;
 }
 
-export interface RunSpec {
+export interface RunSpec extends CapabilityLaunch {
   cli: ResolvedCli;
   projectDir: string;
   env: Record<string, string>;
@@ -111,18 +110,6 @@ export interface RunSpec {
   conversation?: Conversation;
   /** Who decides tool uses that reach a permission prompt (permissions.ts); absent: "deny". */
   permissions?: CallPermissions;
-  /** Built-in tools opted into (capabilities.ts, resolved for the CLI version): in the launch, the init check and the permission answers. */
-  builtinTools?: readonly string[];
-  /** `capabilities.projectInstructions` (capabilities/project.ts): the project source in the launch, its instructions expected on the wire. */
-  projectInstructions?: boolean;
-  /** `capabilities.mcpServers` (capabilities/mcp-servers.ts): in the launch, the init check and the wire check. */
-  mcpServers?: McpServers;
-  /** The Bash tool (`capabilities.bash`, capabilities-bash.ts): in the launch, the init and wire checks and the permission answers. */
-  bash?: BashLaunch;
-  /** The WebSearch tool (`capabilities.webSearch`): in the launch, the init check, and the wire check's web search requests. */
-  webSearch?: boolean;
-  /** The agent definitions (`capabilities.subagents`): in the launch and the init check. */
-  subagents?: SubagentsLaunch;
   /** The process runs with the CLI's auto-compaction (a session's `compaction`): the wire check admits its summary requests. */
   compaction?: boolean;
 }
