@@ -128,6 +128,8 @@ const apiCa = readFileSync(api.firstParty.caFile, "utf8");
 const interceptor = await InterceptorProcess.start({ env: {}, upstream: { proxy: loopback(api.firstParty.proxyUrl), ca: apiCa } });
 interceptor.useVersion("2.1.330");
 const session = interceptor.newSession();
+// Both ways are proxies on 127.0.0.1; anything else would make the request below leave the machine.
+for (const proxy of [api.firstParty.proxyUrl, session.env.HTTPS_PROXY]) if (!/^http:\/\/([^@/]*@)?127\.0\.0\.1:\d+\/?$/.test(proxy)) throw new Error(`bench: a proxy that is not on 127.0.0.1: ${proxy}`);
 const direct = viaProxy(api.firstParty.proxyUrl, apiCa);
 const through = viaProxy(session.env.HTTPS_PROXY, readFileSync(session.env.NODE_EXTRA_CA_CERTS, "utf8"));
 

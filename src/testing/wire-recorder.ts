@@ -106,7 +106,10 @@ export const SUBAGENTS_CALL = "text, subagent";
 /** The recorder's agent: its name, prompt and the task its model hands it. */
 export const RECORDER_AGENT = { name: "reviewer", description: "Reviews one statement.", prompt: "You are the recorder's reviewer. Answer in one line." } as const;
 export const RECORDER_AGENT_TASK = "Review the statement: one row per order line.";
-/** What the recorder's model searches for, and the scripted API's server-side results. */
+/**
+ * What the recorder's model searches for, and the scripted API's server-side results: text in a scripted answer
+ * (example.com, reserved for examples), which nothing fetches; the API runs a real search server side.
+ */
 export const WEB_SEARCH_QUERY = "grain of an orders table";
 export const WEB_SEARCH_RESULTS = [{ url: "https://example.com/orders-grain", title: "The grain of an orders table" }] as const;
 
