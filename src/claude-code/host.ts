@@ -22,10 +22,9 @@ import { authSecrets } from "../transport/auth.js";
 import { createKtxClaudeCodeEnv } from "../transport/env.js";
 import { interceptorState, loginAhead, networkRoute } from "./checks/billing.js";
 import { requireProjectDir } from "./checks/project-dir.js";
-import { type Capabilities, builtinToolsFor } from "./capabilities.js";
-import { checkProjectSources } from "./capabilities/project.js";
-import { bashLaunchFor, requireSandbox } from "./capabilities-bash.js";
-import { subagentsEnv, subagentsLaunchFor } from "./capabilities-subagents.js";
+import type { Capabilities } from "./capabilities.js";
+import { resolveCapabilityLaunch } from "./capabilities/launch.js";
+import { subagentsEnv } from "./capabilities-subagents.js";
 import { type ClaudeCodeHostOptions, parseHostOptions } from "./host-options.js";
 import { type PoolStats, ProcessPool } from "./pool/process-pool.js";
 import type { CallOutput } from "./run/call-output.js";
@@ -314,38 +313,9 @@ export class ClaudeCodeHost {
     // The interceptor's process (a Node start and a CA key) starts while the CLI is looked for.
     this.startWire();
     const cli = await this.cli();
-    const builtinTools = builtinToolsFor(call.capabilities, cli.facts);
-    const bash = bashLaunchFor(call.capabilities?.bash);
-    // A sandboxed Bash that cannot run here is refused before anything starts (never run unconfined).
-    requireSandbox(bash, (this.options.env ?? process.env).PATH ?? "");
     const wire = await this.wire(cli);
-    // The wire check expects the built-in tools' definitions as recorded for the version (fixtures record-wire); without them it cannot check the requests.
-    // Bash's is recorded unsandboxed only ("Bash"): what a running sandbox adds to the request is unmeasured (no sandbox on the recording machine), so a sandboxed one is refused here until recorded.
-    const webSearch = call.capabilities?.webSearch === true;
-    const subagents = subagentsLaunchFor(call.capabilities?.subagents, [...builtinTools, ...(bash ? ["Bash"] : []), ...(webSearch ? ["WebSearch"] : [])]);
-    const checked = [...builtinTools, ...(bash ? [bash.sandbox ? "Bash (sandboxed)" : "Bash"] : []), ...(webSearch ? ["WebSearch"] : []), ...(subagents ? ["Agent"] : [])];
-    const shape = wire ? wireShapeFor(cli.version) : undefined;
-    const unrecorded = wire ? checked.filter((name) => !shape?.builtinTools.has(name)) : [];
-    // A subagent's own request has a recorded shape of its own; without it the requests cannot be checked either.
-    if (wire && subagents && !shape?.subagents) unrecorded.push("a subagent's request");
-    if (wire && webSearch && !shape?.webSearch) unrecorded.push("the web search request");
-    if (unrecorded.length > 0) {
-      throw new IsolationError(
-        [`wire: the capabilities add the CLI's own tools and requests, and none is recorded for ${unrecorded.join(", ")} on Claude Code ${cli.version}, so the requests cannot be checked`],
-        "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/options.md, \"Capabilities\").",
-      );
-    }
-    const projectInstructions = call.capabilities?.projectInstructions === true;
-    if (projectInstructions) {
-      // What the project source would load besides the instructions is refused before any process starts (capabilities/project.ts).
-      checkProjectSources(this.options.projectDir, cli.facts);
-      if (wire && !wireShapeFor(cli.version)?.projectInstructions) {
-        throw new IsolationError(
-          [`wire: capabilities.projectInstructions adds the project's instructions to each request, and no format of them is recorded for Claude Code ${cli.version}, so the requests cannot be checked`],
-          "Record the version's shape with `ktx-claude-code fixtures record-wire`, run it with an apiEndpoint, or on a host with `wire: false` (no wire check; docs/guides/capabilities.md).",
-        );
-      }
-    }
+    const capabilities = resolveCapabilityLaunch(call.capabilities, cli, { projectDir: this.options.projectDir, path: (this.options.env ?? process.env).PATH ?? "", wire: wire !== undefined });
+    const { subagents } = capabilities;
     if (call.signal?.aborted) throw new AbortError(call.signal.reason);
     const transcriptDir = call.transcript === false || call.recordInto ? undefined : (call.transcript?.dir ?? this.options.transcript?.dir);
     const transcriptName = call.transcript ? call.transcript.name : undefined;
@@ -412,12 +382,7 @@ export class ClaudeCodeHost {
         wire,
         conversation: call.conversation,
         permissions: call.permissions,
-        builtinTools,
-        projectInstructions,
-        mcpServers: call.capabilities?.mcpServers,
-        bash,
-        webSearch,
-        subagents,
+        ...capabilities,
         compaction: call.compaction !== undefined,
       }, this.pool);
       void output.reaped.finally(release);
